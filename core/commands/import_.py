@@ -1,0 +1,40 @@
+"""``python -m core import``: validate a file, then write it in one transaction."""
+
+from __future__ import annotations
+
+import sys
+
+from core.cli import UserError, print_json
+from core.commands._common import add_db_arg, open_store
+
+
+def register(sub) -> None:
+    p = sub.add_parser("import", help="import a battle file into the store (all-or-nothing)")
+    add_db_arg(p)
+    p.add_argument("--format", required=True, choices=["softelo", "lmarena", "contests", "arena-hard"])
+    p.add_argument("path", help="file (or Arena-Hard directory) to import")
+    p.add_argument("--dataset", help="dataset name (default: the file name)")
+    p.add_argument("--judge", help="judge name for the file's judgments (softelo; default softelo-judge)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from core.ingest import IngestError, import_path
+    from core.store import StoreError
+
+    store = open_store(args.db, read_only=False)
+    try:
+        result = import_path(store, args.path, args.format, dataset=args.dataset, judge=args.judge)
+    except (IngestError, StoreError) as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        store.close()
+    if args.json:
+        print_json(result.__dict__)
+    elif result.status == "already-imported":
+        print(f"{args.path} was already imported as dataset {result.dataset!r}; nothing changed", file=sys.stderr)
+    else:
+        print(f"imported {args.path} as dataset {result.dataset!r}: {result.n_battles} battles, "
+              f"{result.n_votes} votes, {result.n_judgments} judgments, {result.n_completions} completions")
+    return 0
