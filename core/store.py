@@ -447,8 +447,8 @@ class Store:
             j.insert(0, "judgment_id", np.arange(base, base + len(j), dtype=np.int64))
             j["battle_id"] = battle_ids.reindex(j["battle_key"].to_numpy()).to_numpy()
             j["judge_id"] = j["judge"].map(judge_ids).astype("int64")
-            j["prompt_version"] = j["prompt_version"].fillna("imported")
-            j["variant"] = j["variant"].fillna("original")
+            j["prompt_version"] = j["prompt_version"].astype(object).fillna("imported")
+            j["variant"] = j["variant"].astype(object).fillna("original")
             j = j.drop(columns=["battle_key", "judge"])
             _bulk_insert(cur, "judgments", j)
 
@@ -760,7 +760,9 @@ class Store:
         y_expr = {
             "human": "human_y",
             "hard": "judge_hard",
-            "soft": f"least(greatest(1.0 / (1.0 + exp(-$tau * gap)), {SOFT_CLIP}), {1 - SOFT_CLIP})",
+            # least/greatest skip NULLs in DuckDB: keep a missing gap missing explicitly.
+            "soft": f"CASE WHEN gap IS NOT NULL THEN least(greatest(1.0 / (1.0 + exp(-$tau * gap)), "
+                    f"{SOFT_CLIP}), {1 - SOFT_CLIP}) END",
         }[target]
         ids_filter = ""
         if battle_ids is not None:

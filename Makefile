@@ -1,0 +1,43 @@
+# Two commands do all setup: `make run` (app on the demo arena) and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+DB ?= data/arena.duckdb
+PORT ?= 8501
+PYTEST_ARGS ?=
+
+.PHONY: run test demo bench clean-db help
+
+help:
+	@echo "make run    - install, build the demo store on first start, serve http://localhost:$(PORT)"
+	@echo "make test   - install test requirements and run the whole suite"
+	@echo "make demo   - (re)build the demo store at $(DB)"
+	@echo "make bench  - run the benchmarks (prints ratios against in-run baselines)"
+
+$(VENV)/.runtime: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.test: $(VENV)/.runtime requirements-test.txt
+	$(PY) -m pip install -q -r requirements-test.txt
+	touch $@
+
+$(DB): | $(VENV)/.runtime
+	$(PY) -m core simulate --db $(DB)
+
+run: $(VENV)/.runtime $(DB)
+	ARENA_DB=$(DB) $(PY) -m streamlit run app.py --server.port $(PORT) --server.headless true
+
+demo: $(VENV)/.runtime
+	$(PY) -m core simulate --db $(DB) --replace
+
+test: $(VENV)/.test
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: $(VENV)/.test
+	$(PY) benchmarks/run_all.py
+
+clean-db:
+	rm -f $(DB) $(DB).wal

@@ -1,0 +1,178 @@
+"""Store round trips, label rules of METHODS §2, pair statistics, migrations, locking."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.store import SCHEMA_VERSION, Store, StoreError, StoreLockedError, soft_target
+from core.tables import DatasetTables
+
+
+def _tiny_tables(name: str = "t") -> DatasetTables:
+    models = pd.DataFrame({"model": ["x", "y", "z"], "family": ["f", "f", "g"], "true_elo": [1600.0, 1500.0, 1400.0]})
+    battles = pd.DataFrame({
+        "battle_key": [0, 1, 2, 3, 4, 5],
+        "model_a": ["x", "y", "z", "x", "y", "x"],
+        "model_b": ["y", "z", "x", "z", "x", "y"],
+        "language": ["en", "en", "de", None, "en", "fr"],
+    })
+    votes = pd.DataFrame({
+        "battle_key": [0, 1, 2, 3, 3, 4],
+        "winner": ["a", "b", "tie", "a", "b", "both_bad"],
+        "annotator": ["u1", "u2", "u1", "u2", "u3", "u1"],
+    })
+    j = pd.DataFrame({
+        "battle_key": [0, 0, 1, 1, 2, 3, 4, 4, 5, 5],
+        "judge": ["J"] * 10,
+        "order": ["ab", "ba", "ab", "ba", "ab", "avg", "ab", "ba", "ab", "ba"],
+        "verdict": ["a", "a", "b", "a", None, "b", "a", "tie", "a", "b"],
+        # battle 1: forward gap -1, reversed gap +1 -> signs flip -> tie
+        "a_adherence": [8, 7, 5, 6, 5, 4, np.nan, np.nan, np.nan, np.nan],
+        "b_adherence": [6, 6, 6, 5, 5, 9, np.nan, np.nan, np.nan, np.nan],
+        "a_clarity": [9, np.nan, 5, 6, 7, np.nan, np.nan, np.nan, np.nan, np.nan],
+        "b_clarity": [5, 3, 6, 5, 6, np.nan, np.nan, np.nan, np.nan, np.nan],
+        "p_a": [0.9, 0.7, 0.2, 0.6, np.nan, np.nan, 0.8, 0.5, 0.6, 0.3],
+    })
+    return DatasetTables(name=name, source="test", models=models, battles=battles, votes=votes, judgments=j)
+
+
+@pytest.fixture()
+def store():
+    s = Store.open(":memory:")
+    s.write_dataset(_tiny_tables())
+    yield s
+    s.close()
+
+
+def test_labels_follow_methods_section_2(store):
+    f = store.battle_frame("t", "J").set_index("battle_key")
+    # human label: mean over votes, both_bad counts as a tie
+    assert f.loc[0, "human_y"] == 1.0
+    assert f.loc[3, "human_y"] == 0.5 and f.loc[3, "n_votes"] == 2
+    assert f.loc[4, "human_y"] == 0.5
+    assert np.isnan(f.loc[5, "human_y"])
+    # gap = mean over criteria present for both sides, averaged over orders
+    assert f.loc[0, "gap_ab"] == pytest.approx((2 + 4) / 2)
+    assert f.loc[0, "gap_ba"] == pytest.approx(1.0)  # clarity missing on side a
+    assert f.loc[0, "gap"] == pytest.approx((3.0 + 1.0) / 2)
+    assert f.loc[0, "judge_hard"] == 1.0
+    # sign flips between orders -> tie, even though the averaged gap is 0 anyway
+    assert f.loc[1, "gap_ab"] == -1.0 and f.loc[1, "gap_ba"] == 1.0
+    assert f.loc[1, "judge_hard"] == 0.5
+    # an imported averaged verdict is the hard label, regardless of the gap
+    assert f.loc[3, "gap"] == -5.0 and f.loc[3, "judge_hard"] == 0.0
+    # verdict-only battles: mean verdict; a + tie -> a, a + b -> tie
+    assert f.loc[4, "judge_hard"] == 1.0
+    assert f.loc[5, "judge_hard"] == 0.5
+    assert f.loc[4, "p_ab"] == 0.8 and f.loc[4, "p_ba"] == 0.5
+    assert f.loc[0, "family_a"] == "f" and f.loc[2, "family_a"] == "g"
+
+
+def test_soft_target_and_pair_stats_match_an_independent_groupby(store):
+    tau = 0.7
+    f = store.battle_frame("t", "J", tau=tau)
+    expected_soft = np.clip(1 / (1 + np.exp(-tau * f["gap"])), 1e-6, 1 - 1e-6)
+    np.testing.assert_allclose(f["soft_y"].dropna(), expected_soft.dropna())
+    for target, col in (("human", "human_y"), ("hard", "judge_hard"), ("soft", "soft_y")):
+        got = store.pair_stats("t", target, judge=None if target == "human" else "J", tau=tau)
+        want = (f.dropna(subset=[col]).groupby(["model_a", "model_b"])[col].agg(["count", "sum"]).reset_index())
+        got = got.sort_values(["model_a", "model_b"]).reset_index(drop=True)
+        np.testing.assert_array_equal(got[["model_a", "model_b"]].to_numpy(), want[["model_a", "model_b"]].to_numpy())
+        np.testing.assert_allclose(got["n"], want["count"])
+        np.testing.assert_allclose(got["s"], want["sum"])
+
+
+def test_pair_stats_refuses_soft_without_tau(store):
+    with pytest.raises(StoreError, match="tau"):
+        store.pair_stats("t", "soft", judge="J")
+    with pytest.raises(StoreError, match="needs a judge"):
+        store.pair_stats("t", "hard")
+
+
+def test_soft_target_is_clipped():
+    y = soft_target(np.array([-1e4, 0.0, 1e4, np.nan]), 1.0)
+    assert y[0] == 1e-6 and y[1] == 0.5 and y[2] == 1 - 1e-6 and np.isnan(y[3])
+
+
+def test_round_trip_through_a_file(tmp_path):
+    path = tmp_path / "a.duckdb"
+    with Store.open(path) as s:
+        s.write_dataset(_tiny_tables())
+        before = s.info()
+    with Store.open(path, read_only=True) as s:
+        after = s.info()
+        assert s.models_frame("t")["true_elo"].tolist() == [1600.0, 1500.0, 1400.0]
+        votes = s.votes_frame("t")
+        assert len(votes) == 6 and set(votes["annotator"]) == {"u1", "u2", "u3"}
+    assert before["datasets"] == after["datasets"]
+    assert after["datasets"][0]["n_human_votes"] == 6 and after["datasets"][0]["n_annotators"] == 3
+    assert after["datasets"][0]["judges"][0]["orders"] == ["ab", "avg", "ba"]
+
+
+def test_failed_write_leaves_the_store_unchanged(store):
+    before, token = store.info(), store.version_token()
+    bad = _tiny_tables("u")
+    bad.judgments.loc[0, "order"] = "sideways"  # violates the CHECK constraint mid-transaction
+    with pytest.raises(Exception):
+        store.write_dataset(bad)
+    assert store.info() == before and store.version_token() == token
+    with pytest.raises(StoreError, match="already exists"):
+        store.write_dataset(_tiny_tables("t"))
+    assert store.info() == before
+
+
+def test_record_judgment_is_idempotent_and_a_success_replaces_a_failure(store):
+    ds = store.battle_frame("t", "J")
+    bid = int(ds["battle_id"].iloc[5])
+    jid = int(store.judge("J")["judge_id"])
+    row = {"battle_id": bid, "judge_id": jid, "order": "ab", "prompt_version": "v2", "raw_output": "???",
+           "parse_error": "no JSON found"}
+    assert store.record_judgment(row)
+    assert not store.record_judgment(row)
+    ok = {**row, "parse_error": None, "verdict": "a", "raw_output": "[[A]]"}
+    assert store.record_judgment(ok)
+    assert not store.record_judgment(ok)
+    keys = store.existing_judgment_keys(jid, "v2", "t")
+    assert len(keys) == 1 and keys["parse_error"].isna().all()
+
+
+def test_migrations_and_version_checks(tmp_path):
+    path = tmp_path / "m.duckdb"
+    with Store.open(path) as s:
+        assert s.schema_version == SCHEMA_VERSION
+    import duckdb
+
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(StoreError, match="newer than this code"):
+        Store.open(path)
+    with pytest.raises(StoreError, match="does not exist"):
+        Store.open(tmp_path / "missing.duckdb", read_only=True)
+
+
+def test_a_store_held_by_another_process_fails_with_a_message(tmp_path):
+    path = tmp_path / "locked.duckdb"
+    Store.open(path).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import duckdb, sys, time
+            con = duckdb.connect({str(path)!r})
+            print('ready', flush=True)
+            time.sleep(30)
+        """)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(StoreLockedError, match="held for writing by another process"):
+            Store.open(path)
+    finally:
+        holder.kill()
+        holder.wait()
