@@ -1,0 +1,50 @@
+"""``python -m core leaderboard``: one method's leaderboard from the store."""
+
+from __future__ import annotations
+
+import time
+
+from core.cli import UserError, clean_json, print_json
+from core.commands._common import add_db_arg, open_store
+
+
+def register(sub) -> None:
+    p = sub.add_parser("leaderboard", help="a leaderboard from the store (human, hard, soft, online-elo, am-elo)")
+    add_db_arg(p)
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--judge", help="judge name (hard and soft methods)")
+    p.add_argument("--method", required=True, choices=["human", "hard", "soft", "online-elo", "am-elo"])
+    p.add_argument("--tau", type=float, help="soft-target temperature (default: fitted on human votes)")
+    p.add_argument("--ci", choices=["sandwich", "bootstrap", "none"], default="sandwich")
+    p.add_argument("--bootstrap", type=int, default=200, help="bootstrap replicates (or online-Elo shuffles)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from core.leaderboard import LeaderboardError, leaderboard
+    from core.store import StoreError
+
+    if args.tau is not None and not args.tau > 0:
+        raise UserError(f"--tau must be positive, got {args.tau}")
+    t0 = time.perf_counter()
+    with open_store(args.db, read_only=True) as store:
+        try:
+            res = leaderboard(store, args.dataset, args.method, judge=args.judge, tau=args.tau,
+                              ci=None if args.ci == "none" else args.ci, n_boot=args.bootstrap, seed=args.seed)
+        except (LeaderboardError, StoreError) as exc:
+            raise UserError(str(exc)) from None
+    out = res.to_json()
+    out["seconds"] = time.perf_counter() - t0
+    if args.json:
+        print_json(clean_json(out))
+        return 0
+    print(f"{args.method} leaderboard of {args.dataset} ({res.n_battles} battles"
+          + (f", τ = {res.tau:.3f}" if res.tau else "") + ")")
+    for r in res.frame.itertuples():
+        ci = f"  [{r.lower:7.1f}, {r.upper:7.1f}]" if r.lower == r.lower else ""
+        print(f"{r.rank:3d}  {r.model:40s} {r.elo:7.1f}{ci}  n={r.n_battles}")
+    for issue in res.issues:
+        print(f"note: {issue}")
+    return 0
