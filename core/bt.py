@@ -295,7 +295,7 @@ def diagnose(c: Comparisons, min_battles: int = 10) -> tuple[list[FitIssue], np.
     if n_comp > 1:
         sizes = np.bincount(comps)
         groups = [tuple(models[comps == k]) for k in np.argsort(-sizes)]
-        desc = "; ".join(f"{{{', '.join(g[:6])}{', …' if len(g) > 6 else ''}}}" for g in groups)
+        desc = "; ".join(f"{{{', '.join(map(str, g[:6]))}{', …' if len(g) > 6 else ''}}}" for g in groups)
         issues.append(FitIssue("disconnected", tuple(models[comps != np.argmax(sizes)]),
                                f"the comparison graph has {n_comp} disconnected components ({desc}): "
                                "Elo is only comparable within a component"))
@@ -321,9 +321,9 @@ def diagnose(c: Comparisons, min_battles: int = 10) -> tuple[list[FitIssue], np.
         losers = [mdl for k in range(n_strong) if has_in[k] and not has_out[k] for mdl in models[strong == k]]
         parts = []
         if winners:
-            parts.append(f"never lost to the rest: {', '.join(winners[:8])}")
+            parts.append(f"never lost to the rest: {', '.join(map(str, winners[:8]))}")
         if losers:
-            parts.append(f"never won against the rest: {', '.join(losers[:8])}")
+            parts.append(f"never won against the rest: {', '.join(map(str, losers[:8]))}")
         issues.append(FitIssue("no_mle", tuple(winners + losers),
                                "the maximum-likelihood Elo does not exist (+/- infinity) because some models "
                                + "; ".join(parts or ["are separated by perfect records"])))
@@ -331,7 +331,7 @@ def diagnose(c: Comparisons, min_battles: int = 10) -> tuple[list[FitIssue], np.
     if len(thin):
         issues.append(FitIssue("few_battles", tuple(models[thin]),
                                f"{len(thin)} model(s) have fewer than {min_battles} battles "
-                               f"({', '.join(models[thin][:8])}): their Elo is very uncertain"))
+                               f"({', '.join(map(str, models[thin][:8]))}): their Elo is very uncertain"))
     return issues, comps, well_defined
 
 

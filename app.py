@@ -1,0 +1,21 @@
+"""Streamlit entry point: page config, navigation and the shared sidebar.
+
+Run with ``make run`` (or ``streamlit run app.py``); the store comes from the
+``ARENA_DB`` environment variable (default ``data/arena.duckdb``).
+"""
+
+import streamlit as st
+
+from pages._shared import apply_presentation_mode, sidebar
+
+st.set_page_config(page_title="Judge Arena", page_icon=":material/leaderboard:", layout="wide")
+
+PAGES = [
+    st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True, url_path="overview"),
+    st.Page("pages/leaderboard.py", title="Leaderboard", icon=":material/leaderboard:", url_path="leaderboard"),
+]
+
+nav = st.navigation(PAGES)
+sidebar()
+apply_presentation_mode()
+nav.run()

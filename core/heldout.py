@@ -1,0 +1,253 @@
+"""Leave-one-model-out Elo estimation (METHODS.md §3), for every label kind.
+
+For each target model with human-labelled battles: fit τ and three (or more)
+Bradley–Terry models with λ = 0.01 on the battles among the *other* models
+(the anchors), then place the target alone against the fixed anchors by a
+1-D Newton solve on its own battles, for human labels, hard judge labels,
+soft targets σ(τ·Δ) and label smoothing.  The judge Elo's bootstrap SE
+resamples the target battles.  The signed residual ``judge − human`` feeds
+the conformal intervals of ``core.conformal``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from core import bt
+from core.calibration import fit_tau
+from core.scale import ELO_BASE, ELO_PER_LOGIT
+
+LAMBDA = 0.01
+SOFT_CLIP = 1e-6
+MIN_TARGET_BATTLES = 2
+LABEL_SMOOTHING_Q = (0.55, 0.65, 0.75, 0.85, 0.95)
+
+
+def soft_targets(gap: np.ndarray, tau: float) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        y = 1.0 / (1.0 + np.exp(-tau * np.asarray(gap, float)))
+    return np.clip(y, SOFT_CLIP, 1 - SOFT_CLIP)
+
+
+def smoothed_targets(judge_hard: np.ndarray, q: float) -> np.ndarray:
+    jh = np.asarray(judge_hard, float)
+    return np.where(jh == 1.0, q, np.where(jh == 0.0, 1 - q, np.where(jh == 0.5, 0.5, np.nan)))
+
+
+def solve_target(theta_anchor: np.ndarray, y: np.ndarray, lam: float = LAMBDA, max_iter: int = 100,
+                 tol: float = 1e-8) -> np.ndarray:
+    """θ_m against fixed anchors by 1-D Newton from 0, for many resamples at once.
+
+    ``theta_anchor`` and ``y`` are (R, n) (or (n,)): each row is one problem,
+    maximising Σ [y ln σ(θ − θ_anc) + (1−y) ln σ(θ_anc − θ)] − (λ/2)θ².
+    """
+    ta = np.atleast_2d(theta_anchor)
+    yy = np.atleast_2d(y)
+    th = np.zeros(ta.shape[0])
+    active = np.ones(ta.shape[0], bool)
+    for _ in range(max_iter):
+        p = 1.0 / (1.0 + np.exp(-(th[:, None] - ta)))
+        grad = np.sum(yy - p, axis=1) - lam * th
+        hess = np.sum(p * (1 - p), axis=1) + lam
+        step = np.where(active, grad / hess, 0.0)
+        th = th + step
+        active &= np.abs(step) >= tol
+        if not active.any():
+            break
+    return th
+
+
+@dataclass(frozen=True)
+class Method:
+    """A judge target: name and how to build per-battle targets from a frame and τ."""
+
+    name: str
+    kind: str  # 'human' | 'hard' | 'soft' | 'ls' | 'ensemble'
+    q: float | None = None
+
+
+DEFAULT_METHODS = (Method("hard", "hard"), Method("soft", "soft"),
+                   *(Method(f"ls_{q}", "ls", q) for q in LABEL_SMOOTHING_Q))
+
+
+@dataclass(frozen=True)
+class HeldoutResult:
+    table: pd.DataFrame  # one row per held-out model
+    methods: tuple[str, ...]
+    tau_full: float | None
+    tau_reason: str | None
+    seconds: float = 0.0
+    skipped: dict = field(default_factory=dict)  # model -> reason
+
+    def summary(self) -> pd.DataFrame:
+        return summarise(self.table, self.methods)
+
+
+def _targets(frame: pd.DataFrame, method: Method, tau: float | None, extra: dict | None = None) -> np.ndarray:
+    if method.kind == "human":
+        return frame["human_y"].to_numpy(float)
+    if method.kind == "hard":
+        return frame["judge_hard"].to_numpy(float)
+    if method.kind == "soft":
+        if tau is None:
+            return np.full(len(frame), np.nan)
+        return soft_targets(frame["gap"].to_numpy(float), tau)
+    if method.kind == "ls":
+        return smoothed_targets(frame["judge_hard"].to_numpy(float), method.q)
+    if method.kind == "ensemble":
+        return extra["ensemble"]
+    raise ValueError(f"unknown method kind {method.kind!r}")
+
+
+def _fit_anchor(ia, ib, y, mask, n_models, theta0=None) -> np.ndarray:
+    ok = mask & np.isfinite(y)
+    key = ia[ok] * n_models + ib[ok]
+    uniq, inv = np.unique(key, return_inverse=True)
+    n = np.bincount(inv, minlength=len(uniq)).astype(float)
+    s = np.bincount(inv, weights=y[ok], minlength=len(uniq))
+    c = bt.Comparisons(tuple(range(n_models)), uniq // n_models, uniq % n_models, n, s)
+    return bt.fit_bt(c, lam=LAMBDA, theta0=theta0, min_battles=0).theta
+
+
+def leave_one_model_out(
+    frame: pd.DataFrame,
+    methods: Sequence[Method] = DEFAULT_METHODS,
+    n_boot: int = 20,
+    seed: int = 42,
+    progress: Callable[[int, int], None] | None = None,
+) -> HeldoutResult:
+    """The held-out protocol on a battle frame (model_a, model_b, human_y, judge_hard, gap)."""
+    import time
+
+    t0 = time.perf_counter()
+    f = frame.reset_index(drop=True)
+    models = tuple(sorted(set(f["model_a"]) | set(f["model_b"])))
+    m_count = len(models)
+    index = {m: k for k, m in enumerate(models)}
+    ia = f["model_a"].map(index).to_numpy()
+    ib = f["model_b"].map(index).to_numpy()
+    human = f["human_y"].to_numpy(float)
+    gap = f["gap"].to_numpy(float) if "gap" in f else np.full(len(f), np.nan)
+    full_tau = fit_tau(gap, human)
+    rng = np.random.default_rng(seed)
+    human_models = sorted({models[k] for k in np.concatenate([ia[np.isfinite(human)], ib[np.isfinite(human)]])})
+    rows, skipped = [], {}
+    for step, target in enumerate(human_models, start=1):
+        t = index[target]
+        in_target = (ia == t) | (ib == t)
+        anchors = ~in_target
+        tau_fit = fit_tau(gap[anchors], human[anchors])
+        tau = tau_fit.tau
+        row = {"model": target, "tau": tau}
+        other = np.where(ia == t, ib, ia)  # the anchor each target battle is against
+        sign_a = ia == t  # target is side a
+        all_methods = (Method("human", "human"), *methods)
+        for meth in all_methods:
+            y_all = _targets(f, meth, tau)
+            y_anchor_fit = np.where(anchors, y_all, np.nan)
+            if not np.isfinite(y_anchor_fit).any():
+                row.update({f"{meth.name}_elo": np.nan, f"{meth.name}_se": np.nan, f"n_{meth.name}": 0})
+                continue
+            theta = _fit_anchor(ia, ib, y_all, anchors, m_count)
+            sel = in_target & np.isfinite(y_all)
+            y_t = np.where(sign_a[sel], y_all[sel], 1.0 - y_all[sel])
+            th_anc = theta[other[sel]]
+            n_t = int(sel.sum())
+            row[f"n_{meth.name}"] = n_t
+            if n_t < MIN_TARGET_BATTLES:
+                row[f"{meth.name}_elo"] = row[f"{meth.name}_se"] = np.nan
+                continue
+            theta_m = float(solve_target(th_anc, y_t)[0])
+            row[f"{meth.name}_elo"] = ELO_BASE + ELO_PER_LOGIT * theta_m
+            if n_boot >= 2:
+                idx = rng.integers(0, n_t, (n_boot, n_t))
+                boots = solve_target(th_anc[idx], y_t[idx])
+                row[f"{meth.name}_se"] = float(ELO_PER_LOGIT * np.std(boots, ddof=1))
+            else:
+                row[f"{meth.name}_se"] = np.nan
+        if not np.isfinite(row.get("human_elo", np.nan)):
+            skipped[target] = "fewer than 2 human-labelled battles against the other models"
+            continue
+        for meth in methods:
+            row[f"{meth.name}_resid"] = row[f"{meth.name}_elo"] - row["human_elo"]
+        row["n_target_battles"] = int(in_target.sum())
+        rows.append(row)
+        if progress:
+            progress(step, len(human_models))
+    table = pd.DataFrame(rows)
+    return HeldoutResult(table, tuple(m.name for m in methods), full_tau.tau, full_tau.reason,
+                         time.perf_counter() - t0, skipped)
+
+
+def summarise(table: pd.DataFrame, methods: Sequence[str]) -> pd.DataFrame:
+    """MAE, Spearman, Kendall, median SE and mean τ per method (METHODS §3)."""
+    out = []
+    for name in methods:
+        if f"{name}_elo" not in table:
+            continue
+        ok = table[f"{name}_elo"].notna() & table["human_elo"].notna()
+        t = table[ok]
+        n = len(t)
+        rho = stats.spearmanr(t[f"{name}_elo"], t["human_elo"])[0] if n >= 3 else np.nan
+        kt = stats.kendalltau(t[f"{name}_elo"], t["human_elo"])[0] if n >= 3 else np.nan
+        out.append({"method": name, "n_models": n, "mae": float(np.mean(np.abs(t[f"{name}_resid"]))) if n else np.nan,
+                    "spearman": float(rho), "kendall": float(kt),
+                    "median_se": float(np.median(t[f"{name}_se"])) if n else np.nan,
+                    "mean_tau": float(t["tau"].mean()) if "tau" in t and t["tau"].notna().any() else np.nan})
+    return pd.DataFrame(out)
+
+
+def residual_ramp(table: pd.DataFrame, methods: Sequence[str]) -> pd.DataFrame:
+    """Mean signed residual by human-Elo quartile (Q1 = weakest)."""
+    t = table[table["human_elo"].notna()].copy()
+    if len(t) < 4:
+        return pd.DataFrame(columns=["quartile", "method", "mean_residual", "n"])
+    t["quartile"] = pd.qcut(t["human_elo"].rank(method="first"), 4, labels=["Q1", "Q2", "Q3", "Q4"])
+    rows = []
+    for name in methods:
+        if f"{name}_resid" not in t:
+            continue
+        g = t.groupby("quartile", observed=True)[f"{name}_resid"]
+        for q, mean in g.mean().items():
+            rows.append({"quartile": q, "method": name, "mean_residual": float(mean), "n": int(g.size()[q])})
+    return pd.DataFrame(rows)
+
+
+def full_judge_elo(frame: pd.DataFrame, method: Method, tau: float | None, n_boot: int = 20, seed: int = 42
+                   ) -> pd.DataFrame:
+    """Every model's judge Elo from all battles, with a battle-bootstrap SE (deployment mode).
+
+    Same recipe as a held-out fold (λ = 0.01 anchors, then each model placed
+    alone against the others) so that SEs are on the scale the conformal
+    quantile was calibrated on.
+    """
+    f = frame.reset_index(drop=True)
+    models = tuple(sorted(set(f["model_a"]) | set(f["model_b"])))
+    index = {m: k for k, m in enumerate(models)}
+    ia = f["model_a"].map(index).to_numpy()
+    ib = f["model_b"].map(index).to_numpy()
+    y_all = _targets(f, method, tau)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t, target in enumerate(models):
+        in_target = (ia == t) | (ib == t)
+        anchors = ~in_target
+        sel = in_target & np.isfinite(y_all)
+        n_t = int(sel.sum())
+        if n_t < MIN_TARGET_BATTLES or not np.isfinite(np.where(anchors, y_all, np.nan)).any():
+            rows.append({"model": target, "elo": np.nan, "se": np.nan, "n_battles": n_t})
+            continue
+        theta = _fit_anchor(ia, ib, y_all, anchors, len(models))
+        other = np.where(ia == t, ib, ia)[sel]
+        y_t = np.where((ia == t)[sel], y_all[sel], 1.0 - y_all[sel])
+        th = float(solve_target(theta[other], y_t)[0])
+        idx = rng.integers(0, n_t, (n_boot, n_t))
+        boots = solve_target(theta[other][idx], y_t[idx])
+        rows.append({"model": target, "elo": ELO_BASE + ELO_PER_LOGIT * th,
+                     "se": float(ELO_PER_LOGIT * np.std(boots, ddof=1)), "n_battles": n_t})
+    return pd.DataFrame(rows)

@@ -1,0 +1,129 @@
+"""What every page shares: the store, the sidebar selection, cached loaders.
+
+The selection that defines a view (dataset, judge) lives in ``st.query_params``
+so that a pasted URL reproduces it.  Loaders are cached on their arguments and
+on the store's version token, so new data invalidates them.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from contextlib import contextmanager
+from pathlib import Path
+
+import streamlit as st
+
+from core.datahome import DEFAULT_DB
+from core.store import Store, StoreError
+
+
+def db_path() -> str:
+    return os.environ.get("ARENA_DB", str(DEFAULT_DB))
+
+
+@st.cache_resource(show_spinner=False)
+def _open_store(path: str) -> Store:
+    return Store.open(path, read_only=False)
+
+
+def get_store() -> Store | None:
+    """The process-wide store (one writer per DuckDB file), or None with a message."""
+    path = db_path()
+    try:
+        return _open_store(path)
+    except StoreError as exc:
+        st.error(f"The battle store could not be opened. {exc}")
+        return None
+
+
+def version() -> str:
+    store = get_store()
+    return store.version_token() if store is not None else "none"
+
+
+@st.cache_data(show_spinner=False)
+def datasets(_version: str) -> list[str]:
+    store = get_store()
+    return [] if store is None else store.datasets()["name"].tolist()
+
+
+@st.cache_data(show_spinner=False)
+def judges(dataset: str, _version: str) -> list[str]:
+    store = get_store()
+    return [] if store is None else store.judges_frame(dataset)["judge"].tolist()
+
+
+def _query_choice(key: str, options: list[str]) -> str | None:
+    value = st.query_params.get(key)
+    if value in options:
+        return value
+    return options[0] if options else None
+
+
+def sidebar() -> None:
+    """Dataset and judge selectors, kept in the URL."""
+    v = version()
+    ds_options = datasets(v)
+    with st.sidebar:
+        st.caption(f"Store: `{Path(db_path()).name}`")
+        if not ds_options:
+            st.info("The store is empty. Build the demo with `python -m core simulate` or import a file.")
+            return
+        ds = st.selectbox("Dataset", ds_options, index=ds_options.index(_query_choice("dataset", ds_options)),
+                          key="dataset_select")
+        st.query_params["dataset"] = ds
+        jd_options = judges(ds, v)
+        if jd_options:
+            jd = st.selectbox("Judge", jd_options, index=jd_options.index(_query_choice("judge", jd_options)),
+                              key="judge_select")
+            st.query_params["judge"] = jd
+        else:
+            st.caption("No judge has judged this dataset yet.")
+            st.query_params.pop("judge", None)
+        present = st.toggle("Presentation mode", value=st.query_params.get("present") == "1",
+                            help="Hides the sidebar and enlarges text, for showing results to others.")
+        if present:
+            st.query_params["present"] = "1"
+        else:
+            st.query_params.pop("present", None)
+
+
+def selected_dataset() -> str | None:
+    return st.query_params.get("dataset") or next(iter(datasets(version())), None)
+
+
+def selected_judge() -> str | None:
+    ds = selected_dataset()
+    if ds is None:
+        return None
+    options = judges(ds, version())
+    j = st.query_params.get("judge")
+    return j if j in options else (options[0] if options else None)
+
+
+def apply_presentation_mode() -> None:
+    if st.query_params.get("present") == "1":
+        st.markdown(
+            """<style>
+            section[data-testid="stSidebar"] {display: none;}
+            html, body, [class*="css"], .stMarkdown p {font-size: 1.2rem;}
+            h1 {font-size: 2.6rem !important;}
+            </style>""",
+            unsafe_allow_html=True,
+        )
+
+
+@contextmanager
+def page_guard(name: str):
+    """No page ever shows a traceback: errors become a message with details folded away."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - the page boundary
+        st.error(f"{name} could not be shown: {exc}")
+        with st.expander("Details"):
+            st.code(traceback.format_exc())
+
+
+def caption(text: str) -> None:
+    st.caption(f"**How to read this:** {text}")
