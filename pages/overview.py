@@ -43,20 +43,20 @@ with page_guard("The overview"):
         show = models.rename(columns={"true_elo": "true Elo (simulated)"})
         if show["true Elo (simulated)"].isna().all():
             show = show.drop(columns=["true Elo (simulated)"])
-        st.dataframe(show, hide_index=True, use_container_width=True)
+        st.dataframe(show, hide_index=True, width="stretch")
     with right:
         st.subheader("Judges")
         if judges.empty:
             st.caption("No judgments in this dataset yet (the Admin page runs a judge).")
         else:
             st.dataframe(judges[["judge", "family", "template", "n_judgments", "orders", "n_parse_errors"]],
-                         hide_index=True, use_container_width=True)
+                         hide_index=True, width="stretch")
         st.subheader("Languages")
         st.plotly_chart(charts.count_bars(languages.head(20), "language", "n_battles", "Battles per language",
-                                          "language", "battles"), use_container_width=True)
+                                          "language", "battles"), width="stretch")
         caption("each bar counts the battles whose prompt is in that language (top 20).")
 
     st.subheader("Battle-graph coverage")
-    st.plotly_chart(charts.coverage_heatmap(pairs, sorted(models["model"])), use_container_width=True)
+    st.plotly_chart(charts.coverage_heatmap(pairs, sorted(models["model"])), width="stretch")
     caption("each cell counts battles between two models; blank cells are pairs never compared. "
             "Bradley–Terry needs a connected graph, not a full one.")
