@@ -1,0 +1,173 @@
+"""Soft-Elo: τ recovery, reliability/ECE, held-out protocol parity, conformal rules and coverage."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize
+
+from core.calibration import fit_tau, gap_agreement, reliability, reliability_from_confidence
+from core.conformal import conformal_quantile, evaluate_splits, min_pool
+from core.heldout import LAMBDA, Method, leave_one_model_out, solve_target
+from core.ingest import read_softelo_frame
+from core.scale import ELO_PER_LOGIT
+from tests.conftest import shared_path
+
+
+def _arena(rng, m=30, n=12000, tau_true=0.6, judge_noise=0.25, tie=0.0):
+    """Battles whose human votes follow σ(τ_true·gap) exactly: τ is known."""
+    theta = rng.normal(0, 0.8, m)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    gap = (theta[a] - theta[b] + rng.normal(0, judge_noise, n)) / tau_true
+    human = (rng.random(n) < 1 / (1 + np.exp(-tau_true * gap))).astype(float)
+    human = np.where(rng.random(n) < tie, 0.5, human)
+    names = np.array([f"m{k:02d}" for k in range(m)])
+    return theta, pd.DataFrame({"model_a": names[a], "model_b": names[b], "human_y": human,
+                                "judge_hard": np.sign(gap) * 0.5 + 0.5, "gap": gap})
+
+
+def test_tau_is_recovered_within_its_interval():
+    rng = np.random.default_rng(0)
+    hits = 0
+    for _ in range(20):
+        _, f = _arena(rng, n=3000, tau_true=0.6)
+        t = fit_tau(f["gap"], f["human_y"])
+        hits += t.lower <= 0.6 <= t.upper
+        assert t.lower < t.tau < t.upper
+    assert hits >= 17  # a 95% interval, 20 tries
+
+
+def test_tau_matches_a_bounded_search_and_reports_undefined_cases():
+    rng = np.random.default_rng(1)
+    _, f = _arena(rng, n=2000)
+    t = fit_tau(f["gap"], f["human_y"])
+    g, y = f["gap"].to_numpy(), f["human_y"].to_numpy()
+    nll = lambda lt: float(np.sum(np.logaddexp(0, -np.exp(lt) * g) * y + np.logaddexp(0, np.exp(lt) * g) * (1 - y)))
+    ref = optimize.minimize_scalar(nll, bounds=(np.log(1e-3), np.log(50)), method="bounded",
+                                   options={"xatol": 1e-12}).x
+    assert t.tau == pytest.approx(np.exp(ref), rel=1e-6)
+    assert t.profile["delta"].min() == pytest.approx(0, abs=1e-6)
+    few = fit_tau([1.0, -1.0, 2.0], [1.0, 0.0, 1.0])
+    assert few.tau is None and "need at least 8" in few.reason
+    ties_only = fit_tau(np.ones(50), np.full(50, 0.5))
+    assert ties_only.tau is None
+    flat = fit_tau(np.zeros(40), np.tile([0.0, 1.0], 20))
+    assert flat.tau is None and "zero" in flat.reason
+
+
+def test_ece_matches_a_direct_computation():
+    rng = np.random.default_rng(2)
+    conf = rng.uniform(0.5, 1, 1000)
+    correct = (rng.random(1000) < conf ** 2).astype(float)
+    rel = reliability_from_confidence(conf, correct, "x", n_bins=10)
+    order = np.argsort(conf, kind="stable")
+    ece = 0.0
+    for chunk in np.array_split(order, 10):
+        ece += len(chunk) / 1000 * abs(correct[chunk].mean() - conf[chunk].mean())
+    assert rel.ece == pytest.approx(ece)
+    # hard labels put confidence 1 on the judge's side: ECE = 1 − agreement
+    _, f = _arena(rng)
+    hard = reliability(f["gap"], f["human_y"], f["judge_hard"], tau=math.inf)
+    assert hard.ece == pytest.approx(1 - hard.accuracy)
+    soft = reliability(f["gap"], f["human_y"], f["judge_hard"], tau=0.6)
+    assert soft.ece < 0.03 < hard.ece  # calibrated by construction
+
+
+def test_flat_gap_triggers_the_low_signal_warning():
+    rng = np.random.default_rng(3)
+    gap = rng.normal(0, 2, 3000)
+    human = (rng.random(3000) < 0.5).astype(float)  # humans ignore the gap
+    t = fit_tau(gap, human)
+    assert gap_agreement(gap, human, t.tau).warning is not None
+    _, f = _arena(rng)
+    t2 = fit_tau(f["gap"], f["human_y"])
+    assert gap_agreement(f["gap"], f["human_y"], t2.tau).warning is None
+
+
+def test_conformal_quantile_rule():
+    s = np.arange(1, 20, dtype=float)  # 19 scores
+    q = conformal_quantile(s, 0.1)
+    assert q.k == math.ceil(20 * 0.9) == 18 and q.qhat == 18.0
+    small = conformal_quantile(np.arange(1, 9, dtype=float), 0.1)  # 8 < 9 = ceil(1/0.1) - 1
+    assert math.isinf(small.qhat) and "too few" in small.reason and min_pool(0.1) == 9
+    ok = conformal_quantile(np.arange(1, 10, dtype=float), 0.1)
+    assert ok.finite and ok.qhat == 9.0
+    with pytest.raises(ValueError):
+        conformal_quantile(s, 1.5)
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.2])
+def test_conformal_coverage_by_simulation(alpha):
+    rng = np.random.default_rng(4)
+    # exchangeable models: residual = SE × heavy-ish-tailed noise
+    se = rng.uniform(5, 30, 60)
+    cover = []
+    for rep in range(200):
+        resid = se * rng.standard_t(5, len(se))
+        ev = evaluate_splits(resid, se, alpha, n_splits=1, seed=rep)
+        cover.append(ev.coverage_mean)
+    assert 1 - alpha - 0.03 <= np.mean(cover) <= 1 - alpha + 0.08
+
+
+def _direct_heldout(frame, target, kind, tau_of_fold):
+    """Independent METHODS §3 for one model: scipy on the penalised anchor likelihood."""
+    anchors = frame[(frame.model_a != target) & (frame.model_b != target)]
+    col = {"human": "human_y", "hard": "judge_hard"}.get(kind)
+    y = anchors[col].to_numpy() if col else np.clip(1 / (1 + np.exp(-tau_of_fold * anchors.gap.to_numpy())),
+                                                     1e-6, 1 - 1e-6)
+    ok = np.isfinite(y)
+    anchors, y = anchors[ok], y[ok]
+    names = sorted(set(anchors.model_a) | set(anchors.model_b))
+    idx = {m: k for k, m in enumerate(names)}
+    ia, ib = anchors.model_a.map(idx).to_numpy(), anchors.model_b.map(idx).to_numpy()
+
+    def obj(th):
+        z = th[ia] - th[ib]
+        return np.sum(y * np.logaddexp(0, -z) + (1 - y) * np.logaddexp(0, z)) + 0.5 * LAMBDA * th @ th
+
+    th = optimize.minimize(obj, np.zeros(len(names)), method="L-BFGS-B", options={"gtol": 1e-10, "ftol": 1e-15}).x
+    tb = frame[(frame.model_a == target) | (frame.model_b == target)]
+    yt = tb[col].to_numpy() if col else np.clip(1 / (1 + np.exp(-tau_of_fold * tb.gap.to_numpy())), 1e-6, 1 - 1e-6)
+    ok = np.isfinite(yt)
+    tb, yt = tb[ok], yt[ok]
+    is_a = (tb.model_a == target).to_numpy()
+    opp = np.where(is_a, tb.model_b, tb.model_a)
+    ym = np.where(is_a, yt, 1 - yt)
+    ta = np.array([th[idx[o]] for o in opp])
+    f1 = lambda x: -(np.sum(ym * -np.logaddexp(0, -(x - ta)) + (1 - ym) * -np.logaddexp(0, x - ta)) - 0.5 * LAMBDA * x * x)
+    return 1500 + ELO_PER_LOGIT * optimize.minimize_scalar(f1, bounds=(-20, 20), method="bounded",
+                                                             options={"xatol": 1e-10}).x
+
+
+def test_heldout_matches_a_direct_implementation():
+    rng = np.random.default_rng(5)
+    _, f = _arena(rng, m=8, n=2500, tie=0.15)
+    res = leave_one_model_out(f, (Method("hard", "hard"), Method("soft", "soft")), n_boot=5, seed=0)
+    for target in ("m00", "m03", "m07"):
+        row = res.table.set_index("model").loc[target]
+        for kind in ("human", "hard", "soft"):
+            assert row[f"{kind}_elo"] == pytest.approx(_direct_heldout(f, target, kind, row["tau"]), abs=1e-3), kind
+        assert row["soft_resid"] == pytest.approx(row["soft_elo"] - row["human_elo"])
+
+
+def test_solve_target_vectorised_equals_one_at_a_time():
+    rng = np.random.default_rng(6)
+    ta = rng.normal(0, 1, (7, 40))
+    y = rng.random((7, 40))
+    together = solve_target(ta, y)
+    for r in range(7):
+        assert together[r] == pytest.approx(solve_target(ta[r], y[r])[0], abs=1e-10)
+
+
+def test_softelo_sample_headline():
+    f = read_softelo_frame(shared_path("softelo_sample_annotations.csv"))
+    res = leave_one_model_out(f, (Method("hard", "hard"), Method("soft", "soft")))
+    s = res.summary().set_index("method")
+    assert s.loc["soft", "mae"] <= 0.5 * s.loc["hard", "mae"]
+    assert s.loc["soft", "spearman"] >= s.loc["hard", "spearman"] - 0.05
+    assert s.loc["soft", "n_models"] == 14
+    assert 0.3 < res.tau_full < 1.5
