@@ -12,8 +12,9 @@ Generative story
   final answer).
 * Humans vote by Bradley–Terry on the true strengths through their own
   ability ``κ_k``: ``P(a) = σ(κ_k·(θ_a − θ_b))`` after a tie with probability
-  ``TIE_SHARE``; honest annotators have κ in [0.6, 1.4], flippers κ < 0,
-  random voters κ = 0 (about 10% anomalous in all).
+  ``TIE_SHARE``; honest annotators have κ in [0.6, 1.4], flippers κ < 0, and
+  random voters garble their honest opinion into a tie or the opposite side
+  (am-ELO's Random perturbation); about 10% anomalous in all.
 * A judge perceives each answer's quality with noise and scores six rubric
   criteria on 1–10.  The score gap (a − b) is ``(θ_a − θ_b + noise)/τ*`` plus
   the judge's biases, so ``σ(τ*·gap)`` tracks the human win probability
@@ -269,21 +270,30 @@ def _annotators(cfg: DemoConfig, rng) -> pd.DataFrame:
     idx = rng.permutation(n)
     kind[idx[: cfg.n_flippers]] = "flipper"
     kind[idx[cfg.n_flippers: cfg.n_flippers + cfg.n_random]] = "random"
+    # 'random' voters have no κ of their own (see _votes): their true ability is undefined.
     ability = np.where(kind == "honest", rng.uniform(0.6, 1.4, n),
-                       np.where(kind == "flipper", -rng.uniform(0.5, 1.0, n), 0.0))
+                       np.where(kind == "flipper", -rng.uniform(0.5, 1.0, n), np.nan))
     return pd.DataFrame({"annotator": [f"annotator-{k:03d}" for k in range(n)], "kind": kind,
                          "true_ability": ability})
 
 
 def _votes(battles, models, annotators, rng) -> pd.DataFrame:
+    """One vote per battle.  Honest annotators and flippers vote by σ(κ·Δθ);
+    'random' annotators follow am-ELO's Random perturbation: they form an
+    honest opinion, then report a tie or the opposite side with equal odds
+    (ties stay ties)."""
     n = len(battles)
     who = rng.integers(0, len(annotators), n)
-    kappa = annotators["true_ability"].to_numpy()[who]
+    kind = annotators["kind"].to_numpy()[who]
+    kappa = np.where(kind == "random", 1.0, annotators["true_ability"].to_numpy()[who])
     dtheta = models["theta"].to_numpy()[battles["ia"].to_numpy()] - models["theta"].to_numpy()[battles["ib"].to_numpy()]
     tie = rng.random(n) < TIE_SHARE
     a_wins = rng.random(n) < _sigmoid(kappa * dtheta)
     both_bad = rng.random(n) < BOTH_BAD_SHARE_OF_TIES
     winner = np.where(tie, np.where(both_bad, "both_bad", "tie"), np.where(a_wins, "a", "b"))
+    garble = (kind == "random") & ~tie
+    to_tie = rng.random(n) < 0.5
+    winner = np.where(garble, np.where(to_tie, "tie", np.where(a_wins, "b", "a")), winner)
     return pd.DataFrame({"battle_key": battles["battle_key"].to_numpy(), "winner": winner,
                          "annotator": annotators["annotator"].to_numpy()[who]})
 
