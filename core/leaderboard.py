@@ -55,6 +55,7 @@ def _ranked(frame: pd.DataFrame) -> pd.DataFrame:
     for c in FRAME_COLUMNS:
         if c not in out:
             out[c] = np.nan
+    out["n_battles"] = out["n_battles"].round().astype(int)
     return out[FRAME_COLUMNS + [c for c in out.columns if c not in FRAME_COLUMNS]]
 
 

@@ -743,7 +743,9 @@ class Store:
         *,
         battle_ids: Sequence[int] | None = None,
     ) -> pd.DataFrame:
-        """Sufficient statistics per ordered pair: model_a, model_b, n, s.
+        """Sufficient statistics per ordered pair: model_a, model_b, n, s, ss.
+
+        ``ss`` (Σ y²) keeps the sandwich covariance exact for soft targets.
 
         ``target``: 'human' (votes; a battle with several votes contributes
         their mean), 'hard' (judge hard label) or 'soft' (σ(τ·gap), clipped).
@@ -773,7 +775,7 @@ class Store:
                        {self._hard_label_sql()} AS judge_hard, {self._gap_expr()} AS gap
                 FROM base
             )
-            SELECT model_a, model_b, count(*)::DOUBLE AS n, sum(y) AS s FROM (
+            SELECT model_a, model_b, count(*)::DOUBLE AS n, sum(y) AS s, sum(y * y) AS ss FROM (
                 SELECT model_a, model_b, {y_expr} AS y FROM labelled
                 WHERE {y_expr} IS NOT NULL {ids_filter}
             ) GROUP BY model_a, model_b ORDER BY model_a, model_b
