@@ -1,0 +1,138 @@
+"""The demo arena: determinism, fidelity to its generative model, ground truth, CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from core.echo_truth import has_trailing_repetition
+from core.scale import ELO_PER_LOGIT
+from core.simulate import JUDGES, DemoConfig, rejudge_with_echo, simulate_arena
+from core.store import Store
+from core.textstats import style_counts
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def small():
+    return simulate_arena(0, DemoConfig.small())
+
+
+@pytest.fixture(scope="module")
+def full_store():
+    store = Store.open(":memory:")
+    store.write_dataset(simulate_arena(0))
+    return store
+
+
+def test_same_seed_same_arena_other_seed_differs(small):
+    again = simulate_arena(0, DemoConfig.small())
+    for name, df in small.tables().items():
+        pd.testing.assert_frame_equal(df, getattr(again, name), check_dtype=False)
+    other = simulate_arena(1, DemoConfig.small())
+    assert not other.votes["winner"].equals(small.votes["winner"])
+
+
+def test_default_demo_meets_the_spec(full_store):
+    info = full_store.info()["datasets"][0]
+    assert info["n_models"] >= 40 and info["n_prompts"] >= 500 and info["n_battles"] >= 29_000
+    assert info["n_annotators"] >= 60 and len(info["judges"]) >= 3
+    assert all(j["orders"] == ["ab", "ba"] and j["n_judgments"] == 2 * info["n_battles"] for j in info["judges"])
+    models = full_store.models_frame("demo")
+    assert models["family"].nunique() >= 6
+    assert 350 <= models["true_elo"].max() - models["true_elo"].min() <= 450
+    assert models["n_battles"].min() >= 300
+    langs = full_store.languages_frame("demo")
+    assert (langs["n_battles"] > 0).sum() >= 5
+    ann = full_store.annotators_frame("demo")
+    assert ann["n_votes"].min() >= 50
+    assert 0.05 <= (ann["kind"] != "honest").mean() <= 0.15
+    comps = full_store.completions_frame("demo")
+    assert comps["correct"].notna().mean() > 0.1
+
+
+def test_human_votes_follow_bradley_terry_on_the_truth(full_store):
+    """Honest annotators' decisive votes: empirical win rates agree with σ(θ_a − θ_b) in every bin."""
+    votes = full_store.votes_frame("demo")
+    ann = full_store.annotators_frame("demo").set_index("annotator")
+    truth = full_store.models_frame("demo").set_index("model")["true_elo"]
+    v = votes[votes["annotator"].map(ann["kind"]) == "honest"].copy()
+    assert abs((v["y"] == 0.5).mean() - 0.15) < 0.01  # honest ties ~15% (random voters add more)
+    assert 0.14 < (votes["y"] == 0.5).mean() < 0.2
+    v = v[v["y"] != 0.5]
+    ability = v["annotator"].map(ann["true_ability"]).to_numpy()
+    d = (v["model_a"].map(truth) - v["model_b"].map(truth)).to_numpy() / ELO_PER_LOGIT
+    p = 1 / (1 + np.exp(-ability * d))
+    bins = pd.qcut(p, 10, labels=False)
+    z = []
+    for k in range(10):
+        sel = bins == k
+        obs, exp = v["y"].to_numpy()[sel].sum(), p[sel].sum()
+        z.append((obs - exp) / np.sqrt(np.sum(p[sel] * (1 - p[sel]))))
+    # a chi-square test of the ten bins against the model
+    assert stats.chi2.sf(np.sum(np.square(z)), 10) > 0.001
+
+
+def test_judges_show_their_configured_biases(full_store):
+    for profile in JUDGES:
+        f = full_store.battle_frame("demo", profile.name)
+        first_wins = ((f["verdict_ab"] == "a").sum() + (f["verdict_ba"] == "b").sum())
+        decisive = (f["verdict_ab"] != "tie").sum() + (f["verdict_ba"] != "tie").sum()
+        share = first_wins / decisive
+        if profile.position_bonus > 0.5:
+            assert share > 0.6
+        elif profile.position_bonus == 0:
+            assert abs(share - 0.5) < 0.015
+
+
+def test_hard_labels_stretch_the_scale_and_soft_targets_fit_humans(full_store):
+    from core import bt
+    from core.calibration import fit_tau
+
+    f = full_store.battle_frame("demo", "judge-strong")
+    tau = fit_tau(f["gap"], f["human_y"])
+    assert 0.05 < tau.tau < 5
+    spread = {}
+    for target, t in (("human", None), ("hard", None), ("soft", tau.tau)):
+        fit = bt.fit_bt(bt.comparisons_from_pair_table(full_store.pair_stats("demo", target, "judge-strong", t)))
+        spread[target] = np.std(fit.elo)
+    assert spread["hard"] > 1.5 * spread["human"]
+
+
+def test_style_counts_and_echo_truth_come_from_the_text(small):
+    c = small.completions
+    for row in c.sample(200, random_state=0).itertuples():
+        s = style_counts(row.text)
+        assert (s.length, s.n_headers, s.n_bold, s.n_list_items) == (row.length, row.n_headers, row.n_bold,
+                                                                      row.n_list_items)
+    echo_models = set(small.meta["echo_models"])
+    assert not c.loc[~c["model"].isin(echo_models), "echo"].any()
+    for row in c[c["echo"]].head(100).itertuples():
+        assert has_trailing_repetition(row.text)
+    for row in c[~c["echo"]].head(300).itertuples():
+        assert not has_trailing_repetition(row.text)
+
+
+def test_echo_intervention_on_the_simulated_judge():
+    res = rejudge_with_echo(0, "judge-verbose", sample_size=200, config=DemoConfig.small())
+    p = res.groupby("variant")["p_a"].mean()
+    assert p["echo_a"] < p["original"] < p["echo_b"]
+
+
+def test_cli_builds_the_demo(tmp_path):
+    db = tmp_path / "demo.duckdb"
+    r = subprocess.run([sys.executable, "-m", "core", "simulate", "--db", str(db), "--small"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    info = json.loads(subprocess.run([sys.executable, "-m", "core", "info", "--db", str(db), "--json"], cwd=ROOT,
+                                     capture_output=True, text=True).stdout)
+    assert info["datasets"][0]["name"] == "demo" and info["datasets"][0]["n_battles"] == 4000
+    again = subprocess.run([sys.executable, "-m", "core", "simulate", "--db", str(db), "--small"], cwd=ROOT,
+                           capture_output=True, text=True)
+    assert again.returncode == 2 and "--replace" in again.stderr
