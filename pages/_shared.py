@@ -38,18 +38,23 @@ def get_store() -> Store | None:
 
 
 def version() -> str:
+    """Cache key for derived results: the store file and its data version.
+
+    Passed to cached loaders as a normal (hashed) argument so new data, or
+    another store in the same process, never reuses a stale result.
+    """
     store = get_store()
-    return store.version_token() if store is not None else "none"
+    return f"{db_path()}|{store.version_token()}" if store is not None else f"{db_path()}|none"
 
 
 @st.cache_data(show_spinner=False)
-def datasets(_version: str) -> list[str]:
+def datasets(token: str) -> list[str]:
     store = get_store()
     return [] if store is None else store.datasets()["name"].tolist()
 
 
 @st.cache_data(show_spinner=False)
-def judges(dataset: str, _version: str) -> list[str]:
+def judges(dataset: str, token: str) -> list[str]:
     store = get_store()
     return [] if store is None else store.judges_frame(dataset)["judge"].tolist()
 

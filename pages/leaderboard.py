@@ -16,32 +16,32 @@ st.title("Leaderboard")
 
 
 @st.cache_data(show_spinner=False)
-def load_frame(dataset, judge, _version):
+def load_frame(dataset, judge, token):
     return service.battle_frame(get_store(), dataset, judge)
 
 
 @st.cache_data(show_spinner=False)
-def load_tau(dataset, judge, _version):
-    return service.tau_fit(load_frame(dataset, judge, _version))
+def load_tau(dataset, judge, token):
+    return service.tau_fit(load_frame(dataset, judge, token))
 
 
 @st.cache_data(show_spinner=False)
-def load_heldout(dataset, judge, _version):
+def load_heldout(dataset, judge, token):
     bar = st.progress(0.0, text="Leave-one-model-out fits (cached after the first run)…")
-    res = service.heldout(load_frame(dataset, judge, _version),
+    res = service.heldout(load_frame(dataset, judge, token),
                           progress=lambda d, t: bar.progress(d / t, text=f"Held-out model {d} of {t}"))
     bar.empty()
     return res
 
 
 @st.cache_data(show_spinner=False)
-def load_human(dataset, _version):
+def load_human(dataset, token):
     return service.human_elo(get_store(), dataset)
 
 
 @st.cache_data(show_spinner=False)
-def load_judge_elo(dataset, judge, method, tau, _version):
-    return service.judge_elo(load_frame(dataset, judge, _version), method, tau)
+def load_judge_elo(dataset, judge, method, tau, token):
+    return service.judge_elo(load_frame(dataset, judge, token), method, tau)
 
 
 def _param(key: str, default: float) -> float:

@@ -9,7 +9,7 @@ st.title("Overview")
 
 
 @st.cache_data(show_spinner=False)
-def _overview(dataset: str, _version: str):
+def _overview(dataset: str, token: str):
     store = get_store()
     info = next(d for d in store.info()["datasets"] if d["name"] == dataset)
     return (info, store.models_frame(dataset), store.judges_frame(dataset), store.languages_frame(dataset),
