@@ -147,8 +147,11 @@ def leave_one_model_out(
         other = np.where(ia == t, ib, ia)  # the anchor each target battle is against
         sign_a = ia == t  # target is side a
         all_methods = (Method("human", "human"), *methods)
+        ens = None
+        if any(m.kind == "ensemble" for m in methods):
+            ens = ensemble_targets(f, anchors)
         for meth in all_methods:
-            y_all = _targets(f, meth, tau)
+            y_all = ens if meth.kind == "ensemble" else _targets(f, meth, tau)
             y_anchor_fit = np.where(anchors, y_all, np.nan)
             if not np.isfinite(y_anchor_fit).any():
                 row.update({f"{meth.name}_elo": np.nan, f"{meth.name}_se": np.nan, f"n_{meth.name}": 0})
@@ -182,6 +185,35 @@ def leave_one_model_out(
     table = pd.DataFrame(rows)
     return HeldoutResult(table, tuple(m.name for m in methods), full_tau.tau, full_tau.reason,
                          time.perf_counter() - t0, skipped)
+
+
+ENSEMBLE_PREFIX = "gap__"
+
+
+def ensemble_targets(frame: pd.DataFrame, fit_rows: np.ndarray | None = None) -> np.ndarray:
+    """A judge ensemble: the mean of each judge's calibrated soft target per battle.
+
+    ``frame`` carries one gap column per judge named ``gap__<judge>``; each
+    judge's τ is fitted on ``fit_rows`` (the fold's anchor battles) and the
+    targets σ(τ_j·Δ_j) are averaged over the judges that scored the battle.
+    """
+    cols = [c for c in frame.columns if c.startswith(ENSEMBLE_PREFIX)]
+    if not cols:
+        raise ValueError("the ensemble needs gap__<judge> columns (one per judge)")
+    human = frame["human_y"].to_numpy(float)
+    rows = np.ones(len(frame), bool) if fit_rows is None else fit_rows
+    targets = []
+    for c in cols:
+        g = frame[c].to_numpy(float)
+        t = fit_tau(g[rows], human[rows], interval=False)
+        if t.tau is not None:
+            targets.append(soft_targets(g, t.tau))
+    if not targets:
+        return np.full(len(frame), np.nan)
+    stack = np.vstack(targets)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(stack).any(axis=0), np.nanmean(np.where(np.isfinite(stack), stack, np.nan),
+                                                                   axis=0), np.nan)
 
 
 def summarise(table: pd.DataFrame, methods: Sequence[str]) -> pd.DataFrame:

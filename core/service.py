@@ -42,6 +42,17 @@ def heldout(frame: pd.DataFrame, n_boot: int = 20, seed: int = 42, all_methods: 
     return leave_one_model_out(frame, methods, n_boot=n_boot, seed=seed, progress=progress)
 
 
+def ensemble_frame(store, dataset: str, judges: list[str]) -> pd.DataFrame:
+    """One battle frame with a ``gap__<judge>`` column per judge (for the judge-ensemble method)."""
+    base = None
+    for j in judges:
+        f = store.battle_frame(dataset, j)
+        if base is None:
+            base = f[["battle_id", "model_a", "model_b", "human_y", "language"]].copy()
+        base[f"gap__{j}"] = f["gap"].to_numpy()
+    return base
+
+
 def human_elo(store, dataset: str) -> pd.DataFrame | None:
     from core.leaderboard import LeaderboardError, bradley_terry_leaderboard
 

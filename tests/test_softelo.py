@@ -171,3 +171,41 @@ def test_softelo_sample_headline():
     assert s.loc["soft", "spearman"] >= s.loc["hard", "spearman"] - 0.05
     assert s.loc["soft", "n_models"] == 14
     assert 0.3 < res.tau_full < 1.5
+
+
+@pytest.fixture(scope="module")
+def demo_frame():
+    from core.simulate import simulate_arena
+    from core.store import Store
+
+    store = Store.open(":memory:")
+    store.write_dataset(simulate_arena(0))
+    return store.battle_frame("demo", "judge-strong")
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.2])
+def test_conformal_validity_on_the_demo_arena(demo_frame, alpha):
+    """200 random model-level splits: coverage within [1−α−0.03, 1−α+0.08]; Soft narrower than Hard."""
+    from core.service import heldout
+
+    res = heldout(demo_frame)
+    ev = {m: evaluate_splits(res.table[f"{m}_resid"], res.table[f"{m}_se"], alpha, n_splits=200, seed=1)
+          for m in ("hard", "soft")}
+    for m, e in ev.items():
+        assert 1 - alpha - 0.03 <= e.coverage_mean <= 1 - alpha + 0.08, (m, e.coverage_mean)
+        assert e.n_infinite == 0
+    assert ev["soft"].width_mean < ev["hard"].width_mean
+
+
+def test_judge_ensemble_is_one_more_method():
+    from core.heldout import ensemble_targets
+
+    rng = np.random.default_rng(9)
+    _, f = _arena(rng, m=10, n=4000)
+    f["gap__j1"] = f["gap"]
+    f["gap__j2"] = f["gap"] * 2 + rng.normal(0, 0.1, len(f))
+    y = ensemble_targets(f)
+    assert np.all((y > 0) & (y < 1))
+    res = leave_one_model_out(f, (Method("soft", "soft"), Method("ensemble", "ensemble")), n_boot=3)
+    s = res.summary().set_index("method")
+    assert s.loc["ensemble", "n_models"] == 10 and s.loc["ensemble", "mae"] < 60
