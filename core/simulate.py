@@ -47,6 +47,9 @@ from core.textstats import style_counts
 TIE_SHARE = 0.15
 BOTH_BAD_SHARE_OF_TIES = 0.3
 TAU_STAR = 0.8  # the judge-gap temperature at which σ(τ*·gap) matches humans
+# Each answer's own quality varies around its model's strength; humans and
+# judges both see it, which is why they agree more than strengths alone imply.
+ANSWER_QUALITY_SD = 0.9
 
 FAMILIES = ("atlas", "borealis", "cirrus", "dynamo", "ember", "fjord", "granite", "helix")
 SIZES = ("1b", "3b", "7b", "13b", "34b", "70b")
@@ -215,6 +218,7 @@ def _completions(models: pd.DataFrame, prompts: pd.DataFrame, rng: np.random.Gen
     difficulty = prompts["difficulty"].to_numpy()[pi]
     p_correct = _sigmoid(1.3 * z - difficulty + 0.3)
     correct = np.where(verifiable, rng.random(len(pk)) < p_correct, False)
+    quality = theta + rng.normal(0, ANSWER_QUALITY_SD, len(pk))
     echo = rng.random(len(pk)) < models["echo_rate"].to_numpy()[mi]
     echo_kind = np.where(rng.random(len(pk)) < 0.5, "repeat", "qa")
     n_sent = np.clip(np.round(models["verbosity"].to_numpy()[mi] * rng.uniform(2, 6, len(pk))), 1, 14).astype(int)
@@ -242,7 +246,7 @@ def _completions(models: pd.DataFrame, prompts: pd.DataFrame, rng: np.random.Gen
         "length": [c.length for c in counts], "n_headers": [c.n_headers for c in counts],
         "n_bold": [c.n_bold for c in counts], "n_list_items": [c.n_list_items for c in counts],
         "correct": pd.array(np.where(verifiable, correct, None), dtype="boolean"),
-        "echo": echo, "direct_label": np.where(verifiable, direct, None),
+        "echo": echo, "direct_label": np.where(verifiable, direct, None), "quality": quality,
     })
 
 
@@ -277,7 +281,7 @@ def _annotators(cfg: DemoConfig, rng) -> pd.DataFrame:
                          "true_ability": ability})
 
 
-def _votes(battles, models, annotators, rng) -> pd.DataFrame:
+def _votes(battles, models, completions, annotators, rng) -> pd.DataFrame:
     """One vote per battle.  Honest annotators and flippers vote by σ(κ·Δθ);
     'random' annotators follow am-ELO's Random perturbation: they form an
     honest opinion, then report a tie or the opposite side with equal odds
@@ -286,7 +290,10 @@ def _votes(battles, models, annotators, rng) -> pd.DataFrame:
     who = rng.integers(0, len(annotators), n)
     kind = annotators["kind"].to_numpy()[who]
     kappa = np.where(kind == "random", 1.0, annotators["true_ability"].to_numpy()[who])
-    dtheta = models["theta"].to_numpy()[battles["ia"].to_numpy()] - models["theta"].to_numpy()[battles["ib"].to_numpy()]
+    n_m = len(models)
+    q = completions["quality"].to_numpy()
+    pk = battles["prompt_key"].to_numpy()
+    dtheta = q[pk * n_m + battles["ia"].to_numpy()] - q[pk * n_m + battles["ib"].to_numpy()]
     tie = rng.random(n) < TIE_SHARE
     a_wins = rng.random(n) < _sigmoid(kappa * dtheta)
     both_bad = rng.random(n) < BOTH_BAD_SHARE_OF_TIES
@@ -303,7 +310,7 @@ def _votes(battles, models, annotators, rng) -> pd.DataFrame:
 class SideFeatures:
     """What a simulated judge perceives of each side of a set of battles."""
 
-    theta_a: np.ndarray
+    theta_a: np.ndarray  # perceived answer quality (model strength + answer variation)
     theta_b: np.ndarray
     len_a: np.ndarray
     len_b: np.ndarray
@@ -365,7 +372,7 @@ def _side_features(battles, models, completions, echo_override=None) -> SideFeat
     ln = completions["length"].to_numpy(float)
     echo = completions["echo"].to_numpy(bool)
     fam = models["family"].to_numpy()
-    th = models["theta"].to_numpy()
+    q = completions["quality"].to_numpy()
     ea, eb = echo[key_a].copy(), echo[key_b].copy()
     la, lb = ln[key_a].copy(), ln[key_b].copy()
     if echo_override is not None:
@@ -376,7 +383,7 @@ def _side_features(battles, models, completions, echo_override=None) -> SideFeat
         else:
             eb[:] = True
             lb += extra
-    return SideFeatures(th[battles["ia"]], th[battles["ib"]], la, lb, md[key_a], md[key_b],
+    return SideFeatures(q[key_a], q[key_b], la, lb, md[key_a], md[key_b],
                         fam[battles["ia"]], fam[battles["ib"]], ea, eb)
 
 
@@ -410,7 +417,7 @@ def simulate_arena(seed: int = 0, config: DemoConfig | None = None) -> DatasetTa
     completions = _completions(models, prompts, rng)
     battles = _battles(cfg, models, prompts, rng)
     annotators = _annotators(cfg, rng)
-    votes = _votes(battles, models, annotators, rng)
+    votes = _votes(battles, models, completions, annotators, rng)
     judgments = _judgments(battles, models, completions, rng)
     # Store only the completions that battles use.
     used = set(zip(battles["prompt_key"], battles["model_a"])) | set(zip(battles["prompt_key"], battles["model_b"]))

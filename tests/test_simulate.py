@@ -58,7 +58,7 @@ def test_default_demo_meets_the_spec(full_store):
 
 
 def test_human_votes_follow_bradley_terry_on_the_truth(full_store):
-    """Honest annotators' decisive votes: empirical win rates agree with σ(θ_a − θ_b) in every bin."""
+    """Honest annotators' decisive votes agree with the generative model's probabilities in every bin."""
     votes = full_store.votes_frame("demo")
     ann = full_store.annotators_frame("demo").set_index("annotator")
     truth = full_store.models_frame("demo").set_index("model")["true_elo"]
@@ -68,7 +68,13 @@ def test_human_votes_follow_bradley_terry_on_the_truth(full_store):
     v = v[v["y"] != 0.5]
     ability = v["annotator"].map(ann["true_ability"]).to_numpy()
     d = (v["model_a"].map(truth) - v["model_b"].map(truth)).to_numpy() / ELO_PER_LOGIT
-    p = 1 / (1 + np.exp(-ability * d))
+    # answers vary around their model's strength (sd ANSWER_QUALITY_SD each side):
+    # the vote probability is σ(κ·(Δθ + ε)) averaged over ε ~ N(0, 2·sd²), by Gauss–Hermite
+    from core.simulate import ANSWER_QUALITY_SD
+
+    x, w = np.polynomial.hermite.hermgauss(40)
+    eps = np.sqrt(2) * np.sqrt(2) * ANSWER_QUALITY_SD * x
+    p = (w[None, :] / (1 + np.exp(-ability[:, None] * (d[:, None] + eps[None, :])))).sum(axis=1) / np.sqrt(np.pi)
     bins = pd.qcut(p, 10, labels=False)
     z = []
     for k in range(10):
