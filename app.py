@@ -13,6 +13,10 @@ st.set_page_config(page_title="Judge Arena", page_icon=":material/leaderboard:",
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dashboard:", default=True, url_path="overview"),
     st.Page("pages/leaderboard.py", title="Leaderboard", icon=":material/leaderboard:", url_path="leaderboard"),
+    st.Page("pages/calibration.py", title="Calibration", icon=":material/tune:", url_path="calibration"),
+    st.Page("pages/residuals.py", title="Residuals", icon=":material/scatter_plot:", url_path="residuals"),
+    st.Page("pages/selective.py", title="Selective judging", icon=":material/filter_alt:", url_path="selective"),
+    st.Page("pages/judges.py", title="Judges & annotators", icon=":material/groups:", url_path="judges"),
 ]
 
 nav = st.navigation(PAGES)

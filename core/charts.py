@@ -80,3 +80,168 @@ def rank_slope(frame: pd.DataFrame, left: str, right: str, left_label: str, righ
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, f"Rank changes {left_label} → {right_label}", "method", "rank (1 = best)",
                    height=max(450, 14 * len(frame) + 150))
+
+
+# ------------------------------------------------------------ calibration
+def tau_profile(profile: pd.DataFrame, tau: float, lower: float | None, upper: float | None,
+                user_tau: float | None = None) -> go.Figure:
+    fig = go.Figure(go.Scatter(x=profile["tau"], y=profile["delta"], mode="lines", line=dict(color=OKABE_ITO[0]),
+                               name="2·(ℓ(τ̂) − ℓ(τ))", hovertemplate="τ = %{x:.3f}<br>deviance %{y:.2f}<extra></extra>"))
+    fig.add_hline(y=3.841, line_dash="dot", line_color=OKABE_ITO[3], annotation_text="95% cut-off (χ²₁)")
+    fig.add_vline(x=tau, line_color=OKABE_ITO[2], annotation_text=f"fitted τ = {tau:.3f}")
+    if user_tau is not None and abs(user_tau - tau) > 1e-6:
+        fig.add_vline(x=user_tau, line_dash="dash", line_color=OKABE_ITO[1], annotation_text=f"slider τ = {user_tau:.2f}")
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(range=[0, max(12, 3.841 * 2)])
+    return _layout(fig, "τ profile likelihood", "τ (log scale)", "deviance from the best fit", height=380)
+
+
+def reliability_diagram(curves: list) -> go.Figure:
+    """``curves``: objects with label, bins (confidence, accuracy, lower, upper, n) and ece."""
+    fig = go.Figure(go.Scatter(x=[0.5, 1], y=[0.5, 1], mode="lines", line=dict(color="#999999", dash="dot"),
+                               name="perfect calibration", hoverinfo="skip"))
+    for k, c in enumerate(curves):
+        b = c.bins
+        err = None
+        if "lower" in b:
+            err = dict(type="data", symmetric=False, array=(b["upper"] - b["accuracy"]).to_numpy(),
+                       arrayminus=(b["accuracy"] - b["lower"]).to_numpy(), thickness=1)
+        fig.add_trace(go.Scatter(
+            x=b["confidence"], y=b["accuracy"], mode="lines+markers", error_y=err,
+            name=f"{c.label} (ECE {c.ece:.3f})", marker=dict(color=OKABE_ITO[k % len(OKABE_ITO)], size=8),
+            customdata=b["n"], hovertemplate="confidence %{x:.3f}<br>agreement %{y:.3f}<br>%{customdata} battles"
+                                             "<extra></extra>"))
+    return _layout(fig, "Reliability of the judge's targets", "confidence put on the judge's side",
+                   "share of battles where humans agree", height=420)
+
+
+def gap_agreement(bins: pd.DataFrame) -> go.Figure:
+    err = dict(type="data", symmetric=False, array=(bins["upper"] - bins["agreement"]).to_numpy(),
+               arrayminus=(bins["agreement"] - bins["lower"]).to_numpy())
+    fig = go.Figure(go.Scatter(x=bins["abs_gap_mid"], y=bins["agreement"], mode="lines+markers", error_y=err,
+                               marker=dict(color=OKABE_ITO[0], size=8), name="agreement",
+                               customdata=bins["n"],
+                               hovertemplate="|gap| ≈ %{x:.2f}<br>agreement %{y:.3f}<br>%{customdata} battles<extra></extra>"))
+    fig.add_hline(y=0.5, line_dash="dot", line_color="#999999", annotation_text="coin flip")
+    return _layout(fig, "Score gap → human agreement", "|mean rubric score gap| (points)",
+                   "share of humans agreeing with the gap's sign", height=380)
+
+
+# -------------------------------------------------------------- residuals
+def judge_vs_human(table: pd.DataFrame, methods: dict[str, str]) -> go.Figure:
+    lo = np.nanmin([table["human_elo"].min()] + [table[f"{m}_elo"].min() for m in methods])
+    hi = np.nanmax([table["human_elo"].max()] + [table[f"{m}_elo"].max() for m in methods])
+    fig = go.Figure(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color="#999999", dash="dot"),
+                               name="judge = human", hoverinfo="skip"))
+    for k, (m, label) in enumerate(methods.items()):
+        fig.add_trace(go.Scatter(x=table["human_elo"], y=table[f"{m}_elo"], mode="markers", name=label,
+                                 marker=dict(color=METHOD_COLOURS.get(m, OKABE_ITO[k]), size=9),
+                                 text=table["model"],
+                                 hovertemplate="%{text}<br>human %{x:.0f}<br>judge %{y:.0f}<extra></extra>"))
+    return _layout(fig, "Held-out judge Elo vs human Elo", "human Elo (held out, points)", "judge Elo (points)")
+
+
+def residual_ramp(ramp: pd.DataFrame, labels: dict[str, str]) -> go.Figure:
+    fig = go.Figure()
+    for k, (m, label) in enumerate(labels.items()):
+        r = ramp[ramp["method"] == m]
+        fig.add_trace(go.Bar(x=r["quartile"], y=r["mean_residual"], name=label,
+                             marker_color=METHOD_COLOURS.get(m, OKABE_ITO[k]), customdata=r["n"],
+                             hovertemplate="%{x}: %{y:+.1f} Elo (%{customdata} models)<extra></extra>"))
+    fig.add_hline(y=0, line_color="#999999")
+    fig.update_layout(barmode="group")
+    return _layout(fig, "Residual ramp: judge − human Elo by human-Elo quartile", "human-Elo quartile (Q1 weakest)",
+                   "mean signed residual (Elo points)", height=380)
+
+
+def width_decomposition(summary: pd.DataFrame) -> go.Figure:
+    """Median SE vs q̂ per method, on constant-width contours (width = 2·q̂·SE)."""
+    se_max = float(np.nanmax(summary["median_se"])) * 1.3 + 1
+    q_max = float(np.nanmax(summary["qhat"].replace(np.inf, np.nan))) * 1.3 + 0.5
+    fig = go.Figure()
+    se_grid = np.linspace(0.2, se_max, 100)
+    for w in (25, 50, 100, 200, 400):
+        fig.add_trace(go.Scatter(x=se_grid, y=w / (2 * se_grid), mode="lines", line=dict(color="#cccccc", width=1),
+                                 name=f"width {w}", showlegend=False, hoverinfo="skip"))
+        fig.add_annotation(x=se_max * 0.95, y=w / (2 * se_max * 0.95), text=f"{w} Elo", showarrow=False,
+                           font=dict(size=10, color="#888888"))
+    fig.add_trace(go.Scatter(x=summary["median_se"], y=summary["qhat"], mode="markers+text", text=summary["method"],
+                             textposition="top center", marker=dict(size=12, color=OKABE_ITO[0]), name="method",
+                             hovertemplate="%{text}<br>median SE %{x:.1f}<br>q̂ %{y:.2f}<extra></extra>"))
+    fig.update_yaxes(range=[0, q_max])
+    fig.update_xaxes(range=[0, se_max])
+    return _layout(fig, "Why intervals differ: width = 2 · q̂ · SE", "median bootstrap SE (Elo points)",
+                   "conformal quantile q̂ (SEs)", height=420)
+
+
+# --------------------------------------------------------------- selective
+def coverage_risk(table: pd.DataFrame, methods: list[str], alpha_marker: float | None = None) -> go.Figure:
+    """Mean test risk vs α with ±1σ bands, the y = x line, and markers where risk exceeds α."""
+    fig = go.Figure()
+    alphas = sorted(table["alpha"].unique())
+    fig.add_trace(go.Scatter(x=alphas, y=alphas, mode="lines", line=dict(color="#999999", dash="dot"),
+                             name="risk = α (target)", hoverinfo="skip"))
+    for k, m in enumerate(methods):
+        t = table[table["method"] == m].sort_values("alpha")
+        colour = OKABE_ITO[k % len(OKABE_ITO)]
+        upper, lower = t["risk_mean"] + t["risk_sd"], t["risk_mean"] - t["risk_sd"]
+        fig.add_trace(go.Scatter(x=np.r_[t["alpha"], t["alpha"][::-1]], y=np.r_[upper, lower[::-1]], fill="toself",
+                                 fillcolor=colour, opacity=0.15, line=dict(width=0), showlegend=False,
+                                 hoverinfo="skip"))
+        over = t["risk_mean"] > t["alpha"]
+        fig.add_trace(go.Scatter(
+            x=t["alpha"], y=t["risk_mean"], mode="lines+markers", name=m, line=dict(color=colour),
+            marker=dict(symbol=np.where(over, "x", "circle"), size=np.where(over, 12, 7)),
+            customdata=np.c_[t["coverage_mean"], t["empty_splits"], t["share_over_alpha"]],
+            hovertemplate=(m + "<br>α %{x:.2f}<br>mean risk %{y:.3f}<br>coverage %{customdata[0]:.2f}"
+                           "<br>splits with nothing accepted %{customdata[1]}<br>share of splits over α "
+                           "%{customdata[2]:.2f}<extra></extra>")))
+    if alpha_marker is not None:
+        fig.add_vline(x=alpha_marker, line_dash="dash", line_color=OKABE_ITO[1])
+    return _layout(fig, "Risk among accepted judgments vs target α (× = mean risk above α)", "target error rate α",
+                   "error rate among accepted (mean over splits ±1σ)", height=430)
+
+
+def coverage_curve(table: pd.DataFrame, methods: list[str]) -> go.Figure:
+    fig = go.Figure()
+    for k, m in enumerate(methods):
+        t = table[table["method"] == m].sort_values("alpha")
+        fig.add_trace(go.Scatter(x=t["alpha"], y=t["coverage_mean"], mode="lines+markers", name=m,
+                                 line=dict(color=OKABE_ITO[k % len(OKABE_ITO)]),
+                                 error_y=dict(type="data", array=t["coverage_sd"].to_numpy(), thickness=1),
+                                 hovertemplate=m + "<br>α %{x:.2f}<br>coverage %{y:.3f}<extra></extra>"))
+    return _layout(fig, "Coverage: share of judgments accepted", "target error rate α", "accepted share (±1σ)",
+                   height=380)
+
+
+# ------------------------------------------------------ judges & annotators
+def annotator_abilities(ann: pd.DataFrame) -> go.Figure:
+    a = ann[~ann["excluded"]]
+    fig = go.Figure()
+    for flag, colour, name in ((False, OKABE_ITO[0], "reliable"), (True, OKABE_ITO[3], "anomalous (θ ≤ ε)")):
+        s = a[a["anomalous"] == flag]
+        fig.add_trace(go.Scatter(x=s["n_records"], y=s["ability_rel"], mode="markers", name=name,
+                                 marker=dict(color=colour, size=9, symbol="x" if flag else "circle"),
+                                 text=s["annotator"],
+                                 hovertemplate="%{text}<br>%{x} votes<br>ability %{y:.2f} × average<extra></extra>"))
+    fig.add_hline(y=0, line_color="#999999")
+    fig.add_hline(y=1, line_dash="dot", line_color="#999999", annotation_text="average annotator")
+    return _layout(fig, "Annotator abilities (am-ELO)", "votes cast", "ability relative to the mean (1 = average)",
+                   height=420)
+
+
+def shuffle_instability(frame: pd.DataFrame) -> go.Figure:
+    f = frame.sort_values("m_elo")
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=f["mean"], y=f["model"], mode="markers", name="online Elo (mean over orders)",
+                             marker=dict(color=OKABE_ITO[3], size=8),
+                             error_x=dict(type="data", symmetric=False, array=(f["max"] - f["mean"]).to_numpy(),
+                                          arrayminus=(f["mean"] - f["min"]).to_numpy(), thickness=1.5),
+                             customdata=np.c_[f["sd"], f["rank_min"], f["rank_max"]],
+                             hovertemplate="%{y}<br>online Elo %{x:.0f} (sd %{customdata[0]:.1f})<br>rank "
+                                           "%{customdata[1]}–%{customdata[2]}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=f["m_elo"], y=f["model"], mode="markers", name="m-ELO (maximum likelihood)",
+                             marker=dict(color=OKABE_ITO[0], size=8, symbol="diamond"),
+                             hovertemplate="%{y}<br>m-ELO %{x:.0f}<extra></extra>"))
+    return _layout(fig, "Online Elo depends on battle order; maximum likelihood does not",
+                   "Elo (points; bars span all shuffled orders)", "model", height=max(450, 16 * len(f) + 150))

@@ -132,3 +132,48 @@ def page_guard(name: str):
 
 def caption(text: str) -> None:
     st.caption(f"**How to read this:** {text}")
+
+
+# ---------------------------------------------------------------- loaders
+# Cached on (dataset, judge, token): token changes with the data, so a new
+# judge run or import is picked up; sliders never enter these keys.
+@st.cache_data(show_spinner=False)
+def load_frame(dataset: str, judge: str | None, token: str):
+    from core import service
+
+    return service.battle_frame(get_store(), dataset, judge)
+
+
+@st.cache_data(show_spinner=False)
+def load_tau(dataset: str, judge: str, token: str):
+    from core import service
+
+    return service.tau_fit(load_frame(dataset, judge, token))
+
+
+@st.cache_data(show_spinner=False)
+def load_heldout(dataset: str, judge: str, token: str, all_methods: bool = False):
+    from core import service
+
+    frame = load_frame(dataset, judge, token)
+    if frame["human_y"].notna().sum() == 0:
+        return None
+    bar = st.progress(0.0, text="Leave-one-model-out fits (cached after the first run)…")
+    res = service.heldout(frame, all_methods=all_methods,
+                          progress=lambda d, t: bar.progress(d / t, text=f"Held-out model {d} of {t}"))
+    bar.empty()
+    return res
+
+
+@st.cache_data(show_spinner=False)
+def load_votes(dataset: str, token: str):
+    return get_store().votes_frame(dataset)
+
+
+def param(key: str, default: float, lo: float, hi: float) -> float:
+    """A numeric query parameter, clipped to its slider's range (bad values fall back)."""
+    try:
+        v = float(st.query_params.get(key, default))
+    except ValueError:
+        v = default
+    return min(max(v, lo), hi)

@@ -4,34 +4,15 @@
 α slider → core.service.leaderboard_view (q̂ only)   → charts.leaderboard_intervals
 """
 
-import math
 
 import numpy as np
 import streamlit as st
 
 from core import charts, service
-from pages._shared import caption, get_store, page_guard, selected_dataset, selected_judge, version
+from pages._shared import (caption, get_store, load_frame, load_heldout, load_tau, page_guard, param,
+                           selected_dataset, selected_judge, version)
 
 st.title("Leaderboard")
-
-
-@st.cache_data(show_spinner=False)
-def load_frame(dataset, judge, token):
-    return service.battle_frame(get_store(), dataset, judge)
-
-
-@st.cache_data(show_spinner=False)
-def load_tau(dataset, judge, token):
-    return service.tau_fit(load_frame(dataset, judge, token))
-
-
-@st.cache_data(show_spinner=False)
-def load_heldout(dataset, judge, token):
-    bar = st.progress(0.0, text="Leave-one-model-out fits (cached after the first run)…")
-    res = service.heldout(load_frame(dataset, judge, token),
-                          progress=lambda d, t: bar.progress(d / t, text=f"Held-out model {d} of {t}"))
-    bar.empty()
-    return res
 
 
 @st.cache_data(show_spinner=False)
@@ -42,13 +23,6 @@ def load_human(dataset, token):
 @st.cache_data(show_spinner=False)
 def load_judge_elo(dataset, judge, method, tau, token):
     return service.judge_elo(load_frame(dataset, judge, token), method, tau)
-
-
-def _param(key: str, default: float) -> float:
-    try:
-        return float(st.query_params.get(key, default))
-    except ValueError:
-        return default
 
 
 with page_guard("The leaderboard"):
@@ -69,9 +43,9 @@ with page_guard("The leaderboard"):
     controls = st.columns([2, 2, 1])
     fitted = tau_fit.tau if tau_fit.ok else 1.0
     if "tau" not in st.session_state:
-        st.session_state["tau"] = float(np.clip(_param("tau", fitted), 0.01, 5.0))
+        st.session_state["tau"] = param("tau", fitted, 0.01, 5.0)
     if "alpha" not in st.session_state:
-        st.session_state["alpha"] = float(np.clip(_param("alpha", 0.1), 0.05, 0.5))
+        st.session_state["alpha"] = param("alpha", 0.1, 0.05, 0.5)
     with controls[2]:
         st.write("")
         if st.button("Back to fitted τ", disabled=not tau_fit.ok, help="Reset the slider to the maximum-likelihood τ"):

@@ -13,7 +13,8 @@ from core.store import Store
 from tests.conftest import ROOT, shared_path
 
 APP = str(ROOT / "app.py")
-PAGES = ["pages/overview.py", "pages/leaderboard.py"]
+PAGES = ["pages/overview.py", "pages/leaderboard.py", "pages/calibration.py", "pages/residuals.py",
+         "pages/selective.py", "pages/judges.py"]
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +113,23 @@ def test_softelo_store_says_why_intervals_are_missing_or_shows_them(softelo_db, 
     assert at.success and "14 held-out models" in at.success[0].value
     at.slider(key="alpha").set_value(0.05).run()
     assert at.warning and "too few" in at.warning[0].value
+
+
+def test_scope_alpha_slider_moves_the_threshold(demo_db, monkeypatch):
+    at = _app(demo_db, monkeypatch, "pages/selective.py")
+    _no_errors(at)
+    msgs = lambda: [m.value for m in at.success] + [w.value for w in at.warning]  # noqa: E731
+    before = msgs()
+    at.slider(key="scope_alpha").set_value(0.3).run()
+    _no_errors(at)
+    assert msgs() != before and any("0.30" in m for m in msgs())
+
+
+def test_calibration_tau_slider_changes_the_reliability_curve(demo_db, monkeypatch):
+    at = _app(demo_db, monkeypatch, "pages/calibration.py")
+    _no_errors(at)
+    before = _figure(at, "reliability_chart")
+    at.slider(key="tau").set_value(3.0).run()
+    _no_errors(at)
+    after = _figure(at, "reliability_chart")
+    assert before["data"][2]["x"] != after["data"][2]["x"]  # the slider-τ curve moved
