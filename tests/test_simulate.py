@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from core.echo_truth import has_trailing_repetition
+from core.echo import detect_echo
 from core.scale import ELO_PER_LOGIT
 from core.simulate import JUDGES, DemoConfig, rejudge_with_echo, simulate_arena
 from core.store import Store
@@ -120,9 +120,9 @@ def test_style_counts_and_echo_truth_come_from_the_text(small):
     echo_models = set(small.meta["echo_models"])
     assert not c.loc[~c["model"].isin(echo_models), "echo"].any()
     for row in c[c["echo"]].head(100).itertuples():
-        assert has_trailing_repetition(row.text)
+        assert detect_echo(row.text).is_echo
     for row in c[~c["echo"]].head(300).itertuples():
-        assert not has_trailing_repetition(row.text)
+        assert not detect_echo(row.text).is_echo
 
 
 def test_echo_intervention_on_the_simulated_judge():
