@@ -139,3 +139,44 @@ def export_latex(df: pd.DataFrame, digits: int = 1, caption: str = "") -> str:
         out.append(r"\caption{" + esc(caption) + "}")
     out.append(r"\end{table}")
     return "\n".join(out) + "\n"
+
+
+def bias_report(store, dataset: str, judge: str) -> dict:
+    """Every bias diagnostic for one judge, as plain data (CLI ``bias`` and the Judge bias page)."""
+    from core import bias
+
+    bf = store.battle_frame(dataset, judge)
+    judges = store.judges_frame(dataset)
+    judge_family = dict(zip(judges["judge"], judges["family"]))
+    models = store.models_frame(dataset)
+    model_family = dict(zip(models["model"], models["family"]))
+    pos = bias.position_bias(bf)
+    held = heldout(bf) if bf["human_y"].notna().any() and bf["gap"].notna().any() else None
+    residuals = None
+    if held is not None and len(held.table):
+        residuals = held.table[["model", "human_elo"]].assign(residual=held.table["hard_resid"])
+    verb = bias.verbosity(bf, residuals)
+    sp = bias.self_preference(store.judgments_frame(dataset), judge_family, model_family)
+    mine = next((x for x in sp if x.judge == judge), None)
+    has_echo = bf["echo_a"].notna().any()
+    style = bias.style_control(bf, echo=bool(has_echo))
+    comps = store.completions_frame(dataset)
+    echo = bias.echo_preference(bf, comps) if has_echo and len(comps) else None
+    return {
+        "judge": judge, "dataset": dataset,
+        "position": {"first_win_rate": pos.first_win_rate, "ci": list(pos.ci), "n_decisive": pos.n_decisive,
+                     "flip_rate": pos.flip_rate, "n_both_orders": pos.n_both_orders,
+                     "first_score_advantage": pos.first_score_advantage, "biased": pos.biased, "note": pos.note,
+                     "elo": None if pos.elo is None else pos.elo.to_dict("records")},
+        "verbosity": {"longer_win_rate": verb.longer_win_rate, "ci": list(verb.ci), "n_near_ties": verb.n_near_ties,
+                      "residual_length_partial_r": verb.residual_length_partial_r, "note": verb.note},
+        "self_preference": {"family": None if mine is None else mine.family,
+                            "excess": None if mine is None else mine.excess,
+                            "n_same_family": 0 if mine is None else mine.n_same,
+                            "note": None if mine is None else mine.note,
+                            "all_judges": [x.__dict__ for x in sp]},
+        "style": {"coefficients": style.coefficients.to_dict("records"), "n_battles": style.n_battles,
+                  "leaderboard": style.leaderboard.to_dict("records"), "note": style.note},
+        "echo": None if echo is None else {"rates": echo.rates.to_dict("records"),
+                                           "preference": echo.preference.to_dict("records"), "note": echo.note},
+    }
