@@ -15,6 +15,7 @@ PAGES = [
     st.Page("pages/leaderboard.py", title="Leaderboard", icon=":material/leaderboard:", url_path="leaderboard"),
     st.Page("pages/calibration.py", title="Calibration", icon=":material/tune:", url_path="calibration"),
     st.Page("pages/residuals.py", title="Residuals", icon=":material/scatter_plot:", url_path="residuals"),
+    st.Page("pages/bias.py", title="Judge bias", icon=":material/balance:", url_path="bias"),
     st.Page("pages/selective.py", title="Selective judging", icon=":material/filter_alt:", url_path="selective"),
     st.Page("pages/judges.py", title="Judges & annotators", icon=":material/groups:", url_path="judges"),
 ]

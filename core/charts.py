@@ -245,3 +245,39 @@ def shuffle_instability(frame: pd.DataFrame) -> go.Figure:
                              hovertemplate="%{y}<br>m-ELO %{x:.0f}<extra></extra>"))
     return _layout(fig, "Online Elo depends on battle order; maximum likelihood does not",
                    "Elo (points; bars span all shuffled orders)", "model", height=max(450, 16 * len(f) + 150))
+
+
+# ------------------------------------------------------------------ bias
+def coefficient_bars(coef: pd.DataFrame, title: str) -> go.Figure:
+    fig = go.Figure(go.Scatter(
+        x=coef["coef"], y=coef["feature"], mode="markers", marker=dict(size=11, color=OKABE_ITO[0]),
+        error_x=dict(type="data", symmetric=False, array=(coef["upper"] - coef["coef"]).to_numpy(),
+                     arrayminus=(coef["coef"] - coef["lower"]).to_numpy()),
+        hovertemplate="%{y}: %{x:+.3f} logits per SD (95% CI)<extra></extra>"))
+    fig.add_vline(x=0, line_color="#999999")
+    return _layout(fig, title, "effect on log-odds of winning, per standard deviation of the a − b difference",
+                   "feature", height=340)
+
+
+def position_deflection(elo: pd.DataFrame) -> go.Figure:
+    f = elo.sort_values("swap_averaged")
+    fig = go.Figure()
+    for col, name, k in (("first_order", "shown first only", 3), ("second_order", "shown second only", 1),
+                         ("swap_averaged", "both orders", 0)):
+        fig.add_trace(go.Scatter(x=f[col], y=f["model"], mode="markers", name=name,
+                                 marker=dict(color=OKABE_ITO[k], size=8),
+                                 hovertemplate="%{y}<br>" + name + ": %{x:.0f}<extra></extra>"))
+    return _layout(fig, "Elo from one presentation order vs both", "Elo (points)", "model",
+                   height=max(420, 16 * len(f) + 150))
+
+
+def consistency_vs_elo(judges: pd.DataFrame, slope: float, intercept: float, r: float) -> go.Figure:
+    fig = go.Figure(go.Scatter(x=judges["consistency"], y=judges["arena_elo"], mode="markers+text",
+                               text=judges["judge"], textposition="top center", textfont=dict(size=9),
+                               marker=dict(size=9, color=OKABE_ITO[0]),
+                               hovertemplate="%{text}<br>consistency %{x:.3f}<br>Elo %{y:.0f}<extra></extra>"))
+    xs = np.linspace(judges["consistency"].min(), judges["consistency"].max(), 20)
+    fig.add_trace(go.Scatter(x=xs, y=intercept + slope * xs, mode="lines", line=dict(color=OKABE_ITO[3], dash="dash"),
+                             name=f"least squares (r = {r:.2f})", hoverinfo="skip"))
+    return _layout(fig, f"Judge consistency vs the judge's own arena Elo (Pearson r = {r:.2f})",
+                   "consistency (0 = coin flip, 1 = always the same winner)", "judge's arena Elo", height=460)

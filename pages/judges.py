@@ -20,12 +20,45 @@ def shuffles(dataset, token, n):
     return online_elo_shuffles(load_votes(dataset, token), n_shuffles=n)
 
 
+@st.cache_data(show_spinner=False)
+def consistency(dataset, token):
+    from core.consistency import study
+
+    contests = get_store().contests_frame(dataset)
+    return None if contests.empty else study(contests, None)
+
+
 with page_guard("The judges & annotators page"):
     dataset = selected_dataset()
     if get_store() is None or dataset is None:
         st.info("Select a dataset.")
         st.stop()
     v = version()
+    st.subheader("Judge consistency")
+    cs = consistency(dataset, v)
+    if cs is None:
+        st.info("No judge verdicts in this dataset.")
+    else:
+        judges = cs.judges
+        elo_file = st.file_uploader("Judges' own arena Elo (CSV: judge, arena_elo) to correlate with", type="csv")
+        if elo_file is not None:
+            import pandas as pd
+
+            from core.consistency import study
+
+            e = pd.read_csv(elo_file)
+            if {"judge", "arena_elo"} <= set(e.columns):
+                full = study(get_store().contests_frame(dataset), e.set_index("judge")["arena_elo"])
+                st.plotly_chart(charts.consistency_vs_elo(full.judges.dropna(subset=["arena_elo"]), full.slope,
+                                                          full.intercept, full.pearson_r), width="stretch")
+                caption("each point is a judge; more consistent judges (picking the same winner for the same "
+                        f"matchup) tend to be stronger models. Elo MAE of the line: {full.elo_mae:.1f}.")
+                judges = full.judges
+            else:
+                st.warning("The CSV needs the columns judge and arena_elo.")
+        st.dataframe(judges[["judge", "consistency", "n_contests", "first_position_win_rate"]]
+                     .sort_values("consistency", ascending=False), hide_index=True)
+        caption("consistency = 1 − 4 × the contest-weighted variance of each matchup's outcome (METHODS §8).")
     votes = load_votes(dataset, v)
     st.subheader("Annotator reliability (am-ELO)")
     if votes.empty or votes["annotator"].isna().all():

@@ -14,7 +14,7 @@ from tests.conftest import ROOT, shared_path
 
 APP = str(ROOT / "app.py")
 PAGES = ["pages/overview.py", "pages/leaderboard.py", "pages/calibration.py", "pages/residuals.py",
-         "pages/selective.py", "pages/judges.py"]
+         "pages/selective.py", "pages/judges.py", "pages/bias.py"]
 
 
 @pytest.fixture(scope="module")
