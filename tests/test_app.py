@@ -13,8 +13,8 @@ from core.store import Store
 from tests.conftest import ROOT, shared_path
 
 APP = str(ROOT / "app.py")
-PAGES = ["pages/overview.py", "pages/leaderboard.py", "pages/calibration.py", "pages/residuals.py",
-         "pages/selective.py", "pages/judges.py", "pages/bias.py"]
+PAGES = ["pages/overview_page.py", "pages/leaderboard_page.py", "pages/calibration_page.py", "pages/residuals_page.py",
+         "pages/selective_page.py", "pages/judges_page.py", "pages/bias_page.py"]
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def _figure(at: AppTest, key: str = "leaderboard_chart") -> dict:
 
 
 def test_sliders_change_the_figure(demo_db, monkeypatch):
-    at = _app(demo_db, monkeypatch, "pages/leaderboard.py")
+    at = _app(demo_db, monkeypatch, "pages/leaderboard_page.py")
     _no_errors(at)
     before = _figure(at)
     text_before = at.success[0].value
@@ -90,7 +90,7 @@ def test_sliders_change_the_figure(demo_db, monkeypatch):
 
 
 def test_query_params_reproduce_the_view(demo_db, monkeypatch):
-    at = _app(demo_db, monkeypatch, "pages/leaderboard.py",
+    at = _app(demo_db, monkeypatch, "pages/leaderboard_page.py",
               params={"dataset": "demo", "judge": "judge-position", "alpha": "0.25", "tau": "0.70"})
     _no_errors(at)
     assert at.slider(key="alpha").value == pytest.approx(0.25)
@@ -107,7 +107,7 @@ def test_query_params_reproduce_the_view(demo_db, monkeypatch):
 
 
 def test_softelo_store_says_why_intervals_are_missing_or_shows_them(softelo_db, monkeypatch):
-    at = _app(softelo_db, monkeypatch, "pages/leaderboard.py")
+    at = _app(softelo_db, monkeypatch, "pages/leaderboard_page.py")
     _no_errors(at)
     # 14 models: enough for α = 0.1 (needs 9), so intervals are shown
     assert at.success and "14 held-out models" in at.success[0].value
@@ -116,7 +116,7 @@ def test_softelo_store_says_why_intervals_are_missing_or_shows_them(softelo_db, 
 
 
 def test_scope_alpha_slider_moves_the_threshold(demo_db, monkeypatch):
-    at = _app(demo_db, monkeypatch, "pages/selective.py")
+    at = _app(demo_db, monkeypatch, "pages/selective_page.py")
     _no_errors(at)
     msgs = lambda: [m.value for m in at.success] + [w.value for w in at.warning]  # noqa: E731
     before = msgs()
@@ -126,7 +126,7 @@ def test_scope_alpha_slider_moves_the_threshold(demo_db, monkeypatch):
 
 
 def test_calibration_tau_slider_changes_the_reliability_curve(demo_db, monkeypatch):
-    at = _app(demo_db, monkeypatch, "pages/calibration.py")
+    at = _app(demo_db, monkeypatch, "pages/calibration_page.py")
     _no_errors(at)
     before = _figure(at, "reliability_chart")
     at.slider(key="tau").set_value(3.0).run()
