@@ -82,6 +82,8 @@ def page(app_url):
 def _wait_rendered(pg) -> None:
     pg.wait_for_selector("[data-testid='stApp']", timeout=60_000)
     pg.wait_for_selector("h1", timeout=90_000)  # the page script has run st.title
+    # every page explains its first chart with a "How to read this" caption once computed
+    pg.wait_for_selector("text=How to read this", timeout=120_000)
     # Streamlit shows a running indicator while the script runs
     deadline = time.time() + 90
     while time.time() < deadline:
