@@ -10,8 +10,8 @@ its Bradley–Terry score from pairwise judgments:
 
 plus the direct-judge baseline (a judge grading single answers as correct /
 incorrect / not attempted, ranked by its own accuracy estimate).  Kendall's
-τ and K_D get bootstrap intervals from resampling prompts (the unit that
-both accuracy and battles share).
+τ and K_D get basic bootstrap intervals from resampling prompts (the unit
+that both accuracy and battles share).
 """
 
 from __future__ import annotations
@@ -150,7 +150,13 @@ def accuracy_alignment(
                 taus.append(agreement(acc_rep, s_rep).kendall)
             taus = np.array(taus, float)
             taus = taus[np.isfinite(taus)]
-            ci = tuple(np.quantile(taus, [0.025, 0.975]).tolist()) if len(taus) >= 10 else (np.nan, np.nan)
+            # Basic (reverse-percentile) interval: resampling prompts adds noise to both
+            # accuracy and scores, which biases τ downward; the basic interval corrects it.
+            if len(taus) >= 10 and np.isfinite(agr.kendall):
+                q_lo, q_hi = np.quantile(taus, [0.025, 0.975])
+                ci = (max(-1.0, 2 * agr.kendall - q_hi), min(1.0, 2 * agr.kendall - q_lo))
+            else:
+                ci = (np.nan, np.nan)
             kd_ci = ((1 - ci[1]) / 2, (1 - ci[0]) / 2)
             rows.append(AlignmentRow(name, subset, int(m.sum()), agr, ci, kd_ci))
             score_rows.append(pd.DataFrame({"model": models, "ranking": name, "subset": subset, "score": scores,

@@ -14,7 +14,8 @@ from tests.conftest import ROOT, shared_path
 
 APP = str(ROOT / "app.py")
 PAGES = ["pages/overview_page.py", "pages/leaderboard_page.py", "pages/calibration_page.py", "pages/residuals_page.py",
-         "pages/selective_page.py", "pages/judges_page.py", "pages/bias_page.py"]
+         "pages/selective_page.py", "pages/judges_page.py", "pages/bias_page.py",
+         "pages/analyses_page.py"]
 
 
 @pytest.fixture(scope="module")
