@@ -20,6 +20,7 @@ and a multinomial bootstrap over cells, solved for all replicates at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -501,7 +502,6 @@ def bootstrap(
         raise ValueError("the bootstrap needs cells of identical battles: build them with "
                          "comparisons_from_battles(..., aggregate=True) or per-outcome pair statistics")
     m, k = c.n_models, c.n_features
-    rng = np.random.default_rng(seed)
     total = c.n.sum()
     n_trials = int(round(total))
     probs = c.n / total
@@ -518,6 +518,8 @@ def bootstrap(
     _, first, group = np.unique(group_key, return_index=True, return_inverse=True)
     n_groups = len(first)
     to_group = sparse.csr_matrix((np.ones(len(c.n)), (np.arange(len(c.n)), group)), shape=(len(c.n), n_groups))
+    contiguous = bool(np.all(np.diff(group) >= 0))
+    starts = np.flatnonzero(np.r_[True, np.diff(group) > 0]) if contiguous else None
     gi, gj = c.i[first], c.j[first]
     gx = None if c.x is None else c.x[first]
     rows = np.arange(n_groups)
@@ -529,12 +531,28 @@ def bootstrap(
     design_t = design.T.tocsr()
     scale_w = total / n_trials  # cells carry their mean battle weight
     samples = np.empty((n_boot, m + k))
+    # Exact multinomial draws dominate the cost; numpy releases the GIL while
+    # drawing, so chunks are drawn on two threads ahead of the solver.  Each
+    # chunk has its own child seed: the result does not depend on scheduling.
+    sizes = [min(chunk, n_boot - start) for start in range(0, n_boot, chunk)]
+    seeds = np.random.SeedSequence(seed).spawn(len(sizes))
+
+    def draw(job):
+        size, child = job
+        return np.random.default_rng(child).multinomial(n_trials, probs, size=size)
+
+    pool = ThreadPoolExecutor(max_workers=2)
+    draws = pool.map(draw, zip(sizes, seeds))
     done = 0
-    while done < n_boot:
-        b = min(chunk, n_boot - done)
-        counts = rng.multinomial(n_trials, probs, size=b).astype(float) * scale_w  # (b, cells)
-        weights = np.asarray(counts @ to_group)  # (b, groups)
-        s = np.asarray((counts * y_cell) @ to_group)
+    for raw in draws:
+        b = raw.shape[0]
+        counts = raw.astype(float) * scale_w  # (b, cells)
+        if contiguous:  # cells already sorted by group: a segmented sum, no sparse product
+            weights = np.add.reduceat(counts, starts, axis=1)
+            s = np.add.reduceat(counts * y_cell, starts, axis=1)
+        else:
+            weights = np.asarray(counts @ to_group)  # (b, groups)
+            s = np.asarray((counts * y_cell) @ to_group)
         beta = np.tile(beta0, (b, 1))
         for _ in range(100):
             r = s - weights * _sigmoid(np.asarray(design @ beta.T).T)
@@ -558,6 +576,7 @@ def bootstrap(
         done += b
         if progress:
             progress(done, n_boot)
+    pool.shutdown()
     elo = ELO_BASE + ELO_PER_LOGIT * samples[:, :m]
     lo, hi = np.quantile(elo, [0.025, 0.975], axis=0)
     coef = samples[:, m:]
