@@ -269,3 +269,22 @@ def echo_intervention_summary(results: pd.DataFrame) -> pd.DataFrame:
         rows.append({"variant": variant, "p_a": m, "lower": m - Z95 * se, "upper": m + Z95 * se,
                      "n_battles": len(per_battle)})
     return pd.DataFrame(rows)
+
+
+def self_preference_elo(elos: pd.DataFrame, judge_family: dict[str, str], model_family: dict[str, str]
+                        ) -> dict[str, float | None]:
+    """Same-family excess on Elo: each judge's Elo of a model minus the other judges' median.
+
+    ``elos``: models × judges table of (centred) Elo from each judge's hard labels.
+    Needs at least two judges; None where the judge's family has no models.
+    """
+    out: dict[str, float | None] = {}
+    if elos.shape[1] < 2:
+        return {j: None for j in elos.columns}
+    centred = elos - elos.mean()
+    for j in elos.columns:
+        others = centred.drop(columns=[j]).median(axis=1)
+        excess = centred[j] - others
+        same = elos.index.map(lambda m: model_family.get(m) == judge_family.get(j)).to_numpy(bool)
+        out[j] = float(excess[same].mean() - excess[~same].mean()) if same.any() and (~same).any() else None
+    return out

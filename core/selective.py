@@ -284,7 +284,8 @@ class Instances:
 def instances_from_battles(bf: pd.DataFrame, source: str, tau: float | None = None) -> Instances:
     """Decisive-human battles with P(a ≻ b) per order from logprobs or rubric gaps.
 
-    ``source``: 'logprob' (p_ab, p_ba), 'rubric' (σ(τ·gap) of each order's gap)
+    ``source``: 'logprob' (p_ab, p_ba), 'rubric' (σ(τ·gap) of each order's gap),
+    'verbal' (the judge's stated confidence in its verdict, where it gave one)
     or 'single' (the forward order only, from logprobs when present, else the rubric).
     """
     dec = bf[(bf["human_y"] == 1.0) | (bf["human_y"] == 0.0)]
@@ -301,6 +302,15 @@ def instances_from_battles(bf: pd.DataFrame, source: str, tau: float | None = No
         p_fwd, p_rev = dec["p_ab"].to_numpy(float), dec["p_ba"].to_numpy(float)
     elif source == "rubric":
         p_fwd, p_rev = sig(dec["gap_ab"].to_numpy(float)), sig(dec["gap_ba"].to_numpy(float))
+    elif source == "verbal":
+        # verbalised confidence c in the stated verdict → P(a ≻ b) per order
+        def from_conf(verdict, conf):
+            v, c = dec[verdict], dec[conf].to_numpy(float)
+            return np.where(v == "a", c, np.where(v == "b", 1 - c, np.where(v == "tie", 0.5, np.nan)))
+
+        p_fwd, p_rev = from_conf("verdict_ab", "conf_ab"), from_conf("verdict_ba", "conf_ba")
+        if not np.isfinite(p_rev).any():
+            p_rev = p_fwd
     elif source == "single":
         p_fwd = dec["p_ab"].to_numpy(float)
         if not np.isfinite(p_fwd).any() and tau is not None:
@@ -309,7 +319,7 @@ def instances_from_battles(bf: pd.DataFrame, source: str, tau: float | None = No
             p_fwd = sig(g)
         p_rev = p_fwd
     else:
-        raise ValueError(f"unknown source {source!r}: expected logprob, rubric or single")
+        raise ValueError(f"unknown source {source!r}: expected logprob, rubric, verbal or single")
     ok = np.isfinite(p_fwd) & np.isfinite(p_rev)
     frame = pd.DataFrame({"battle_id": dec["battle_id"].to_numpy()[ok], "model_a": dec["model_a"].to_numpy()[ok],
                           "model_b": dec["model_b"].to_numpy()[ok], "human_a": human_a[ok], "p_fwd": p_fwd[ok],
@@ -318,6 +328,7 @@ def instances_from_battles(bf: pd.DataFrame, source: str, tau: float | None = No
     if frame.empty:
         reason = {"logprob": "no battle has first-token A/B probabilities in both orders",
                   "rubric": "no battle has rubric scores in both presentation orders",
+                  "verbal": "the judge gave no verbalised confidence",
                   "single": "no battle has a forward-order probability or score"}[source]
     return Instances(frame, source, tau, reason)
 

@@ -158,6 +158,31 @@ def bias_report(store, dataset: str, judge: str) -> dict:
     verb = bias.verbosity(bf, residuals)
     sp = bias.self_preference(store.judgments_frame(dataset), judge_family, model_family)
     mine = next((x for x in sp if x.judge == judge), None)
+    elo_excess = None
+    if len(judges) >= 2:
+        from core import bt
+
+        elos = {}
+        for j in judges["judge"]:
+            jf = bf if j == judge else store.battle_frame(dataset, j)
+            ok = jf["judge_hard"].notna()
+            if ok.sum() < 2:
+                continue
+            fit = bt.fit_bt(bt.comparisons_from_battles(jf["model_a"][ok].to_numpy(), jf["model_b"][ok].to_numpy(),
+                                                        jf["judge_hard"][ok].to_numpy(float)), lam=0.01)
+            elos[j] = pd.Series(fit.elo, index=fit.models)
+        elo_excess = bias.self_preference_elo(pd.DataFrame(elos), judge_family, model_family).get(judge)
+    intervention = None
+    meta = store.dataset_meta(dataset)
+    if meta.get("description", "").startswith("seeded demo arena") and judge.startswith("judge-"):
+        from core.simulate import DemoConfig, rejudge_with_echo
+
+        try:
+            runs = rejudge_with_echo(int(meta.get("seed", 0)), judge, sample_size=300,
+                                     config=DemoConfig(**meta["config"]))
+            intervention = bias.echo_intervention_summary(runs).to_dict("records")
+        except ValueError:
+            intervention = None
     has_echo = bf["echo_a"].notna().any()
     style = bias.style_control(bf, echo=bool(has_echo))
     comps = store.completions_frame(dataset)
@@ -174,7 +199,9 @@ def bias_report(store, dataset: str, judge: str) -> dict:
                             "excess": None if mine is None else mine.excess,
                             "n_same_family": 0 if mine is None else mine.n_same,
                             "note": None if mine is None else mine.note,
+                            "elo_excess": elo_excess,
                             "all_judges": [x.__dict__ for x in sp]},
+        "echo_intervention": intervention,
         "style": {"coefficients": style.coefficients.to_dict("records"), "n_battles": style.n_battles,
                   "leaderboard": style.leaderboard.to_dict("records"), "note": style.note},
         "echo": None if echo is None else {"rates": echo.rates.to_dict("records"),

@@ -65,9 +65,17 @@ with page_guard("The judge bias page"):
         c[1].metric(f"own family ({sp['family']}) excess", f"{sp['excess']:+.2f} points",
                     help="mean rubric score on its own family's answers minus on others', each relative to the "
                          "other judges' median on the same answer")
+    if sp.get("elo_excess") is not None:
+        st.caption(f"On Elo: the judge rates its own family's models {sp['elo_excess']:+.1f} Elo higher than the "
+                   "other judges do, relative to other models.")
     if r["echo"]:
         st.subheader("Echo")
         pref = pd.DataFrame(r["echo"]["preference"])
         st.dataframe(pref, hide_index=True)
         caption("how often the judge picks the answer that echoes (repeats itself after the final answer) when "
                 "exactly one side does; below 0.5 means echo is penalised.")
+        if r.get("echo_intervention"):
+            iv = pd.DataFrame(r["echo_intervention"])
+            st.dataframe(iv.round(3), hide_index=True)
+            caption("the intervention on the simulated judge: the same battles re-judged with the question–answer "
+                    "text appended three times to side a (echo_a) or side b (echo_b); P(a ≻ b) with 95% intervals.")

@@ -36,7 +36,9 @@ with page_guard("The selective judging page"):
     frame = load_frame(dataset, judge, version())
     has_lp = frame["p_ab"].notna().any() and frame["p_ba"].notna().any()
     has_both_gaps = frame["gap_ab"].notna().any() and frame["gap_ba"].notna().any()
-    sources = [s for s, ok in (("logprob", has_lp), ("rubric", has_both_gaps), ("single", True)) if ok]
+    has_verbal = frame["conf_ab"].notna().any()
+    sources = [s for s, ok in (("logprob", has_lp), ("rubric", has_both_gaps), ("verbal", has_verbal),
+                               ("single", True)) if ok]
     c1, c2 = st.columns(2)
     source = c1.radio("Source of P(a ≻ b)", sources, horizontal=True, key="scope_source",
                       help="logprob: first-token A/B probabilities; rubric: σ(τ·gap) of each order; "

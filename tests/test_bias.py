@@ -123,3 +123,24 @@ def test_consistency_cli_from_file_and_store(tmp_path):
                          "--elo", str(e), "--json"], cwd=ROOT, capture_output=True, text=True)
     assert r2.returncode == 0, r2.stderr
     assert json.loads(r2.stdout)["pearson_r"] == pytest.approx(out["pearson_r"])
+
+
+def test_self_preference_on_elo_and_the_bias_cli(store, tmp_path):
+    elos = pd.DataFrame({"j1": [1600.0, 1500, 1400], "j2": [1550.0, 1500, 1450], "j3": [1550.0, 1500, 1450]},
+                        index=["fam-a", "other-1", "other-2"])
+    out = bias.self_preference_elo(elos, {"j1": "f", "j2": "g", "j3": "g"},
+                                   {"fam-a": "f", "other-1": "x", "other-2": "x"})
+    # centred: j1 = (100, 0, -100), others = (50, 0, -50); excess = (50, 0, -50):
+    # own family 50 minus the mean over the other models (-25) = 75
+    assert out["j1"] == pytest.approx(75.0)
+    assert out["j2"] is None or abs(out["j2"]) < out["j1"]
+    db = tmp_path / "demo.duckdb"
+    with Store.open(db) as s:
+        s.write_dataset(simulate_arena(0, DemoConfig.small()))
+    r = subprocess.run([sys.executable, "-m", "core", "bias", "--db", str(db), "--dataset", "demo", "--judge",
+                        "judge-verbose", "--json"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert set(d) >= {"position", "verbosity", "self_preference", "style", "echo", "echo_intervention"}
+    iv = {x["variant"]: x for x in d["echo_intervention"]}
+    assert iv["echo_a"]["upper"] < iv["echo_b"]["lower"]

@@ -161,3 +161,18 @@ def test_softelo_sample_curves(tmp_path):
     r = subprocess.run([sys.executable, "-m", "core", "scope", str(bad), "--json"], cwd=ROOT, capture_output=True,
                        text=True)
     assert r.returncode == 2 and "row 2" in r.stderr and "p_rev" in r.stderr
+
+
+def test_verbalised_confidence_source():
+    import pandas as pd
+
+    bf = pd.DataFrame({"battle_id": range(6), "model_a": "x", "model_b": "y",
+                       "human_y": [1.0, 0.0, 1.0, 0.5, 0.0, 1.0],
+                       "verdict_ab": ["a", "b", "b", "a", "tie", "a"], "conf_ab": [0.9, 0.8, 0.6, 0.7, 0.5, np.nan],
+                       "verdict_ba": ["a", "a", "b", "a", "b", "a"], "conf_ba": [0.7, 0.6, 0.9, 0.7, 0.8, 0.9],
+                       "p_ab": np.nan, "p_ba": np.nan, "gap": np.nan, "gap_ab": np.nan, "gap_ba": np.nan})
+    inst = selective.instances_from_battles(bf, "verbal")
+    f = inst.frame.set_index("battle_id")
+    assert list(f.index) == [0, 1, 2, 4]  # human decisive and a stated confidence in both orders
+    assert f.loc[1, "p_fwd"] == pytest.approx(0.2) and f.loc[1, "p_rev"] == pytest.approx(0.6)
+    assert f.loc[4, "p_fwd"] == 0.5 and f.loc[4, "p_rev"] == pytest.approx(0.2)

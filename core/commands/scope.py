@@ -18,7 +18,7 @@ def register(sub) -> None:
     p.add_argument("--db")
     p.add_argument("--dataset")
     p.add_argument("--judge")
-    p.add_argument("--source", choices=["logprob", "rubric", "single"], default=None,
+    p.add_argument("--source", choices=["logprob", "rubric", "verbal", "single"], default=None,
                    help="where P(a ≻ b) comes from (store default: logprob if present, else rubric)")
     p.add_argument("--alpha", default="0.05,0.1,0.15,0.2,0.25")
     p.add_argument("--splits", type=int, default=1000)
