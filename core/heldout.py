@@ -104,6 +104,15 @@ def _targets(frame: pd.DataFrame, method: Method, tau: float | None, extra: dict
     raise ValueError(f"unknown method kind {method.kind!r}")
 
 
+def model_codes(frame: pd.DataFrame) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """Sorted model names and integer codes of each battle's sides (vectorised, no Python loop)."""
+    models = tuple(sorted(pd.unique(np.concatenate([frame["model_a"].to_numpy(object),
+                                                    frame["model_b"].to_numpy(object)]))))
+    ia = pd.Categorical(frame["model_a"], categories=models).codes.astype(np.int64)
+    ib = pd.Categorical(frame["model_b"], categories=models).codes.astype(np.int64)
+    return models, ia, ib
+
+
 def _fit_anchor(ia, ib, y, mask, n_models, theta0=None) -> np.ndarray:
     ok = mask & np.isfinite(y)
     key = ia[ok] * n_models + ib[ok]
@@ -126,11 +135,8 @@ def leave_one_model_out(
 
     t0 = time.perf_counter()
     f = frame.reset_index(drop=True)
-    models = tuple(sorted(set(f["model_a"]) | set(f["model_b"])))
+    models, ia, ib = model_codes(f)
     m_count = len(models)
-    index = {m: k for k, m in enumerate(models)}
-    ia = f["model_a"].map(index).to_numpy()
-    ib = f["model_b"].map(index).to_numpy()
     human = f["human_y"].to_numpy(float)
     gap = f["gap"].to_numpy(float) if "gap" in f else np.full(len(f), np.nan)
     full_tau = fit_tau(gap, human)
@@ -138,7 +144,7 @@ def leave_one_model_out(
     human_models = sorted({models[k] for k in np.concatenate([ia[np.isfinite(human)], ib[np.isfinite(human)]])})
     rows, skipped = [], {}
     for step, target in enumerate(human_models, start=1):
-        t = index[target]
+        t = models.index(target)
         in_target = (ia == t) | (ib == t)
         anchors = ~in_target
         tau_fit = fit_tau(gap[anchors], human[anchors], interval=False)
@@ -260,10 +266,7 @@ def full_judge_elo(frame: pd.DataFrame, method: Method, tau: float | None, n_boo
     was calibrated with, at the cost of one fit instead of one per model.
     """
     f = frame.reset_index(drop=True)
-    models = tuple(sorted(set(f["model_a"]) | set(f["model_b"])))
-    index = {m: k for k, m in enumerate(models)}
-    ia = f["model_a"].map(index).to_numpy()
-    ib = f["model_b"].map(index).to_numpy()
+    models, ia, ib = model_codes(f)
     y_all = _targets(f, method, tau)
     rng = np.random.default_rng(seed)
     labelled = np.isfinite(y_all)

@@ -1,0 +1,65 @@
+"""Dashboard timings with Streamlit's AppTest on the default demo arena.
+
+    python benchmarks/bench_app.py [--db data/arena.duckdb]
+
+Cold start: the first Leaderboard render after the store exists (includes the
+leave-one-model-out fits, then cached).  Reruns: median over distinct slider
+values (each value new, so nothing is served from a result cache), compared
+with a baseline rerun in the same run that changes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", help="an existing store with the demo (default: build one in a temp dir)")
+    args = ap.parse_args()
+    db = args.db
+    if db is None:
+        from core.simulate import simulate_arena
+        from core.store import Store
+
+        db = str(Path(tempfile.mkdtemp()) / "demo.duckdb")
+        with Store.open(db) as s:
+            s.write_dataset(simulate_arena(0))
+    os.environ["ARENA_DB"] = db
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.query_params["judge"] = "judge-strong"
+    t0 = time.perf_counter()
+    at.run()
+    at.switch_page("pages/leaderboard_page.py")
+    at.run()
+    cold = time.perf_counter() - t0
+
+    def timed(action) -> float:
+        t = time.perf_counter()
+        action()
+        return time.perf_counter() - t
+
+    base = [timed(lambda: at.run()) for _ in range(5)]
+    alpha = [timed(lambda v=v: at.slider(key="alpha").set_value(v).run()) for v in (0.12, 0.15, 0.2, 0.25, 0.3)]
+    tau = [timed(lambda v=v: at.slider(key="tau").set_value(v).run()) for v in (0.3, 0.6, 0.9, 1.2, 1.5)]
+    assert not at.exception
+    med = statistics.median
+    print(f"cold start to the first leaderboard (store exists): {cold:.2f} s")
+    print(f"rerun with nothing changed (baseline): {med(base) * 1000:.0f} ms")
+    print(f"rerun after an α change: {med(alpha) * 1000:.0f} ms ({med(alpha) / med(base):.1f}x baseline)")
+    print(f"rerun after a τ change: {med(tau) * 1000:.0f} ms ({med(tau) / med(base):.1f}x baseline)")
+
+
+if __name__ == "__main__":
+    main()
