@@ -1,0 +1,67 @@
+"""``python -m core judge``: run a judge headless (resumable; the same code as the Admin page)."""
+
+from __future__ import annotations
+
+import sys
+
+from core.cli import UserError
+from core.commands._common import open_store
+
+
+class EndpointError(UserError):
+    exit_code = 3
+
+
+def register(sub) -> None:
+    p = sub.add_parser("judge", help="judge a dataset's battles through an OpenAI-compatible endpoint")
+    p.add_argument("--db", required=True)
+    p.add_argument("--config", required=True, help="judge TOML file (see README)")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--limit", type=int, help="at most this many calls in this run")
+    p.add_argument("--sample", choices=["all", "balanced"], default="all")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from core.judging.config import ConfigError, load_toml
+    from core.judging.runner import EndpointUnreachable, PlanError, plan, run_units
+    from core.store import StoreError
+
+    try:
+        cfg = load_toml(args.config)
+        cfg.api_key()  # a configured but unset key variable is a configuration error
+    except ConfigError as exc:
+        raise UserError(str(exc)) from None
+    if args.limit is not None and args.limit < 1:
+        raise UserError("--limit must be at least 1")
+    store = open_store(args.db, read_only=False)
+    try:
+        try:
+            units = plan(store, args.dataset, cfg, limit=args.limit, sample=args.sample, seed=args.seed)
+        except (PlanError, StoreError) as exc:
+            raise UserError(str(exc)) from None
+        if not units:
+            print(f"nothing to do: every battle of {args.dataset!r} is judged by {cfg.name} ({cfg.version})",
+                  file=sys.stderr)
+            return 0
+        width = 30
+
+        def bar(s):
+            frac = s.finished / max(s.planned, 1)
+            eta = s.eta_seconds()
+            sys.stderr.write(f"\r[{'#' * int(frac * width):<{width}}] {s.finished}/{s.planned} "
+                             f"{s.throughput():.1f}/s failed {s.failed} parse errors {s.parse_errors}"
+                             + (f" ETA {eta:.0f}s" if eta else "") + " ")
+            sys.stderr.flush()
+
+        try:
+            run_id, stats = run_units(store, args.dataset, cfg, units, progress=bar)
+        except EndpointUnreachable as exc:
+            raise EndpointError(str(exc)) from None
+        sys.stderr.write("\n")
+        print(f"run {run_id}: {stats.done} judged ({stats.parse_errors} unparseable, stored with their raw output), "
+              f"{stats.failed} failed calls recorded, status {stats.status}", file=sys.stderr)
+        return 0
+    finally:
+        store.close()

@@ -1,0 +1,266 @@
+"""Plan and execute a judge run: bounded concurrency, back-off, budget, cancel, resume.
+
+Work units are (battle, order) pairs with no stored judgment under this
+judge's prompt version.  Each finished call (success, parse failure or a call
+that failed after its retries) is written at once with
+``Store.record_judgment``, whose idempotency key makes a repeated call a no-op:
+kill the process at any moment and the next run plans exactly what is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from core.judging.config import JudgeConfig
+from core.judging.parsing import parse
+from core.judging.prompts import render
+
+
+class EndpointUnreachable(RuntimeError):
+    """The endpoint refused connections before any call succeeded."""
+
+
+class PlanError(ValueError):
+    """The dataset cannot be judged with this configuration (and why)."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    battle_id: int
+    order: str
+    prompt: str
+    text_a: str
+    text_b: str
+
+
+@dataclass
+class RunStats:
+    planned: int = 0
+    done: int = 0
+    failed: int = 0
+    parse_errors: int = 0
+    calls: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    started: float = field(default_factory=time.monotonic)
+    status: str = "running"
+    message: str | None = None
+
+    @property
+    def finished(self) -> int:
+        return self.done + self.failed
+
+    def throughput(self) -> float:
+        dt = time.monotonic() - self.started
+        return self.finished / dt if dt > 0 else 0.0
+
+    def eta_seconds(self) -> float | None:
+        rate = self.throughput()
+        return (self.planned - self.finished) / rate if rate > 0 else None
+
+
+def register_judge(store, cfg: JudgeConfig) -> int:
+    return store.save_judge_config(cfg.name, cfg.to_store(), model=cfg.model, base_url=cfg.base_url,
+                                   template=cfg.template, prompt_version=cfg.version)
+
+
+def plan(store, dataset: str, cfg: JudgeConfig, limit: int | None = None, sample: str = "all",
+         seed: int = 0) -> list[Unit]:
+    """Units still missing for this judge and prompt version (optionally a balanced sample)."""
+    battles = store.battles_for_judging(dataset)
+    if battles.empty:
+        raise PlanError(f"dataset {dataset!r} has no battles")
+    texts = battles["text_a"].notna() & battles["text_b"].notna() & battles["prompt"].notna()
+    if cfg.template == "echo":
+        texts = battles["text_a"].notna() & battles["prompt"].notna()
+    if not texts.any():
+        raise PlanError(f"dataset {dataset!r} has no prompt and completion texts to show a judge "
+                        "(import completions, e.g. an Arena-Hard directory or LMArena conversations)")
+    battles = battles[texts]
+    judge_id = register_judge(store, cfg)
+    done = store.existing_judgment_keys(judge_id, cfg.version, dataset)
+    have = set(zip(done["battle_id"].tolist(), done["order"].tolist()))
+    orders = ["ab", "ba"] if cfg.both_orders and cfg.template != "echo" else ["ab"]
+    if sample == "balanced":
+        from core.analyses import balanced_subsample
+
+        n_models = len(set(battles["model_a"]) | set(battles["model_b"]))
+        target = limit if limit else len(battles) * len(orders)
+        per_model = max(1, int(np.ceil(2 * target / len(orders) / max(n_models, 1))))
+        battles = balanced_subsample(battles, per_model, np.random.default_rng(seed))
+    elif sample != "all":
+        raise PlanError(f"unknown sample {sample!r}: expected 'all' or 'balanced'")
+    units = [Unit(int(r.battle_id), o, r.prompt, r.text_a, r.text_b if r.text_b is not None else "")
+             for r in battles.itertuples() for o in orders if (int(r.battle_id), o) not in have]
+    return units[:limit] if limit else units
+
+
+def _retry_after(exc) -> float | None:
+    resp = getattr(exc, "response", None)
+    headers = getattr(resp, "headers", None)
+    if headers is None:
+        return None
+    value = headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+async def _call(client, cfg: JudgeConfig, unit: Unit, stats: RunStats, budget_ok: Callable[[], bool]):
+    """One judgment with retries; returns (row fields, None) or (None, failure reason)."""
+    import openai
+
+    messages = render(cfg.template, unit.prompt, unit.text_a, unit.text_b, unit.order)
+    kwargs = dict(model=cfg.model, messages=messages, temperature=cfg.temperature, max_tokens=cfg.max_tokens)
+    if cfg.uses_logprobs:
+        kwargs.update(logprobs=True, top_logprobs=cfg.top_logprobs, max_tokens=1)
+    last = "no attempt"
+    for attempt in range(cfg.max_retries + 1):
+        if not budget_ok():
+            return None, "budget exhausted"
+        stats.calls += 1
+        t0 = time.perf_counter()
+        try:
+            resp = await client.chat.completions.create(**kwargs)
+        except openai.APIConnectionError as exc:  # includes timeouts
+            last = f"{type(exc).__name__}: {exc}"
+            wait = None
+        except openai.RateLimitError as exc:
+            last, wait = f"429 rate limited: {exc}", _retry_after(exc)
+        except openai.APIStatusError as exc:
+            if exc.status_code < 500 and exc.status_code != 408:
+                return None, f"HTTP {exc.status_code}: {str(exc)[:200]}"
+            last, wait = f"HTTP {exc.status_code}: {str(exc)[:200]}", _retry_after(exc)
+        except (ValueError, openai.APIResponseValidationError) as exc:  # malformed response body
+            last, wait = f"malformed response: {str(exc)[:200]}", None
+        else:
+            latency = (time.perf_counter() - t0) * 1000
+            choice = resp.choices[0] if resp.choices else None
+            text = choice.message.content if choice is not None else None
+            top = None
+            if choice is not None and getattr(choice, "logprobs", None) and choice.logprobs.content:
+                top = [{"token": t.token, "logprob": t.logprob} for t in choice.logprobs.content[0].top_logprobs]
+            usage = resp.usage
+            pt = getattr(usage, "prompt_tokens", 0) or 0
+            ct = getattr(usage, "completion_tokens", 0) or 0
+            stats.prompt_tokens += pt
+            stats.completion_tokens += ct
+            return {"raw_output": text, "top": top, "latency_ms": latency, "prompt_tokens": pt,
+                    "completion_tokens": ct, "finish": getattr(choice, "finish_reason", None)}, None
+        if attempt < cfg.max_retries:
+            stats.retries += 1
+            delay = wait if wait is not None else min(30.0, 0.5 * 2**attempt) * random.uniform(0.5, 1.5)
+            await asyncio.sleep(delay)
+    return None, f"gave up after {cfg.max_retries + 1} attempts ({last})"
+
+
+async def _probe(client) -> None:
+    import openai
+
+    try:
+        await client.models.list()
+    except openai.APIConnectionError as exc:
+        raise EndpointUnreachable(f"cannot reach the endpoint: {exc}") from None
+    except openai.APIStatusError:
+        pass  # reachable; some servers do not implement /models
+
+
+def run_units(store, dataset: str, cfg: JudgeConfig, units: list[Unit],
+              progress: Callable[[RunStats], None] | None = None,
+              cancel: threading.Event | None = None) -> tuple[int, RunStats]:
+    """Execute ``units`` (blocking); returns the run id and its statistics."""
+    judge_id = register_judge(store, cfg)
+    stats = RunStats(planned=len(units))
+    run_id = store.create_run(judge_id, dataset, len(units), cfg.to_store())
+    try:
+        asyncio.run(_run(store, cfg, judge_id, run_id, units, stats, progress, cancel))
+    except EndpointUnreachable as exc:
+        stats.status, stats.message = "unreachable", str(exc)
+        store.update_run(run_id, status="unreachable", message=str(exc), finished=True)
+        raise
+    except BaseException as exc:  # noqa: BLE001 - record, then re-raise
+        store.update_run(run_id, status="failed", message=f"{type(exc).__name__}: {exc}", finished=True)
+        raise
+    store.update_run(run_id, status=stats.status, done=stats.done, failed=stats.failed,
+                     parse_errors=stats.parse_errors, prompt_tokens=stats.prompt_tokens,
+                     completion_tokens=stats.completion_tokens, message=stats.message, finished=True)
+    return run_id, stats
+
+
+async def _run(store, cfg, judge_id, run_id, units, stats, progress, cancel):
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=cfg.base_url, api_key=cfg.api_key(), max_retries=0,
+                                timeout=cfg.timeout_s)
+    try:
+        await _probe(client)
+        sem = asyncio.Semaphore(cfg.concurrency)
+        last_flush = time.monotonic()
+
+        def budget_ok() -> bool:
+            if cancel is not None and cancel.is_set():
+                return False
+            if cfg.max_calls is not None and stats.calls >= cfg.max_calls:
+                return False
+            used = stats.prompt_tokens + stats.completion_tokens
+            return cfg.max_tokens_total is None or used < cfg.max_tokens_total
+
+        async def one(unit: Unit):
+            nonlocal last_flush
+            async with sem:
+                if not budget_ok():
+                    return
+                result, failure = await _call(client, cfg, unit, stats, budget_ok)
+            if failure == "budget exhausted":
+                return
+            row = {"battle_id": unit.battle_id, "judge_id": judge_id, "order": unit.order,
+                   "prompt_version": cfg.version, "run_id": run_id}
+            if failure is not None:
+                row.update(parse_error=f"call failed: {failure}")
+                stats.failed += 1
+            else:
+                parsed = parse(cfg.template, result["raw_output"], unit.order, result["top"])
+                if result["finish"] == "length" and parsed.parse_error:
+                    parsed.parse_error += " (output truncated at max_tokens)"
+                row.update(raw_output=result["raw_output"], latency_ms=result["latency_ms"],
+                           prompt_tokens=result["prompt_tokens"], completion_tokens=result["completion_tokens"],
+                           verdict=parsed.verdict, p_a=parsed.p_a, confidence=parsed.confidence,
+                           parse_error=parsed.parse_error, **parsed.scores)
+                if parsed.parse_error:
+                    stats.parse_errors += 1
+                stats.done += 1
+            store.record_judgment(row)
+            if progress:
+                progress(stats)
+            now = time.monotonic()
+            if now - last_flush > 1.0:
+                last_flush = now
+                store.update_run(run_id, done=stats.done, failed=stats.failed, parse_errors=stats.parse_errors,
+                                 prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens)
+
+        await asyncio.gather(*(one(u) for u in units))
+        if cancel is not None and cancel.is_set():
+            stats.status, stats.message = "cancelled", "cancelled by the user"
+        elif stats.finished < stats.planned:
+            stats.status, stats.message = "stopped", "budget exhausted before all planned calls"
+        else:
+            stats.status = "done"
+    finally:
+        await client.close()
+
+
+def summary_frame(stats: RunStats) -> pd.DataFrame:
+    return pd.DataFrame([{"planned": stats.planned, "done": stats.done, "failed": stats.failed,
+                          "parse_errors": stats.parse_errors, "calls": stats.calls, "retries": stats.retries,
+                          "tokens": stats.prompt_tokens + stats.completion_tokens,
+                          "throughput_per_s": stats.throughput(), "status": stats.status}])

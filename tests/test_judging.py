@@ -1,0 +1,184 @@
+"""Judging pipeline: config validation, parsing, a real HTTP fake endpoint with faults, kill/resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from core.ingest import import_path
+from core.judging import parsing
+from core.judging.config import ConfigError, from_mapping, load_toml
+from core.judging.runner import plan, run_units
+from core.store import Store
+from tests.conftest import ROOT
+from tests.fake_openai_server import FakeJudge, FakeServer
+
+CONFIG = """name = "{name}"
+base_url = "{url}"
+model = "fake-judge"
+template = "{template}"
+both_orders = true
+concurrency = 8
+timeout_s = {timeout}
+max_retries = 5
+max_calls = 100000
+"""
+
+
+def _arena_dir(tmp_path, n_prompts=20, models=("m1", "m2", "m3")):
+    root = tmp_path / "ah"
+    (root / "model_answer").mkdir(parents=True)
+    with open(root / "question.jsonl", "w") as f:
+        for k in range(n_prompts):
+            f.write(json.dumps({"uid": f"q{k}", "prompt": f"Question number {k}: explain topic {k}."}) + "\n")
+    for m in models:
+        with open(root / "model_answer" / f"{m}.jsonl", "w") as f:
+            for k in range(n_prompts):
+                f.write(json.dumps({"uid": f"q{k}", "model": m, "messages": [
+                    {"role": "user", "content": "..."},
+                    {"role": "assistant", "content": {"answer": f"{m} answers question {k} in its own way."}}]}) + "\n")
+    return root
+
+
+def _store(tmp_path, **kw):
+    db = tmp_path / "j.duckdb"
+    with Store.open(db) as s:
+        import_path(s, _arena_dir(tmp_path, **kw), "arena-hard", dataset="ah")
+    return db
+
+
+def _config(tmp_path, url, template="rubric", name="fake", timeout=2):
+    p = tmp_path / f"{name}.toml"
+    p.write_text(CONFIG.format(name=name, url=url, template=template, timeout=timeout))
+    return p
+
+
+def test_config_validation(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text('name = "x"\nbase_url = "http://h/v1"\nmodel = "m"\ncolour = "red"\n')
+    with pytest.raises(ConfigError, match="unknown key 'colour'"):
+        load_toml(p)
+    with pytest.raises(ConfigError, match="template"):
+        from_mapping({"name": "x", "base_url": "http://h", "model": "m", "template": "vibes"})
+    with pytest.raises(ConfigError, match="api_key_env"):
+        from_mapping({"name": "x", "base_url": "http://h", "model": "m", "api_key": "sk-secret"})
+    cfg = from_mapping({"name": "x", "base_url": "http://h", "model": "m", "api_key_env": "NOT_SET_ANYWHERE_123"})
+    with pytest.raises(ConfigError, match="NOT_SET_ANYWHERE_123"):
+        cfg.api_key()
+    assert "sk-" not in json.dumps(cfg.to_store())
+
+
+def test_parsing_is_tolerant_but_never_invents_a_verdict():
+    good = {"A": {c: 8 for c in parsing.CRITERIA}, "B": {c: 6 for c in parsing.CRITERIA}}
+    for text in (json.dumps(good), "Here you go:\n```json\n" + json.dumps(good) + "\n```\nA wins.",
+                 json.dumps(good) + "\nExplanation: A is better because {reasons}."):
+        p = parsing.parse_rubric(text, "ab")
+        assert p.parse_error is None and p.verdict == "a" and p.scores["a_clarity"] == 8
+    swapped = parsing.parse_rubric(json.dumps(good), "ba")  # A shown first was the battle's b
+    assert swapped.verdict == "b" and swapped.scores["b_clarity"] == 8
+    for bad, why in (("", "empty"), ("A is better", "no JSON"), ('{"A": {"clarity": 8}}', "missing"),
+                     (json.dumps({"A": {**good["A"], "fluency": 11}, "B": good["B"]}), "outside")):
+        p = parsing.parse_rubric(bad, "ab")
+        assert p.verdict is None and why in p.parse_error
+    lp = [{"token": "A", "logprob": -0.2}, {"token": "B", "logprob": -1.8}, {"token": "The", "logprob": -3}]
+    p = parsing.parse_ab("A", "ba", lp)
+    pa = 1 / (1 + pytest.importorskip("math").exp(-1.6))
+    assert p.p_a == pytest.approx(1 - pa) and p.verdict == "b"
+    assert parsing.parse_ab("A", "ab", None).p_a is None  # missing logprobs recorded as missing
+    assert parsing.parse_ab("Neither", "ab", None).parse_error
+    assert parsing.parse_two_stage("thinking... [[C]]", "ab").verdict == "tie"
+    assert parsing.parse_two_stage("no decision", "ab").parse_error
+    assert parsing.parse_echo("NO_ECHO").extra == {"echo": False}
+
+
+def test_a_run_with_faults_stores_every_unit_once(tmp_path):
+    db = _store(tmp_path, n_prompts=10)
+    judge = FakeJudge(faults={3: "429", 5: "500", 8: "malformed", 11: "prose", 14: "truncated", 17: "timeout"})
+    with FakeServer(judge) as srv:
+        cfg = load_toml(_config(tmp_path, srv.url, timeout=1))
+        with Store.open(db) as s:
+            units = plan(s, "ah", cfg)
+            assert len(units) == 60  # 10 prompts × 3 pairs × 2 orders
+            run_id, stats = run_units(s, "ah", cfg, units)
+            j = s.judgments_frame("ah", "fake", variant=None, include_raw=True)
+            assert len(j) == 60 and not j.duplicated(["battle_id", "order"]).any()
+            assert stats.retries >= 3  # 429, 500 and the timeout were retried
+            errs = j[j["parse_error"].notna()]
+            assert len(errs) == 2 and all(errs["raw_output"].notna())  # prose and truncated, kept with raw text
+            assert errs["parse_error"].str.contains("truncated").any()
+            assert j["verdict"].notna().sum() == 58
+            runs = s.runs_frame("ah")
+            assert runs.iloc[0]["status"] == "done" and runs.iloc[0]["done"] == 60
+            assert not plan(s, "ah", cfg)  # resuming plans nothing
+            # judgments flow into a leaderboard
+            f = s.battle_frame("ah", "fake")
+            assert f["judge_hard"].notna().sum() >= 28
+
+
+def test_logprob_template_and_unreachable_endpoint(tmp_path):
+    db = _store(tmp_path, n_prompts=4)
+    with FakeServer() as srv:
+        cfg = load_toml(_config(tmp_path, srv.url, template="ab-logprob", name="lp"))
+        with Store.open(db) as s:
+            run_units(s, "ah", cfg, plan(s, "ah", cfg))
+            f = s.battle_frame("ah", "lp")
+            assert f["p_ab"].notna().all() and f["p_ba"].notna().all()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = sock.getsockname()[1]
+    cfgp = _config(tmp_path, f"http://127.0.0.1:{dead}/v1", name="dead")
+    r = subprocess.run([sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(cfgp), "--dataset",
+                        "ah"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 3 and "reach" in r.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\n')
+    r = subprocess.run([sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(bad), "--dataset",
+                        "ah"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 2 and "base_url" in r.stderr
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_killed_runs_resume_without_losing_or_duplicating(tmp_path):
+    """Kill the judge process at random moments (≥ 20 times), resume each time, then finish."""
+    db = _store(tmp_path, n_prompts=20)  # 60 battles × 2 orders = 120 units
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fake_openai_server.py"), str(port), "15",
+                               json.dumps({"500": 13, "429": 17})], stdout=subprocess.PIPE, text=True)
+    try:
+        server.stdout.readline()
+        cfg = _config(tmp_path, f"http://127.0.0.1:{port}/v1", name="killme")
+        cmd = [sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(cfg), "--dataset", "ah"]
+        rng = random.Random(0)
+        kills = 0
+        for _ in range(60):
+            proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(rng.uniform(0.8, 2.0))
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+                kills += 1
+            proc.wait()
+            if kills >= 20:
+                break
+        final = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert final.returncode == 0, final.stderr
+        assert kills >= 20
+        with Store.open(db, read_only=True) as s:
+            j = s.judgments_frame("ah", "killme", variant=None)
+        assert len(j) == 120
+        assert not j.duplicated(["battle_id", "order"]).any()
+    finally:
+        server.kill()
