@@ -19,6 +19,7 @@ PAGES = [
     st.Page("pages/selective_page.py", title="Selective judging", icon=":material/filter_alt:", url_path="selective"),
     st.Page("pages/judges_page.py", title="Judges & annotators", icon=":material/groups:", url_path="judges"),
     st.Page("pages/analyses_page.py", title="Analyses", icon=":material/science:", url_path="analyses"),
+    st.Page("pages/admin_page.py", title="Admin", icon=":material/admin_panel_settings:", url_path="admin"),
 ]
 
 # Page files end in _page.py so that no file name equals a URL path: Streamlit

@@ -24,7 +24,7 @@ from tests.conftest import ROOT
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts"
-PAGES = ["overview", "leaderboard", "calibration", "residuals", "bias", "selective", "judges", "analyses"]
+PAGES = ["overview", "leaderboard", "calibration", "residuals", "bias", "selective", "judges", "analyses"]  # admin: token-gated, tested with AppTest
 
 pytestmark = [
     pytest.mark.browser,

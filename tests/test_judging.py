@@ -154,9 +154,9 @@ def _free_port():
 @pytest.mark.slow
 def test_killed_runs_resume_without_losing_or_duplicating(tmp_path):
     """Kill the judge process at random moments (≥ 20 times), resume each time, then finish."""
-    db = _store(tmp_path, n_prompts=20)  # 60 battles × 2 orders = 120 units
+    db = _store(tmp_path, n_prompts=60)  # 180 battles × 2 orders = 360 units
     port = _free_port()
-    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fake_openai_server.py"), str(port), "15",
+    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fake_openai_server.py"), str(port), "100",
                                json.dumps({"500": 13, "429": 17})], stdout=subprocess.PIPE, text=True)
     try:
         server.stdout.readline()
@@ -178,7 +178,51 @@ def test_killed_runs_resume_without_losing_or_duplicating(tmp_path):
         assert kills >= 20
         with Store.open(db, read_only=True) as s:
             j = s.judgments_frame("ah", "killme", variant=None)
-        assert len(j) == 120
+        assert len(j) == 360
         assert not j.duplicated(["battle_id", "order"]).any()
     finally:
         server.kill()
+
+
+def test_admin_page_is_locked_without_a_token_and_runs_with_one(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    db = _store(tmp_path, n_prompts=3)
+    monkeypatch.setenv("ARENA_DB", str(db))
+    monkeypatch.delenv("ARENA_ADMIN_TOKEN", raising=False)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/admin_page.py")
+    at.run()
+    assert not at.exception and "disabled" in at.info[0].value
+    monkeypatch.setenv("ARENA_ADMIN_TOKEN", "s3cret")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/admin_page.py")
+    at.run()
+    at.text_input(key="admin_token_input").set_value("wrong").run()
+    assert at.error and "Wrong token" in at.error[0].value
+    at.text_input(key="admin_token_input").set_value("s3cret").run()
+    assert not at.exception and any("Judge configuration" in h.value for h in at.subheader)
+    assert "s3cret" not in str([m.value for m in at.markdown])
+
+
+def test_background_worker_runs_and_cancels(tmp_path):
+    from core.judging.worker import JudgeWorker, connection_test
+
+    db = _store(tmp_path, n_prompts=10)
+    with FakeServer(FakeJudge(latency_ms=20)) as srv:
+        cfg = load_toml(_config(tmp_path, srv.url, name="bg"))
+        res = connection_test(cfg)
+        assert res["ok"] and res["model"] == "fake-judge"
+        with Store.open(db) as s:
+            w = JudgeWorker()
+            w.start(s, "ah", cfg, plan(s, "ah", cfg))
+            w.wait(60)
+            assert w.current.stats.status == "done" and w.current.stats.done == 60
+            cfg2 = load_toml(_config(tmp_path, srv.url, name="bg2"))
+            w.start(s, "ah", cfg2, plan(s, "ah", cfg2))
+            w.cancel()
+            w.wait(60)
+            assert w.current.stats.status in ("cancelled", "done")
+            assert len(s.judgments_frame("ah", "bg2", variant=None)) == w.current.stats.finished
