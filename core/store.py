@@ -917,6 +917,7 @@ class Store:
         The idempotency key is (battle, judge, order, prompt version, variant):
         a resumed run that repeats a call cannot duplicate it.  A stored
         parse failure is replaced by a later successful retry of the same key.
+        One autocommitted statement: the judgment is durable when this returns.
         """
         cols = ["battle_id", "judge_id", "order", "prompt_version", "variant", "verdict", *SCORE_COLUMNS,
                 "p_a", "confidence", "raw_output", "parse_error", "latency_ms", "prompt_tokens",
@@ -924,23 +925,16 @@ class Store:
         row = {"variant": "original", **row}
         values = [_none_if_na(row.get(c)) for c in cols]
         quoted = ", ".join(f'"{c}"' for c in cols)
-        with self.transaction() as cur:
-            key = [row["battle_id"], row["judge_id"], row["order"], row["prompt_version"], row["variant"]]
-            prev = cur.execute(
-                """SELECT judgment_id, parse_error FROM judgments WHERE battle_id = ? AND judge_id = ?
-                   AND "order" = ? AND prompt_version = ? AND variant = ?""",
-                key,
-            ).fetchone()
-            if prev is not None:
-                if prev[1] is None or row.get("parse_error") is not None:
-                    return False
-                cur.execute("DELETE FROM judgments WHERE judgment_id = ?", [prev[0]])
-            jid = _next_id(cur, "judgments", "judgment_id")
-            cur.execute(
-                f"INSERT INTO judgments (judgment_id, {quoted}) VALUES (?, {', '.join('?' * len(cols))})",
-                [jid, *values],
-            )
-        return True
+        updates = ", ".join(f'"{c}" = excluded."{c}"' for c in cols[5:])
+        sql = (f"INSERT INTO judgments (judgment_id, {quoted}) "
+               f"SELECT coalesce(max(judgment_id), 0) + 1, {', '.join('?' * len(cols))} FROM judgments "
+               f'ON CONFLICT (battle_id, judge_id, "order", prompt_version, variant) DO UPDATE SET {updates} '
+               "WHERE judgments.parse_error IS NOT NULL AND excluded.parse_error IS NULL "
+               "RETURNING judgment_id")
+        if self.read_only:
+            raise StoreError(f"store {self.path} is open read-only")
+        with self._write_lock:
+            return self._cur().execute(sql, values).fetchone() is not None
 
     def create_run(self, judge_id: int, dataset: str, planned: int, config: dict) -> int:
         ds = self.dataset(dataset).dataset_id

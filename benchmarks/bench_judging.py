@@ -1,0 +1,67 @@
+"""Judging throughput against the local fake endpoint, same run as its capacity baseline.
+
+    python benchmarks/bench_judging.py [--calls 1500] [--latency-ms 50] [--concurrency 32]
+
+The fake server answers every request after a fixed latency L; with C requests
+in flight its capacity is C / L calls per second.  The client (real `openai`
+AsyncOpenAI, parsing, one DuckDB write per judgment) should sustain ≥ 95% of
+it.  Client overhead per judgment = client CPU time / judgments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=1500)
+    ap.add_argument("--latency-ms", type=float, default=50.0)
+    ap.add_argument("--concurrency", type=int, default=32)
+    args = ap.parse_args()
+    from fake_openai_server import FakeJudge, FakeServer
+
+    from core.ingest import import_path
+    from core.judging.config import from_mapping
+    from core.judging.runner import plan, run_units
+    from core.store import Store
+
+    tmp = Path(tempfile.mkdtemp())
+    root = tmp / "ah"
+    (root / "model_answer").mkdir(parents=True)
+    n_prompts = args.calls // 6 + 1
+    with open(root / "question.jsonl", "w") as f:
+        for k in range(n_prompts):
+            f.write(json.dumps({"uid": f"q{k}", "prompt": f"Question {k}: explain something {k}."}) + "\n")
+    for m in ("m1", "m2", "m3"):
+        with open(root / "model_answer" / f"{m}.jsonl", "w") as f:
+            for k in range(n_prompts):
+                f.write(json.dumps({"uid": f"q{k}", "model": m, "messages": [
+                    {"role": "user", "content": "."}, {"role": "assistant", "content": {"answer": f"{m} says {k}."}}]}) + "\n")
+    with Store.open(tmp / "b.duckdb") as store, FakeServer(FakeJudge(latency_ms=args.latency_ms)) as srv:
+        import_path(store, root, "arena-hard", dataset="ah")
+        cfg = from_mapping({"name": "bench", "base_url": srv.url, "model": "fake", "concurrency": args.concurrency,
+                            "timeout_s": 30.0, "max_retries": 0}, "benchmark")
+        units = plan(store, "ah", cfg, limit=args.calls)
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        _, stats = run_units(store, "ah", cfg, units)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    capacity = args.concurrency / (args.latency_ms / 1000)
+    achieved = stats.finished / wall
+    # the server runs in this process too: its share of the CPU is charged to the client (an upper bound)
+    print(f"{stats.finished} judgments in {wall:.2f} s: {achieved:.0f}/s vs server capacity {capacity:.0f}/s "
+          f"({achieved / capacity:.1%}); process CPU per judgment {cpu / max(stats.finished, 1) * 1000:.2f} ms "
+          "(client + in-process server, an upper bound on client overhead)")
+
+
+if __name__ == "__main__":
+    main()
