@@ -936,6 +936,40 @@ class Store:
         with self._write_lock:
             return self._cur().execute(sql, values).fetchone() is not None
 
+    def record_judgments(self, rows: list[dict]) -> int:
+        """Several finished calls in one transaction (group commit); same rules as ``record_judgment``.
+
+        Returns how many rows were inserted or replaced a stored failure.
+        """
+        if not rows:
+            return 0
+        if self.read_only:
+            raise StoreError(f"store {self.path} is open read-only")
+        cols = ["battle_id", "judge_id", "order", "prompt_version", "variant", "verdict", *SCORE_COLUMNS,
+                "p_a", "confidence", "raw_output", "parse_error", "latency_ms", "prompt_tokens",
+                "completion_tokens", "run_id"]
+        frame = pd.DataFrame([{c: _none_if_na({"variant": "original", **r}.get(c)) for c in cols} for r in rows],
+                             columns=cols)
+        frame = frame.drop_duplicates(["battle_id", "judge_id", "order", "prompt_version", "variant"], keep="last")
+        frame = frame.astype({"verdict": "object", "raw_output": "object", "parse_error": "object",
+                              **{c: "float64" for c in SCORE_COLUMNS + ("p_a", "confidence", "latency_ms")}})
+        quoted = ", ".join(f'"{c}"' for c in cols)
+        updates = ", ".join(f'"{c}" = excluded."{c}"' for c in cols[5:])
+        with self._write_lock:
+            cur = self._cur()
+            cur.register("_batch", frame)
+            try:
+                got = cur.execute(
+                    f"INSERT INTO judgments (judgment_id, {quoted}) "
+                    f"SELECT (SELECT coalesce(max(judgment_id), 0) FROM judgments) + row_number() OVER (), {quoted} "
+                    f"FROM _batch "
+                    f'ON CONFLICT (battle_id, judge_id, "order", prompt_version, variant) DO UPDATE SET {updates} '
+                    "WHERE judgments.parse_error IS NOT NULL AND excluded.parse_error IS NULL "
+                    "RETURNING judgment_id").fetchall()
+            finally:
+                cur.unregister("_batch")
+        return len(got)
+
     def create_run(self, judge_id: int, dataset: str, planned: int, config: dict) -> int:
         ds = self.dataset(dataset).dataset_id
         with self.transaction() as cur:

@@ -10,6 +10,7 @@ kill the process at any moment and the next run plans exactly what is missing.
 from __future__ import annotations
 
 import asyncio
+import queue
 import random
 import threading
 import time
@@ -197,18 +198,65 @@ def run_units(store, dataset: str, cfg: JudgeConfig, units: list[Unit],
     return run_id, stats
 
 
+class _Writer(threading.Thread):
+    """The run's only writer: drains finished judgments and commits each batch at once.
+
+    Calls finish on the event loop; their rows wait here only while the
+    previous commit is in flight (group commit), so the loop never blocks on
+    the database.  A row lost to a kill before its commit is simply planned
+    again by the next run; the idempotency key makes a repeat harmless.
+    """
+
+    def __init__(self, store, run_id: int, stats: RunStats, progress):
+        super().__init__(name=f"judge-writer-{run_id}", daemon=True)
+        self.store, self.run_id, self.stats, self.progress = store, run_id, stats, progress
+        self.queue: queue.Queue = queue.Queue()
+        self.error: BaseException | None = None
+        self._last_flush = time.monotonic()
+
+    def run(self) -> None:
+        while True:
+            item = self.queue.get()
+            batch = [item]
+            while len(batch) < 500:
+                try:
+                    batch.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = any(r is None for r in batch)
+            rows = [r for r in batch if r is not None]
+            try:
+                self.store.record_judgments(rows)
+            except BaseException as exc:  # noqa: BLE001 - surfaced by the runner
+                self.error = exc
+                return
+            if rows and self.progress:
+                self.progress(self.stats)
+            now = time.monotonic()
+            if now - self._last_flush > 1.0:
+                self._last_flush = now
+                s = self.stats
+                self.store.update_run(self.run_id, done=s.done, failed=s.failed, parse_errors=s.parse_errors,
+                                      prompt_tokens=s.prompt_tokens, completion_tokens=s.completion_tokens)
+            if stop:
+                return
+
+
 async def _run(store, cfg, judge_id, run_id, units, stats, progress, cancel):
     import openai
 
     client = openai.AsyncOpenAI(base_url=cfg.base_url, api_key=cfg.api_key(), max_retries=0,
                                 timeout=cfg.timeout_s)
+    writer = _Writer(store, run_id, stats, progress)
+    writer.start()
     try:
         await _probe(client)
         sem = asyncio.Semaphore(cfg.concurrency)
-        last_flush = time.monotonic()
 
         def budget_ok() -> bool:
             if cancel is not None and cancel.is_set():
+                return False
+            if writer.error is not None:
                 return False
             if cfg.max_calls is not None and stats.calls >= cfg.max_calls:
                 return False
@@ -216,7 +264,6 @@ async def _run(store, cfg, judge_id, run_id, units, stats, progress, cancel):
             return cfg.max_tokens_total is None or used < cfg.max_tokens_total
 
         async def one(unit: Unit):
-            nonlocal last_flush
             async with sem:
                 if not budget_ok():
                     return
@@ -239,14 +286,7 @@ async def _run(store, cfg, judge_id, run_id, units, stats, progress, cancel):
                 if parsed.parse_error:
                     stats.parse_errors += 1
                 stats.done += 1
-            store.record_judgment(row)
-            if progress:
-                progress(stats)
-            now = time.monotonic()
-            if now - last_flush > 1.0:
-                last_flush = now
-                store.update_run(run_id, done=stats.done, failed=stats.failed, parse_errors=stats.parse_errors,
-                                 prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens)
+            writer.queue.put(row)
 
         await asyncio.gather(*(one(u) for u in units))
         if cancel is not None and cancel.is_set():
@@ -256,7 +296,11 @@ async def _run(store, cfg, judge_id, run_id, units, stats, progress, cancel):
         else:
             stats.status = "done"
     finally:
+        writer.queue.put(None)
+        await asyncio.to_thread(writer.join)
         await client.close()
+    if writer.error is not None:
+        raise writer.error
 
 
 def summary_frame(stats: RunStats) -> pd.DataFrame:
