@@ -22,6 +22,40 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 
+async def _raw_baseline(url: str, n: int, concurrency: int) -> float:
+    """Calls/s a minimal client (raw asyncio HTTP/1.1, keep-alive) gets from the same server."""
+    import asyncio
+    from urllib.parse import urlparse
+
+    u = urlparse(url)
+    body = json.dumps({"model": "fake", "messages": [{"role": "system", "content": "JSON object"},
+                                                     {"role": "user", "content": "q"}]}).encode()
+    request = (f"POST {u.path}/chat/completions HTTP/1.1\r\nHost: {u.hostname}\r\nContent-Type: application/json\r\n"
+               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    remaining = n
+
+    async def worker():
+        nonlocal remaining
+        reader, writer = await asyncio.open_connection(u.hostname, u.port)
+        while remaining > 0:
+            remaining -= 1
+            writer.write(request)
+            await writer.drain()
+            length = 0
+            while True:
+                line = await reader.readline()
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+                if line in (b"\r\n", b""):
+                    break
+            await reader.readexactly(length)
+        writer.close()
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return n / (time.perf_counter() - t0)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=1500)
@@ -63,9 +97,15 @@ def main() -> None:
         cpu0, t0 = time.process_time(), time.perf_counter()
         _, stats = run_units(store, "ah", cfg, units)
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    import asyncio
+
+    baseline = asyncio.run(_raw_baseline(url, args.calls, args.concurrency))
     server.kill()
     capacity = args.concurrency / (args.latency_ms / 1000)
     achieved = stats.finished / wall
+    print(f"baseline in the same run: a minimal raw-HTTP client gets {baseline:.0f}/s from the same server "
+          f"({baseline / capacity:.1%} of the nominal {capacity:.0f}/s); the judging client reaches "
+          f"{achieved / baseline:.1%} of that baseline")
     # the server runs in this process too: its share of the CPU is charged to the client (an upper bound)
     print(f"{stats.finished} judgments in {wall:.2f} s: {achieved:.0f}/s vs server capacity {capacity:.0f}/s "
           f"({achieved / capacity:.1%}); client CPU per judgment {cpu / max(stats.finished, 1) * 1000:.2f} ms")

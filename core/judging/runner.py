@@ -120,6 +120,7 @@ def _retry_after(exc) -> float | None:
 async def _call(client, cfg: JudgeConfig, unit: Unit, stats: RunStats, budget_ok: Callable[[], bool]):
     """One judgment with retries; returns (row fields, None) or (None, failure reason)."""
     import openai
+    from openai.types.chat import ChatCompletion
 
     messages = render(cfg.template, unit.prompt, unit.text_a, unit.text_b, unit.order)
     kwargs = dict(model=cfg.model, messages=messages, temperature=cfg.temperature, max_tokens=cfg.max_tokens)
@@ -132,7 +133,10 @@ async def _call(client, cfg: JudgeConfig, unit: Unit, stats: RunStats, budget_ok
         stats.calls += 1
         t0 = time.perf_counter()
         try:
-            resp = await client.chat.completions.create(**kwargs)
+            # The client's own POST: same transport, errors and response types as
+            # chat.completions.create, without re-validating our already-typed
+            # parameters on every call (that alone cost ~3 ms per judgment).
+            resp = await client.post("/chat/completions", body=kwargs, cast_to=ChatCompletion)
         except openai.APIConnectionError as exc:  # includes timeouts
             last = f"{type(exc).__name__}: {exc}"
             wait = None
