@@ -17,17 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-Z95 = 1.959963984540054
-
-
-def _wilson(k: float, n: float) -> tuple[float, float]:
-    if n == 0:
-        return float("nan"), float("nan")
-    p = k / n
-    denom = 1 + Z95**2 / n
-    centre = (p + Z95**2 / (2 * n)) / denom
-    half = Z95 * np.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denom
-    return float(centre - half), float(centre + half)
+from core.bias import wilson as _wilson
 
 
 def matchup_table(contests: pd.DataFrame) -> pd.DataFrame:

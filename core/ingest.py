@@ -265,21 +265,7 @@ def _read_table_file(path: Path) -> pd.DataFrame:
         except Exception as exc:  # pyarrow raises several types for corrupt files
             raise IngestError(path, f"unreadable Parquet file ({type(exc).__name__}: {str(exc)[:120]})") from None
     if suffix in (".jsonl", ".ndjson", ".json"):
-        text = _read_text(path)
-        rows = []
-        for i, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise IngestError(path, f"invalid JSON ({exc.msg})", row=i) from None
-            if not isinstance(obj, dict):
-                raise IngestError(path, "each line must be a JSON object", row=i)
-            rows.append(obj)
-        if not rows:
-            raise IngestError(path, "the file has no records")
-        return pd.DataFrame(rows)
+        return pd.DataFrame(_read_jsonl(path))
     if suffix in (".csv", ".tsv"):
         text = _read_text(path)
         try:
