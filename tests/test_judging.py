@@ -226,3 +226,23 @@ def test_background_worker_runs_and_cancels(tmp_path):
             w.wait(60)
             assert w.current.stats.status in ("cancelled", "done")
             assert len(s.judgments_frame("ah", "bg2", variant=None)) == w.current.stats.finished
+
+
+def test_echo_intervention_through_the_pipeline(tmp_path):
+    from core.judging.runner import echo_intervention_results, plan_echo_intervention
+
+    db = _store(tmp_path, n_prompts=5)
+    with FakeServer() as srv:
+        cfg = load_toml(_config(tmp_path, srv.url, template="ab-logprob", name="echoer"))
+        with Store.open(db) as s:
+            units = plan_echo_intervention(s, "ah", cfg, sample_size=4)
+            assert len(units) == 4 * 3 * 2
+            assert all("Question:" in (u.text_a if u.variant == "echo_a" else u.text_b)
+                       for u in units if u.variant != "original")
+            run_units(s, "ah", cfg, units)
+            assert not plan_echo_intervention(s, "ah", cfg, sample_size=4)  # resumable like any run
+            summary = echo_intervention_results(s, "ah", "echoer").set_index("variant")
+            assert set(summary.index) == {"original", "echo_a", "echo_b"}
+            assert (summary["n_battles"] == 4).all()
+            # the intervention never leaks into the leaderboard's judgments
+            assert s.battle_frame("ah", "echoer")["n_judgments"].max() == 2

@@ -20,12 +20,15 @@ def register(sub) -> None:
     p.add_argument("--limit", type=int, help="at most this many calls in this run")
     p.add_argument("--sample", choices=["all", "balanced"], default="all")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--echo-intervention", type=int, metavar="N",
+                   help="instead: re-judge N battles with echo appended to either side (stored as variants)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from core.judging.config import ConfigError, load_toml
-    from core.judging.runner import EndpointUnreachable, PlanError, plan, run_units
+    from core.judging.runner import (EndpointUnreachable, PlanError, echo_intervention_results, plan,
+                                     plan_echo_intervention, run_units)
     from core.store import StoreError
 
     try:
@@ -38,7 +41,10 @@ def run(args) -> int:
     store = open_store(args.db, read_only=False)
     try:
         try:
-            units = plan(store, args.dataset, cfg, limit=args.limit, sample=args.sample, seed=args.seed)
+            if args.echo_intervention:
+                units = plan_echo_intervention(store, args.dataset, cfg, args.echo_intervention, args.seed)
+            else:
+                units = plan(store, args.dataset, cfg, limit=args.limit, sample=args.sample, seed=args.seed)
         except (PlanError, StoreError) as exc:
             raise UserError(str(exc)) from None
         if not units:
@@ -60,6 +66,10 @@ def run(args) -> int:
         except EndpointUnreachable as exc:
             raise EndpointError(str(exc)) from None
         sys.stderr.write("\n")
+        if args.echo_intervention:
+            summary = echo_intervention_results(store, args.dataset, cfg.name)
+            if summary is not None:
+                print(summary.to_string(index=False))
         print(f"run {run_id}: {stats.done} judged ({stats.parse_errors} unparseable, stored with their raw output), "
               f"{stats.failed} failed calls recorded, status {stats.status}", file=sys.stderr)
         return 0

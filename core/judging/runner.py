@@ -40,6 +40,7 @@ class Unit:
     prompt: str
     text_a: str
     text_b: str
+    variant: str = "original"  # 'echo_a' / 'echo_b': the echo intervention's counterfactuals
 
 
 @dataclass
@@ -103,6 +104,53 @@ def plan(store, dataset: str, cfg: JudgeConfig, limit: int | None = None, sample
     units = [Unit(int(r.battle_id), o, r.prompt, r.text_a, r.text_b if r.text_b is not None else "")
              for r in battles.itertuples() for o in orders if (int(r.battle_id), o) not in have]
     return units[:limit] if limit else units
+
+
+def plan_echo_intervention(store, dataset: str, cfg: JudgeConfig, sample_size: int = 100, seed: int = 0
+                           ) -> list[Unit]:
+    """The echo intervention (correct-looks-better §5.4) through the real pipeline.
+
+    A seeded sample of battles where neither answer echoes is judged three ways:
+    as is, and with the question–answer text appended three times to side a
+    (variant 'echo_a') or side b ('echo_b'); stored as judgment variants.
+    """
+    from core.echo import detect_echo, make_echo_variant
+
+    if cfg.template == "echo":
+        raise PlanError("the echo intervention needs a pairwise template, not 'echo'")
+    battles = store.battles_for_judging(dataset)
+    ok = battles["text_a"].notna() & battles["text_b"].notna() & battles["prompt"].notna()
+    battles = battles[ok]
+    clean = [not detect_echo(a).is_echo and not detect_echo(b).is_echo
+             for a, b in zip(battles["text_a"], battles["text_b"])]
+    battles = battles[np.array(clean, bool)] if len(battles) else battles
+    if battles.empty:
+        raise PlanError(f"dataset {dataset!r} has no battles with texts where neither answer echoes")
+    sample = battles.sample(min(sample_size, len(battles)), random_state=seed)
+    judge_id = register_judge(store, cfg)
+    units = []
+    for variant in ("original", "echo_a", "echo_b"):
+        have = store.existing_judgment_keys(judge_id, cfg.version, dataset, variant=variant)
+        done = set(zip(have["battle_id"].tolist(), have["order"].tolist()))
+        for r in sample.itertuples():
+            a = make_echo_variant(r.prompt, r.text_a) if variant == "echo_a" else r.text_a
+            b = make_echo_variant(r.prompt, r.text_b) if variant == "echo_b" else r.text_b
+            for order in ("ab", "ba"):
+                if (int(r.battle_id), order) not in done:
+                    units.append(Unit(int(r.battle_id), order, r.prompt, a, b, variant))
+    return units
+
+
+def echo_intervention_results(store, dataset: str, judge: str):
+    """The stored intervention judgments, summarised: P(a ≻ b) per variant with 95% intervals."""
+    from core.bias import echo_intervention_summary
+
+    j = store.judgments_frame(dataset, judge, variant=None)
+    j = j[j["parse_error"].isna()]
+    runs = j[j["battle_id"].isin(j.loc[j["variant"] != "original", "battle_id"])]
+    if runs.empty:
+        return None
+    return echo_intervention_summary(runs[["battle_key", "variant", "order", "p_a", "verdict"]])
 
 
 def _retry_after(exc) -> float | None:
@@ -275,7 +323,7 @@ async def _run(store, cfg, judge_id, run_id, units, stats, progress, cancel):
             if failure == "budget exhausted":
                 return
             row = {"battle_id": unit.battle_id, "judge_id": judge_id, "order": unit.order,
-                   "prompt_version": cfg.version, "run_id": run_id}
+                   "prompt_version": cfg.version, "run_id": run_id, "variant": unit.variant}
             if failure is not None:
                 row.update(parse_error=f"call failed: {failure}")
                 stats.failed += 1
