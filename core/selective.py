@@ -24,11 +24,14 @@ step of the paper's proof fails): :func:`evaluate` reports how often each
 method's test risk exceeds α and :func:`violation_rates` measures, against a
 known population, how often the *population* risk at λ̂ exceeds α.
 
-Speed: :func:`evaluate` sorts the instances once (not once per split).  A
-split is a calibration mask over the instances in score order; a calibration
-set read off that mask is already sorted, so every threshold rule is a pair
-of cumulative sums over a (splits × instances) array, and the test counts at
-λ̂ are a second pair of cumulative sums read at one column per split.
+Speed: :func:`evaluate` sorts the instances once, not once per split.  A
+split is a calibration mask; read in score order, its members are already
+sorted, so each rule is one cumulative sum of errors over a (splits ×
+calibration size) array compared with a bound that depends only on how many
+instances are accepted (αk − 1 for SCOPE, αk for naive, the binomial critical
+value for LTT).  The test counts at λ̂ are the totals up to λ̂ minus the
+calibration counts: one lookup per split.  No loop over instances or splits
+(only over chunks of splits, to bound memory).
 """
 
 from __future__ import annotations
@@ -247,27 +250,46 @@ def _last_true(mask: np.ndarray) -> np.ndarray:
     return np.where(mask.any(axis=1), last, -1)
 
 
-def _last_feasible(cum_n: np.ndarray, cum_e: np.ndarray, valid: np.ndarray, alpha: float, method: str,
-                   delta: float, kstar: np.ndarray | None = None) -> np.ndarray:
-    """Column of λ̂ per row (−1: abstain on all) from cumulative accepted/error counts.
+def _acceptance_bounds(k_max: int, alpha: float, method: str, delta: float,
+                       kstar: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """Each rule as "accept the k smallest iff (errors among them) ≤ bound[k−1]", k = 1…k_max.
 
-    Each column is a candidate threshold (a tie group of calibration scores, in
-    increasing order); ``valid`` marks the columns that are candidates.
+    Returns (bound, k_min): the rule only considers k ≥ k_min.  scope:
+    Σ(E − α) ≤ −1 ⇔ e ≤ αk − 1; naive: e ≤ αk; ltt: e ≤ k*(k), the binomial
+    critical value, from k_min = ⌈ln δ / ln(1 − α)⌉ upwards.
     """
+    k = np.arange(1, k_max + 1, dtype=float)
     if method == "scope":
-        ok = valid & (cum_e - alpha * cum_n <= -1.0 + _TOL)
-    elif method == "naive":
-        ok = valid & (cum_n > 0) & (cum_e <= alpha * cum_n + _TOL)
-    elif method == "ltt":
+        return alpha * k - 1.0 + _TOL, 1
+    if method == "naive":
+        return alpha * k + _TOL, 1
+    if method == "ltt":
         if kstar is None:
-            kstar = _ltt_critical(int(cum_n.max(initial=0)), alpha, delta)
-        cand = valid & (cum_n >= ltt_min_accepted(alpha, delta))
-        fail = cand & (cum_e > kstar[cum_n])
-        first_fail = np.where(fail.any(axis=1), np.argmax(fail, axis=1), cum_n.shape[1])
-        ok = cand & (np.arange(cum_n.shape[1])[None, :] < first_fail[:, None])
-    else:
-        raise ValueError(f"unknown threshold method {method!r}; expected one of {THRESHOLD_METHODS}")
-    return _last_true(ok)
+            kstar = _ltt_critical(k_max, alpha, delta)
+        return kstar[1:k_max + 1].astype(float), ltt_min_accepted(alpha, delta)
+    raise ValueError(f"unknown threshold method {method!r}; expected one of {THRESHOLD_METHODS}")
+
+
+def _last_feasible(cum_e: np.ndarray, valid: np.ndarray | None, alpha: float, method: str, delta: float,
+                   kstar: np.ndarray | None = None) -> np.ndarray:
+    """Column of λ̂ per row (−1: abstain on all).
+
+    ``cum_e[r, k−1]``: errors among the k lowest-scored calibration instances
+    of row r; ``valid``: the column ends a tie group of scores (None: no ties),
+    so that equal scores enter together.  scope and naive take the last
+    feasible column; LTT walks up its candidates and stops at the first failure.
+    """
+    n_cols = cum_e.shape[1]
+    bound, k_min = _acceptance_bounds(n_cols, alpha, method, delta, kstar)
+    passes = cum_e <= bound[None, :]
+    if method != "ltt":
+        return _last_true(passes if valid is None else passes & valid)
+    cand = np.zeros(n_cols, dtype=bool)
+    cand[k_min - 1:] = True
+    cand = np.broadcast_to(cand, cum_e.shape) if valid is None else valid & cand[None, :]
+    fail = cand & ~passes
+    first_fail = np.where(fail.any(axis=1), np.argmax(fail, axis=1), n_cols)
+    return _last_true(cand & (np.arange(n_cols)[None, :] < first_fail[:, None]))
 
 
 def _check_alpha_delta(alpha: float, delta: float) -> None:
@@ -295,10 +317,9 @@ def thresholds(score, errors, alpha: float, method: str, delta: float = 0.1) -> 
     order = np.argsort(s, axis=1, kind="stable")
     ss = np.take_along_axis(s, order, axis=1)
     cum_e = np.cumsum(np.take_along_axis(e, order, axis=1), axis=1)
-    cum_n = np.broadcast_to(np.arange(1, s.shape[1] + 1), s.shape)
     group_end = np.ones(s.shape, dtype=bool)  # instances with equal s enter together
     group_end[:, :-1] = ss[:, 1:] != ss[:, :-1]
-    col = _last_feasible(cum_n, cum_e, group_end, alpha, method, delta)
+    col = _last_feasible(cum_e, group_end, alpha, method, delta)
     return np.where(col >= 0, ss[np.arange(s.shape[0]), np.maximum(col, 0)], -np.inf)
 
 
@@ -430,9 +451,10 @@ def evaluate(u: Uncertainty, alphas: Sequence[float] = DEFAULT_ALPHAS, n_splits:
              progress: Callable[[int, int], None] | None = None) -> CurveResult:
     """Random 50/50 calibration/test splits; per method and α the risk and coverage statistics.
 
-    ``splits``: explicit (splits × n) calibration masks (see
-    :func:`calibration_masks`, the default with ``seed``).  Work is done in
-    chunks of splits so that memory stays bounded for large ``n``.
+    ``splits``: explicit (splits × n) calibration masks, each with the same
+    number of calibration instances (see :func:`calibration_masks`, the
+    default with ``seed``).  Work is done in chunks of splits so that memory
+    stays bounded for large ``n``.
     """
     n = len(u)
     if n < 4:
@@ -450,20 +472,28 @@ def evaluate(u: Uncertainty, alphas: Sequence[float] = DEFAULT_ALPHAS, n_splits:
     if splits.ndim != 2 or splits.shape[1] != n:
         raise ValueError(f"splits must be (n_splits × {n}) calibration masks, got shape {splits.shape}")
     n_cal = splits.sum(axis=1)
-    if np.any(n_cal == 0) or np.any(n_cal == n):
-        raise ValueError("every split needs at least one calibration and one test instance")
-    n_test_rows = n - n_cal
+    k_cal = int(n_cal[0]) if len(n_cal) else 0
+    if not 0 < k_cal < n or np.any(n_cal != k_cal):
+        raise ValueError("every split needs the same number of calibration instances, at least one, and at "
+                         "least one test instance")
     S = splits.shape[0]
+    n_test_rows = np.full(S, n - k_cal)
 
-    # One global sort: a calibration set read off a mask in this order is sorted.
+    # One global sort: the calibration members of a split, read off its mask in
+    # this order, are already sorted.  Their k-th member closes a prefix of k
+    # calibration instances, so each rule is one comparison of the running error
+    # count with a bound that depends on k only (_acceptance_bounds).
     order = np.argsort(u.score, kind="stable")
     s_sorted = u.score[order]
     err_sorted = u.errors[order].astype(np.int32)
-    group_end = np.flatnonzero(np.r_[s_sorted[1:] != s_sorted[:-1], True])  # equal s enter together
-    cum_err_all = np.cumsum(err_sorted)[group_end]
-    cum_all = group_end + 1
-    conf = u.confidence
-    kstar = {a: _ltt_critical(int(n_cal.max()), a, delta) for a in alphas} if "ltt" in methods else {}
+    starts = np.r_[True, s_sorted[1:] != s_sorted[:-1]]
+    group = np.cumsum(starts) - 1  # tie group of each sorted position
+    group_last = np.r_[np.flatnonzero(starts)[1:] - 1, n - 1]  # its last sorted position
+    n_upto_group = group_last + 1  # instances with s ≤ the group's score
+    err_upto_group = np.cumsum(err_sorted)[group_last]
+    ties = bool(group[-1] < n - 1)
+    wrong = ~u.correct
+    kstar = {a: _ltt_critical(k_cal, a, delta) for a in alphas} if "ltt" in methods else {}
 
     n_acc = {(m, a): np.empty(S, dtype=np.int64) for m in methods for a in alphas}
     n_err = {(m, a): np.empty(S, dtype=np.int64) for m in methods for a in alphas}
@@ -474,30 +504,29 @@ def evaluate(u: Uncertainty, alphas: Sequence[float] = DEFAULT_ALPHAS, n_splits:
         hi = min(S, lo + chunk)
         rows = np.arange(hi - lo)
         t0 = time.perf_counter()
-        cal = splits[lo:hi][:, order]
-        # cumulative calibration counts at the end of each tie group of scores
-        cum_n = np.cumsum(cal, axis=1, dtype=np.int32)[:, group_end]
-        cum_e = np.cumsum(cal * err_sorted, axis=1, dtype=np.int32)[:, group_end]
-        before = np.zeros_like(cum_n)
-        before[:, 1:] = cum_n[:, :-1]
-        has_cal = cum_n > before  # λ ranges over calibration scores only
-        test_n = cum_all[None, :] - cum_n  # test instances with s ≤ the group's score
-        test_e = cum_err_all[None, :] - cum_e
+        pos = np.nonzero(splits[lo:hi][:, order])[1].reshape(hi - lo, k_cal)  # sorted positions of members
+        cum_e = np.cumsum(err_sorted[pos], axis=1, dtype=np.int32)
+        grp = group[pos]
+        valid = None  # equal scores enter together: only the last member of a tie group closes a prefix
+        if ties:
+            valid = np.ones(pos.shape, dtype=bool)
+            valid[:, :-1] = grp[:, 1:] != grp[:, :-1]
         test = ~splits[lo:hi]
         timing["shared"] += time.perf_counter() - t0
         for m in methods:
             t0 = time.perf_counter()
             for a in alphas:
                 if m in THRESHOLD_METHODS:
-                    col = _last_feasible(cum_n, cum_e, has_cal, a, m, delta, kstar.get(a))
+                    col = _last_feasible(cum_e, valid, a, m, delta, kstar.get(a))
                     safe = np.maximum(col, 0)
-                    na = np.where(col >= 0, test_n[rows, safe], 0)
-                    ne = np.where(col >= 0, test_e[rows, safe], 0)
+                    g = grp[rows, safe]  # λ̂ = that member's score; test counts = all − calibration
+                    na = np.where(col >= 0, n_upto_group[g] - (safe + 1), 0)
+                    ne = np.where(col >= 0, err_upto_group[g] - cum_e[rows, safe], 0)
                 elif m == "heuristic":
-                    acc = test & (conf >= 1.0 - a - 1e-12)[None, :]
-                    na, ne = acc.sum(axis=1), (acc & ~u.correct[None, :]).sum(axis=1)
+                    acc = test & (u.confidence >= 1.0 - a - 1e-12)[None, :]
+                    na, ne = acc.sum(axis=1), (acc & wrong[None, :]).sum(axis=1)
                 else:  # vanilla
-                    na, ne = n_test_rows[lo:hi], (test & ~u.correct[None, :]).sum(axis=1)
+                    na, ne = n_test_rows[lo:hi], (test & wrong[None, :]).sum(axis=1)
                 n_acc[(m, a)][lo:hi], n_err[(m, a)][lo:hi] = na, ne
             timing[m] += time.perf_counter() - t0
         if progress is not None:
@@ -538,9 +567,11 @@ def violation_rates(cal_score: np.ndarray, cal_errors: np.ndarray, population: U
     calibration sets whose λ̂ has population risk > α; abstaining on all is
     not a violation, as in LTT's guarantee P(risk(λ̂) > α) ≤ δ),
     violation_rate_when_accepting, abstain_all, mean_population_risk (over
-    sets that accept something), mean_population_coverage, mc_se (binomial
-    Monte-Carlo standard error of violation_rate), exceeds_alpha
-    (mean_population_risk > α).
+    sets that accept something), pooled_population_risk (Σ errors / Σ
+    accepted over all sets: the marginal ratio SCOPE's theorem claims to
+    bound), mean_population_coverage, mc_se (binomial Monte-Carlo standard
+    error of violation_rate), exceeds_alpha (mean_population_risk > α) and
+    pooled_exceeds_alpha.
     """
     cal_score = np.atleast_2d(np.asarray(cal_score, float))
     cal_errors = np.atleast_2d(np.asarray(cal_errors, float))
@@ -569,9 +600,12 @@ def violation_rates(cal_score: np.ndarray, cal_errors: np.ndarray, population: U
                 "method": m, "alpha": float(a), "violation_rate": rate,
                 "violation_rate_when_accepting": float(violated[ok].mean()) if ok.any() else float("nan"),
                 "abstain_all": float((~ok).mean()), "mean_population_risk": mean_risk,
+                # the ratio of expectations the paper's theorem bounds (pooled over calibration draws)
+                "pooled_population_risk": float(e.sum() / k.sum()) if k.sum() else float("nan"),
                 "mean_population_coverage": float((k / n_pop).mean()),
                 "mc_se": math.sqrt(max(rate * (1 - rate), 1e-12) / n_sets),
                 "exceeds_alpha": bool(ok.any() and mean_risk > a + 1e-12),
+                "pooled_exceeds_alpha": bool(k.sum() > 0 and e.sum() / k.sum() > a + 1e-12),
             })
     return pd.DataFrame(rows)
 
