@@ -408,14 +408,23 @@ def _judgments(battles, models, completions, rng) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------- main
-def simulate_arena(seed: int = 0, config: DemoConfig | None = None) -> DatasetTables:
-    """Build the demo arena (deterministic for a given seed and config)."""
-    cfg = config or DemoConfig()
+def _world(seed: int, cfg: DemoConfig):
+    """Models, prompts, completions and battles, and the generator positioned after them.
+
+    Shared by the arena and the echo intervention so that both see the same answers.
+    """
     rng = np.random.default_rng(seed)
     models = _models(cfg, rng)
     prompts = _prompts(cfg, rng)
     completions = _completions(models, prompts, rng)
     battles = _battles(cfg, models, prompts, rng)
+    return rng, models, prompts, completions, battles
+
+
+def simulate_arena(seed: int = 0, config: DemoConfig | None = None) -> DatasetTables:
+    """Build the demo arena (deterministic for a given seed and config)."""
+    cfg = config or DemoConfig()
+    rng, models, prompts, completions, battles = _world(seed, cfg)
     annotators = _annotators(cfg, rng)
     votes = _votes(battles, models, completions, annotators, rng)
     judgments = _judgments(battles, models, completions, rng)
@@ -451,11 +460,7 @@ def rejudge_with_echo(seed: int, judge: str, sample_size: int = 300, config: Dem
     battle_key, variant ('original', 'echo_a', 'echo_b'), order, p_a, verdict.
     """
     cfg = config or DemoConfig()
-    rng = np.random.default_rng(seed)
-    models = _models(cfg, rng)
-    prompts = _prompts(cfg, rng)
-    completions = _completions(models, prompts, rng)
-    battles = _battles(cfg, models, prompts, rng)
+    _, models, prompts, completions, battles = _world(seed, cfg)
     profile = next((j for j in JUDGES if j.name == judge), None)
     if profile is None:
         raise ValueError(f"unknown simulated judge {judge!r}; expected one of {[j.name for j in JUDGES]}")
