@@ -2,6 +2,11 @@
 
 Run with ``make run`` (or ``streamlit run app.py``); the store comes from the
 ``ARENA_DB`` environment variable (default ``data/arena.duckdb``).
+
+Page files end in ``_page.py`` so that no file name equals a URL path:
+Streamlit would otherwise route a deep link such as ``/leaderboard`` straight
+to ``pages/leaderboard.py`` (its legacy pages/ folder), bypassing this script
+and the sidebar it draws.  The default page (Overview) lives at ``/``.
 """
 
 import streamlit as st
@@ -11,22 +16,21 @@ from pages._shared import apply_presentation_mode, sidebar
 st.set_page_config(page_title="Judge Arena", page_icon=":material/leaderboard:", layout="wide")
 
 PAGES = [
-    st.Page("pages/overview_page.py", title="Overview", icon=":material/dashboard:", default=True, url_path="overview"),
-    st.Page("pages/leaderboard_page.py", title="Leaderboard", icon=":material/leaderboard:", url_path="leaderboard"),
-    st.Page("pages/calibration_page.py", title="Calibration", icon=":material/tune:", url_path="calibration"),
-    st.Page("pages/residuals_page.py", title="Residuals", icon=":material/scatter_plot:", url_path="residuals"),
-    st.Page("pages/bias_page.py", title="Judge bias", icon=":material/balance:", url_path="bias"),
-    st.Page("pages/selective_page.py", title="Selective judging", icon=":material/filter_alt:", url_path="selective"),
-    st.Page("pages/judges_page.py", title="Judges & annotators", icon=":material/groups:", url_path="judges"),
-    st.Page("pages/analyses_page.py", title="Analyses", icon=":material/science:", url_path="analyses"),
-    st.Page("pages/admin_page.py", title="Admin", icon=":material/admin_panel_settings:", url_path="admin"),
+    ("overview_page.py", "Overview", ":material/dashboard:", "overview"),
+    ("leaderboard_page.py", "Leaderboard", ":material/leaderboard:", "leaderboard"),
+    ("calibration_page.py", "Calibration", ":material/tune:", "calibration"),
+    ("residuals_page.py", "Residuals", ":material/scatter_plot:", "residuals"),
+    ("bias_page.py", "Judge bias", ":material/balance:", "bias"),
+    ("selective_page.py", "Selective judging", ":material/filter_alt:", "selective"),
+    ("judges_page.py", "Judges & annotators", ":material/groups:", "judges"),
+    ("analyses_page.py", "Analyses", ":material/science:", "analyses"),
+    ("admin_page.py", "Admin", ":material/admin_panel_settings:", "admin"),
 ]
 
-# Page files end in _page.py so that no file name equals a URL path: Streamlit
-# would otherwise route a deep link such as /overview straight to
-# pages/overview.py (its legacy pages/ folder), bypassing this script and the
-# sidebar it draws.
-nav = st.navigation(PAGES)
+nav = st.navigation([
+    st.Page(f"pages/{file}", title=title, icon=icon, url_path=url, default=(k == 0))
+    for k, (file, title, icon, url) in enumerate(PAGES)
+])
 sidebar()
 apply_presentation_mode()
 nav.run()

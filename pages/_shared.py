@@ -12,8 +12,11 @@ import traceback
 from contextlib import contextmanager
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
+from core import export
+from core.charts import title_of
 from core.datahome import DEFAULT_DB
 from core.store import Store, StoreError
 
@@ -108,15 +111,25 @@ def selected_judge() -> str | None:
 
 
 def apply_presentation_mode() -> None:
-    if st.query_params.get("present") == "1":
-        st.markdown(
-            """<style>
-            section[data-testid="stSidebar"] {display: none;}
-            html, body, [class*="css"], .stMarkdown p {font-size: 1.2rem;}
-            h1 {font-size: 2.6rem !important;}
-            </style>""",
-            unsafe_allow_html=True,
-        )
+    """Presentation mode (``?present=1``): no sidebar, larger text, and a way back out."""
+    if st.query_params.get("present") != "1":
+        return
+    st.markdown(
+        """<style>
+        section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+        [data-testid="stExpandSidebarButton"] {display: none !important;}
+        .stMainBlockContainer, [data-testid="stMainBlockContainer"] {max-width: 100%; padding-left: 3rem;
+            padding-right: 3rem;}
+        .stMarkdown p, .stMarkdown li, [data-testid="stCaptionContainer"], [data-testid="stMetricValue"],
+        [data-testid="stAlertContainer"] p {font-size: 1.25rem !important;}
+        h1 {font-size: 3rem !important;}
+        h2, h3 {font-size: 2rem !important;}
+        </style>""",
+        unsafe_allow_html=True,
+    )
+    if st.button("Exit presentation mode", icon=":material/close_fullscreen:", key="exit_present"):
+        st.query_params.pop("present", None)
+        st.rerun()
 
 
 @contextmanager
@@ -132,6 +145,32 @@ def page_guard(name: str):
 
 def caption(text: str) -> None:
     st.caption(f"**How to read this:** {text}")
+
+
+def show_chart(fig, key: str | None = None, how_to_read: str | None = None) -> None:
+    """Draw a figure in the Streamlit theme (light or dark) with a PNG download in its toolbar.
+
+    The modebar's camera button saves the chart as PNG in the browser (no
+    kaleido); the file is named after the chart's title.
+    """
+    name = "".join(ch if ch.isalnum() else "_" for ch in title_of(fig).lower()).strip("_")[:60] or "chart"
+    st.plotly_chart(fig, theme="streamlit", width="stretch", key=key,
+                    config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": name,
+                                                                            "scale": 2}})
+    if how_to_read:
+        caption(how_to_read)
+
+
+def export_buttons(table: pd.DataFrame, stem: str, title: str, key: str) -> None:
+    """CSV, Markdown and LaTeX downloads of a table (formatters in core.export)."""
+    row = st.container(horizontal=True)
+    c = [row, row, row]
+    c[0].download_button("CSV", export.to_csv(table), f"{stem}.csv", "text/csv", key=f"{key}_csv",
+                         icon=":material/download:")
+    c[1].download_button("Markdown", export.to_markdown(table), f"{stem}.md", "text/markdown", key=f"{key}_md",
+                         icon=":material/download:")
+    c[2].download_button("LaTeX", export.to_latex(table, caption=title), f"{stem}.tex", "application/x-tex",
+                         key=f"{key}_tex", icon=":material/download:")
 
 
 # ---------------------------------------------------------------- loaders
@@ -168,6 +207,22 @@ def load_heldout(dataset: str, judge: str, token: str, all_methods: bool = False
 @st.cache_data(show_spinner=False)
 def load_votes(dataset: str, token: str):
     return get_store().votes_frame(dataset)
+
+
+def init_tau(dataset: str, judge: str, fitted: float, lo: float, hi: float) -> None:
+    """Put the τ slider's starting value in the session (shared by Leaderboard and Calibration).
+
+    First load: the URL's ``tau`` (a pasted link reproduces the view), else the
+    fitted τ.  Another dataset or judge: that judge's own fitted τ, since a τ
+    only means something for the judge whose score gaps it scales.
+    """
+    view = f"{dataset}|{judge}"
+    previous = st.session_state.get("_tau_view")
+    if previous is not None and previous != view:
+        st.session_state["tau"] = min(max(fitted, lo), hi)
+    elif "tau" not in st.session_state:
+        st.session_state["tau"] = param("tau", fitted, lo, hi)
+    st.session_state["_tau_view"] = view
 
 
 def param(key: str, default: float, lo: float, hi: float) -> float:

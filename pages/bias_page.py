@@ -1,66 +1,100 @@
-"""Judge bias: position, verbosity, self-preference, style control and echo."""
+"""Judge bias: position, verbosity, self-preference, style control and echo.
+
+judge selector → core.service.bias_report → Store.battle_frame / judgments_frame → core.charts.*
+"""
 
 import pandas as pd
 import streamlit as st
 
 from core import charts, service
-from pages._shared import caption, get_store, page_guard, selected_dataset, selected_judge, version
+from pages._shared import get_store, page_guard, selected_dataset, selected_judge, show_chart, version
 
 st.title("Judge bias")
 
 
-@st.cache_data(show_spinner="Fitting the bias diagnostics…")
-def report(dataset, judge, token):
+@st.cache_data(show_spinner="Fitting the bias diagnostics (cached afterwards)…")
+def load_report(dataset, judge, token):
     return service.bias_report(get_store(), dataset, judge)
+
+
+def _pct(x) -> str:
+    return "—" if x is None or pd.isna(x) else f"{x:.1%}"
 
 
 with page_guard("The judge bias page"):
     dataset, judge = selected_dataset(), selected_judge()
-    if get_store() is None or dataset is None or judge is None:
-        st.info("Select a dataset with judgments.")
+    if get_store() is None or dataset is None:
+        st.info("No dataset selected: build the demo (`make run` or `python -m core simulate`) or import data.")
         st.stop()
-    r = report(dataset, judge, version())
+    if judge is None:
+        st.info(f"Dataset **{dataset}** has no judgments: the bias diagnostics read a judge's verdicts and scores.")
+        st.stop()
+    r = load_report(dataset, judge, version())
+
+    # ------------------------------------------------------------ position
     p = r["position"]
     st.subheader("Position")
     c = st.columns(3)
-    c[0].metric("first-shown answer wins", f"{p['first_win_rate']:.1%}",
-                help=f"95% interval {p['ci'][0]:.3f}–{p['ci'][1]:.3f} over {p['n_decisive']:,} decisive verdicts")
-    c[1].metric("verdict flips when swapped", "—" if p["flip_rate"] is None else f"{p['flip_rate']:.1%}")
+    ci = p["ci"]
+    c[0].metric("first-shown answer wins", _pct(p["first_win_rate"]),
+                help=f"95% interval {ci[0]:.3f}–{ci[1]:.3f} over {p['n_decisive']:,} decisive verdicts"
+                if ci[0] is not None and not pd.isna(ci[0]) else "no decisive verdicts")
+    c[1].metric("verdict flips when the order is swapped", _pct(p["flip_rate"]),
+                help=f"over {p['n_both_orders']:,} battles judged in both orders" if p["n_both_orders"] else None)
     c[2].metric("rubric points gained by going first",
                 "—" if p["first_score_advantage"] is None else f"{p['first_score_advantage']:+.2f}")
+    if p["flip_rate"] is None:
+        st.info("No flip rate: this judge saw each battle in one presentation order only, so there is no swapped "
+                "verdict to compare with.")
     if p["biased"]:
-        st.warning(f"Position bias: the 95% interval for the first-position win rate ({p['ci'][0]:.3f}–{p['ci'][1]:.3f}) "
+        st.warning(f"Position bias: the 95% interval for the first-position win rate ({ci[0]:.3f}–{ci[1]:.3f}) "
                    "excludes 0.5.")
     if p["note"]:
         st.info(p["note"])
     if p["elo"]:
-        st.plotly_chart(charts.position_deflection(pd.DataFrame(p["elo"])), width="stretch")
-        caption("each model's Elo from verdicts where it appeared in one position only, against both orders "
-                "averaged; wide gaps mean the order of presentation moves the leaderboard.")
+        show_chart(charts.position_deflection(pd.DataFrame(p["elo"])), key="position_elo",
+                   how_to_read="each model's Elo from the verdicts where it was shown first only (▶) or second only "
+                               "(◀), against both orders averaged (●); wide gaps mean the order of presentation "
+                               "moves the leaderboard.")
 
+    # --------------------------------------------------------------- style
     st.subheader("Style control")
     s = r["style"]
     if s["note"]:
         st.info(s["note"])
-    else:
+    if s["coefficients"]:
         coef = pd.DataFrame(s["coefficients"])
-        st.plotly_chart(charts.coefficient_bars(coef, "What the judge rewards beyond model strength"), width="stretch")
-        caption("positive bars: the judge prefers the answer that is longer / has more of that markdown element, "
-                "at equal model strength; intervals crossing zero are not distinguishable from no effect.")
+        show_chart(charts.coefficient_bars(coef, "What the judge rewards beyond model strength"), key="style_coef",
+                   how_to_read="positive: at equal model strength the judge prefers the answer that is longer / has "
+                               "more of that element; intervals crossing zero are indistinguishable from no effect.")
         lb = pd.DataFrame(s["leaderboard"])
-        st.dataframe(lb[lb["moved"] != 0].sort_values("moved", key=abs, ascending=False).head(15), hide_index=True)
-        caption("models whose rank changes once style is controlled for (positive: moves up).")
+        moved = lb[lb["moved"] != 0].sort_values("moved", key=abs, ascending=False)
+        if moved.empty:
+            st.caption("No model changes rank once style is controlled for.")
+        else:
+            st.dataframe(moved.head(15), hide_index=True, width="stretch",
+                         column_config={"elo_raw": st.column_config.NumberColumn("Elo (judge)", format="%.0f"),
+                                        "elo_controlled": st.column_config.NumberColumn("Elo (style-controlled)",
+                                                                                        format="%.0f"),
+                                        "moved": st.column_config.NumberColumn("ranks moved", format="%+d")})
+            st.caption(f"The {len(moved)} models whose rank changes once style is controlled for (positive: moves "
+                       f"up); {s['n_battles']:,} battles in the fit.")
 
+    # --------------------------------------------- verbosity, self-preference
     st.subheader("Verbosity and self-preference")
-    v, sp = r["verbosity"], r["self_preference"]
+    vb, sp = r["verbosity"], r["self_preference"]
     c = st.columns(2)
-    if v["n_near_ties"]:
-        c[0].metric("longer answer wins near-ties", f"{v['longer_win_rate']:.1%}",
-                    help=f"{v['n_near_ties']} battles with |gap| < 0.5; 95% interval {v['ci'][0]:.3f}–{v['ci'][1]:.3f}")
+    if vb["n_near_ties"]:
+        c[0].metric("longer answer wins near-ties", _pct(vb["longer_win_rate"]),
+                    help=f"{vb['n_near_ties']} battles with |gap| < 0.5; 95% interval "
+                         f"{vb['ci'][0]:.3f}–{vb['ci'][1]:.3f}")
+        if vb.get("residual_length_partial_r") is not None and not pd.isna(vb["residual_length_partial_r"]):
+            c[0].caption(f"Partial correlation of a model's Hard-Elo residual with its mean answer length: "
+                         f"{vb['residual_length_partial_r']:+.2f}.")
     else:
-        c[0].info(v["note"] or "no near-tie battles")
+        c[0].info(vb["note"] or "No near-tie battles (|gap| < 0.5) to measure verbosity on.")
     if sp["excess"] is None:
-        c[1].info(sp["note"] or "self-preference unavailable")
+        c[1].info(sp["note"] or "Self-preference needs the judge's family and models of that family.")
     else:
         c[1].metric(f"own family ({sp['family']}) excess", f"{sp['excess']:+.2f} points",
                     help="mean rubric score on its own family's answers minus on others', each relative to the "
@@ -68,14 +102,40 @@ with page_guard("The judge bias page"):
     if sp.get("elo_excess") is not None:
         st.caption(f"On Elo: the judge rates its own family's models {sp['elo_excess']:+.1f} Elo higher than the "
                    "other judges do, relative to other models.")
+
+    # ---------------------------------------------------------------- echo
+    st.subheader("Echo")
+    if not r["echo"] and not r.get("echo_intervention"):
+        st.info("No echo information: the store has no completions with an echo flag for this dataset (echo is "
+                "detected from the answer text, or simulated in the demo).")
     if r["echo"]:
-        st.subheader("Echo")
-        pref = pd.DataFrame(r["echo"]["preference"])
-        st.dataframe(pref, hide_index=True)
-        caption("how often the judge picks the answer that echoes (repeats itself after the final answer) when "
-                "exactly one side does; below 0.5 means echo is penalised.")
-        if r.get("echo_intervention"):
-            iv = pd.DataFrame(r["echo_intervention"])
-            st.dataframe(iv.round(3), hide_index=True)
-            caption("the intervention on the simulated judge: the same battles re-judged with the question–answer "
-                    "text appended three times to side a (echo_a) or side b (echo_b); P(a ≻ b) with 95% intervals.")
+        e = r["echo"]
+        left, right = st.columns(2)
+        with left:
+            rates = pd.DataFrame(e["rates"])
+            if len(rates) and (rates["echo_rate"] > 0).any():
+                show_chart(charts.echo_rates(rates), key="echo_rates",
+                           how_to_read="how often each model's answers echo (repeat phrases or add new "
+                                       "question–answer pairs after the final answer).")
+            else:
+                st.caption("No model's answers echo.")
+        with right:
+            pref = pd.DataFrame(e["preference"]).dropna(subset=["echoing_side_win_rate"])
+            if len(pref):
+                show_chart(charts.rate_intervals(pref, "pairs", "echoing_side_win_rate", "lower", "upper",
+                                                 "Does the judge prefer the echoing answer?",
+                                                 "share of verdicts for the echoing side (95% CI)"),
+                           key="echo_pref",
+                           how_to_read="battles where exactly one side echoes; left of the dotted line the judge "
+                                       "penalises echo, right of it rewards it.")
+            if e["note"]:
+                st.caption(e["note"])
+    if r.get("echo_intervention"):
+        iv = pd.DataFrame(r["echo_intervention"])
+        show_chart(charts.rate_intervals(iv, "variant", "p_a", "lower", "upper",
+                                         "Echo intervention: the same battles with echo added to one side",
+                                         "P(judge prefers a) (mean over battles and orders, 95% CI)",
+                                         reference=None, x_range=None), key="echo_intervention",
+                   how_to_read=f"{int(iv['n_battles'].iloc[0])} battles re-judged by the simulated judge as they are "
+                               "(original), with the question–answer text appended three times to a (echo_a) or to "
+                               "b (echo_b); a causal penalty moves echo_a left and echo_b right of the original.")

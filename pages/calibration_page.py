@@ -1,61 +1,81 @@
 """Calibration: is σ(τ·score gap) a trustworthy probability that humans prefer a?
 
-τ slider → core.calibration.reliability(τ) → Store.battle_frame → charts.reliability_diagram
+τ slider → core.service.reliability_curves(τ) / tau_profile → Store.battle_frame → core.charts.reliability_diagram
 """
 
-import math
-
+import numpy as np
 import streamlit as st
 
-from core import charts
-from core.calibration import gap_agreement, reliability
-from pages._shared import (caption, get_store, load_frame, load_tau, page_guard, param, selected_dataset,
-                           selected_judge, version)
+from core import charts, service
+from core.calibration import gap_agreement
+from pages._shared import (get_store, init_tau, load_frame, load_tau, page_guard, selected_dataset,
+                           selected_judge, show_chart, version)
 
 st.title("Calibration")
+TAU_RANGE = (0.01, 5.0)
+Q_OPTIONS = [0.55, 0.65, 0.75, 0.85, 0.95]
+
+
+@st.cache_data(show_spinner=False)
+def load_agreement(dataset, judge, token):
+    frame = load_frame(dataset, judge, token)
+    return gap_agreement(frame["gap"], frame["human_y"], load_tau(dataset, judge, token).tau)
+
 
 with page_guard("The calibration page"):
     dataset, judge = selected_dataset(), selected_judge()
-    if get_store() is None or dataset is None or judge is None:
-        st.info("Select a dataset with judgments (the demo has three judges).")
+    if get_store() is None or dataset is None:
+        st.info("No dataset selected: build the demo (`make run` or `python -m core simulate`) or import data.")
+        st.stop()
+    if judge is None:
+        st.info(f"Dataset **{dataset}** has no judgments: calibration compares a judge's score gaps with human "
+                "votes.")
         st.stop()
     v = version()
     frame = load_frame(dataset, judge, v)
     if frame["gap"].notna().sum() == 0:
-        st.info(f"Judge **{judge}** has no rubric scores on **{dataset}**: there is no score gap to calibrate.")
+        st.info(f"Judge **{judge}** has no rubric scores on **{dataset}**: there is no score gap to calibrate "
+                "(verdict-only judges have hard labels only).")
         st.stop()
     fit = load_tau(dataset, judge, v)
     if not fit.ok:
-        st.warning(f"τ cannot be fitted here: {fit.reason}. Calibration needs battles with a decisive human vote.")
+        st.warning(f"τ cannot be fitted here: {fit.reason}. Calibration needs battles with both a score gap and a "
+                   "decisive human vote.")
         st.stop()
-    if "tau" not in st.session_state:
-        st.session_state["tau"] = param("tau", fit.tau, 0.01, 5.0)
+    init_tau(dataset, judge, float(np.clip(fit.tau, *TAU_RANGE)), *TAU_RANGE)
     c1, c2 = st.columns(2)
-    tau = c1.slider("τ to compare with the fitted one", 0.01, 5.0, key="tau", step=0.01)
-    q = c2.select_slider("label-smoothing q", options=[0.55, 0.65, 0.75, 0.85, 0.95], value=0.75, key="ls_q")
+    tau = c1.slider("τ to compare with the fitted one", *TAU_RANGE, key="tau", step=0.01,
+                    help="Drawn as a second soft-target curve in the reliability diagram and a dashed line on the "
+                         "profile.")
+    c1.caption(fit.caption() + (f" — the optimum sits on the {fit.at_bound} search bound" if fit.at_bound else ""))
+    q = c2.select_slider("label-smoothing q (baseline)", options=Q_OPTIONS, value=0.75, key="ls_q",
+                         help="Label smoothing puts confidence q on the judge's side of every battle.")
     st.query_params["tau"] = f"{tau:.2f}"
-    st.caption(fit.caption() + (" — the optimum sits on the search bound" if fit.at_bound else ""))
 
-    gap, human, hard = frame["gap"], frame["human_y"], frame["judge_hard"]
-    agree = gap_agreement(gap, human, fit.tau)
+    agree = load_agreement(dataset, judge, v)
     if agree.warning:
-        st.warning(agree.warning)
+        st.warning("Low-τ warning: " + agree.warning)
 
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(charts.tau_profile(fit.profile, fit.tau, fit.lower, fit.upper, tau), width="stretch")
-        caption("the curve is twice the log-likelihood lost by moving τ away from its best value; where it stays "
-                "under the dotted line is the 95% interval.")
+        show_chart(charts.tau_profile(service.tau_profile(frame, fit, tau), fit.tau, fit.lower, fit.upper, tau),
+                   key="tau_profile",
+                   how_to_read="the curve is twice the log-likelihood lost by moving τ away from its best value; "
+                               "τ values under the dotted line form the 95% interval (shaded).")
     with right:
-        st.plotly_chart(charts.gap_agreement(agree.bins), width="stretch")
-        caption("battles grouped by how far apart the judge scored the two answers; a rising curve means the gap "
-                "measures how sure humans are, which is what Soft-Elo relies on.")
-    curves = [reliability(gap, human, hard, tau=fit.tau, label=f"fitted τ = {fit.tau:.3f}"),
-              reliability(gap, human, hard, tau=tau, label=f"slider τ = {tau:.2f}"),
-              reliability(gap, human, hard, tau=math.inf),
-              reliability(gap, human, hard, q=q)]
-    st.plotly_chart(charts.reliability_diagram(curves), width="stretch", key="reliability_chart")
-    caption("points on the dotted diagonal are calibrated: when a target says 80% for the judge's side, humans "
-            "agree 80% of the time. Hard labels claim 100% and sit far below it.")
-    st.dataframe([{"target": c.label, "ECE": round(c.ece, 4), "battles": c.n, "agreement": round(c.accuracy, 3)}
-                  for c in curves], hide_index=True)
+        if len(agree.bins):
+            show_chart(charts.gap_agreement(agree.bins), key="gap_agreement",
+                       how_to_read="battles grouped by how far apart the judge scored the two answers; a rising "
+                                   "curve means the gap measures how sure humans are, which Soft-Elo relies on.")
+        else:
+            st.info(agree.warning or "Too few decisive battles for the agreement curve.")
+
+    curves = service.reliability_curves(frame, fit.tau, tau, q)
+    show_chart(charts.reliability_diagram(curves), key="reliability_chart",
+               how_to_read="points on the dotted diagonal are calibrated: when a target puts 80% on the judge's "
+                           "side, humans agree 80% of the time. Hard labels claim 100% and sit far below it; "
+                           "hard labels and label smoothing have one confidence value, hence one point.")
+    st.dataframe([{"target": c.label, "ECE": round(c.ece, 4), "battles": c.n, "agreement with humans":
+                   round(c.accuracy, 3)} for c in curves], hide_index=True)
+    st.caption("ECE: expected calibration error, Σ (battles in bin / all) × |agreement − confidence|. Soft "
+               "targets skip battles with a zero gap; hard labels and label smoothing skip judge ties.")

@@ -1,87 +1,128 @@
-"""Judges & annotators: annotator reliability (am-ELO) and online-Elo instability."""
+"""Judges & annotators: judge consistency vs judge Elo, am-ELO annotator abilities, online-Elo instability.
 
+δ slider        → core.service.annotator_abilities → Store.votes_frame → core.charts.annotator_abilities
+shuffles slider → core.service.shuffle_study       → Store.votes_frame → core.charts.shuffle_instability
+"""
+
+import pandas as pd
 import streamlit as st
 
-from core import charts
-from core.amelo import fit_amelo
-from core.ratings import online_elo_shuffles
-from pages._shared import caption, get_store, load_votes, page_guard, selected_dataset, version
+from core import charts, service
+from pages._shared import get_store, page_guard, selected_dataset, show_chart, version
 
 st.title("Judges & annotators")
 
 
 @st.cache_data(show_spinner=False)
-def amelo(dataset, token, min_records):
-    return fit_amelo(load_votes(dataset, token), min_records=min_records)
+def load_judge_elo(dataset, token):
+    return service.judge_arena_elo(get_store(), dataset)
+
+
+@st.cache_data(show_spinner="Scoring judge consistency…")
+def load_consistency(dataset, token, judge_elo: pd.Series | None):
+    return service.consistency_study(get_store(), dataset, judge_elo)
+
+
+@st.cache_data(show_spinner="Fitting am-ELO…")
+def load_amelo(dataset, token, min_records):
+    return service.annotator_abilities(get_store(), dataset, min_records)
+
+
+@st.cache_data(show_spinner="Replaying online Elo in shuffled orders…")
+def load_shuffles(dataset, token, n):
+    return service.shuffle_study(get_store(), dataset, n)
 
 
 @st.cache_data(show_spinner=False)
-def shuffles(dataset, token, n):
-    return online_elo_shuffles(load_votes(dataset, token), n_shuffles=n)
-
-
-@st.cache_data(show_spinner=False)
-def consistency(dataset, token):
-    from core.consistency import study
-
-    contests = get_store().contests_frame(dataset)
-    return None if contests.empty else study(contests, None)
+def n_votes(dataset, token):
+    info = next(d for d in get_store().info()["datasets"] if d["name"] == dataset)
+    return info["n_human_votes"], info["n_annotators"]
 
 
 with page_guard("The judges & annotators page"):
     dataset = selected_dataset()
     if get_store() is None or dataset is None:
-        st.info("Select a dataset.")
+        st.info("No dataset selected: build the demo (`make run` or `python -m core simulate`) or import data.")
         st.stop()
     v = version()
-    st.subheader("Judge consistency")
-    cs = consistency(dataset, v)
+
+    # --------------------------------------------------------- consistency
+    st.subheader("Judge consistency vs judge Elo")
+    elo, elo_source = load_judge_elo(dataset, v)
+    with st.expander("Use other judge Elo values (CSV with columns judge, arena_elo)", expanded=False):
+        upload = st.file_uploader("Judges' own arena Elo", type="csv", key="judge_elo_csv")
+    if upload is not None:
+        e = pd.read_csv(upload)
+        if {"judge", "arena_elo"} <= set(e.columns):
+            elo, elo_source = e.set_index("judge")["arena_elo"].astype(float), f"the uploaded {upload.name}"
+        else:
+            st.warning(f"{upload.name} needs the columns judge and arena_elo (found {', '.join(e.columns)}).")
+    cs = load_consistency(dataset, v, elo)
     if cs is None:
-        st.info("No judge verdicts in this dataset.")
+        st.info("No judge verdicts in this dataset: consistency counts how often a judge picks the same winner "
+                "for the same matchup.")
     else:
         judges = cs.judges
-        elo_file = st.file_uploader("Judges' own arena Elo (CSV: judge, arena_elo) to correlate with", type="csv")
-        if elo_file is not None:
-            import pandas as pd
-
-            from core.consistency import study
-
-            e = pd.read_csv(elo_file)
-            if {"judge", "arena_elo"} <= set(e.columns):
-                full = study(get_store().contests_frame(dataset), e.set_index("judge")["arena_elo"])
-                st.plotly_chart(charts.consistency_vs_elo(full.judges.dropna(subset=["arena_elo"]), full.slope,
-                                                          full.intercept, full.pearson_r), width="stretch")
-                caption("each point is a judge; more consistent judges (picking the same winner for the same "
-                        f"matchup) tend to be stronger models. Elo MAE of the line: {full.elo_mae:.1f}.")
-                judges = full.judges
-            else:
-                st.warning("The CSV needs the columns judge and arena_elo.")
-        st.dataframe(judges[["judge", "consistency", "n_contests", "first_position_win_rate"]]
-                     .sort_values("consistency", ascending=False), hide_index=True)
-        caption("consistency = 1 − 4 × the contest-weighted variance of each matchup's outcome (METHODS §8).")
-    votes = load_votes(dataset, v)
-    st.subheader("Annotator reliability (am-ELO)")
-    if votes.empty or votes["annotator"].isna().all():
-        st.info("This dataset has no human votes with annotator ids: am-ELO estimates each annotator's ability "
-                "from who voted what.")
-    else:
-        min_records = st.slider("minimum votes per annotator (δ)", 10, 200, 50, step=10, key="amelo_delta")
-        try:
-            res = amelo(dataset, v, min_records)
-        except ValueError as exc:
-            st.warning(str(exc))
+        with_elo = judges.dropna(subset=["arena_elo"]) if "arena_elo" in judges else judges.iloc[0:0]
+        if len(with_elo) >= 3 and pd.notna(cs.pearson_r):
+            show_chart(charts.consistency_vs_elo(with_elo, cs.slope, cs.intercept, cs.pearson_r),
+                       key="consistency_elo",
+                       how_to_read="each point is a judge; the dashed line is the least-squares fit. If more "
+                                   "consistent judges (same winner for the same matchup) are stronger models, "
+                                   f"consistency is a cheap proxy for Elo. Judge Elo from {elo_source}; "
+                                   f"line MAE {cs.elo_mae:.1f} Elo in-sample, {cs.elo_mae_loo:.1f} leaving each "
+                                   "judge out.")
         else:
-            ann = res.annotators
-            st.plotly_chart(charts.annotator_abilities(ann), width="stretch")
-            caption("each point is an annotator; the ability says how strongly their votes follow the consensus "
-                    "ranking (1 = average). At or below zero they vote against it: flagged as anomalous.")
-            st.metric("anomalous annotators", f"{int(ann['anomalous'].sum())} of {int((~ann['excluded']).sum())}")
+            if len(with_elo) < 3:
+                st.info("The judges' own arena Elo is known for fewer than three of them, so consistency is shown "
+                        "alone. Upload a CSV (judge, arena_elo) above to correlate the two.")
+            show_chart(charts.consistency_bars(judges), key="consistency_bars",
+                       how_to_read="consistency = 1 − 4 × the contest-weighted variance of each matchup's outcome "
+                                   "(METHODS §8): 1 means the judge always picks the same winner for a matchup.")
+        cols = [c for c in ("judge", "consistency", "arena_elo", "predicted_elo", "n_contests",
+                            "first_position_win_rate") if c in judges]
+        st.dataframe(judges[cols].sort_values("consistency", ascending=False), hide_index=True, width="stretch",
+                     column_config={"consistency": st.column_config.NumberColumn(format="%.3f"),
+                                    "arena_elo": st.column_config.NumberColumn("arena Elo", format="%.0f"),
+                                    "predicted_elo": st.column_config.NumberColumn("Elo predicted from consistency",
+                                                                                   format="%.0f"),
+                                    "first_position_win_rate": st.column_config.NumberColumn(
+                                        "first-position win rate", format="%.3f")})
+
+    total_votes, n_annotators = n_votes(dataset, v)
+    # --------------------------------------------------------------- am-ELO
+    st.subheader("Annotator reliability (am-ELO)")
+    if total_votes == 0 or n_annotators == 0:
+        st.info("No human votes with annotator ids: am-ELO estimates each annotator's ability from who voted what.")
+    else:
+        min_records = st.slider("minimum votes per annotator (δ)", 10, 200, 50, step=10, key="amelo_delta",
+                                help="Annotators with fewer votes are left out of the fit (am-ELO's δ).")
+        try:
+            ann = load_amelo(dataset, v, min_records)
+        except ValueError as exc:
+            st.warning(f"am-ELO cannot be fitted: {exc}.")
+        else:
+            show_chart(charts.annotator_abilities(ann), key="amelo",
+                       how_to_read="each point is an annotator; ability says how strongly their votes follow the "
+                                   "consensus ranking (1 = average). At or below zero they vote against it or at "
+                                   "random: flagged anomalous (orange ×).")
+            kept = ann[~ann["excluded"]]
+            st.metric("anomalous annotators", f"{int(kept['anomalous'].sum())} of {len(kept)}",
+                      help=f"{int(ann['excluded'].sum())} annotators with fewer than {min_records} votes left out")
+            if "kind" in kept and kept["kind"].notna().any():
+                truth = kept["kind"].ne("honest")
+                hits = int((truth & kept["anomalous"]).sum())
+                st.caption(f"Simulated truth: {int(truth.sum())} of these annotators are flippers or random voters; "
+                           f"am-ELO flags {hits} of them and {int((~truth & kept['anomalous']).sum())} honest ones.")
+
+    # ------------------------------------------------------- online Elo
     st.subheader("Online Elo instability")
-    if votes.empty:
+    if total_votes == 0:
         st.info("No human votes to replay.")
     else:
         n = st.select_slider("shuffled battle orders", [20, 50, 100], value=50, key="shuffles")
-        study = shuffles(dataset, v, n)
-        st.plotly_chart(charts.shuffle_instability(study.frame), width="stretch")
-        caption(f"online Elo (K = 4) replayed in {n} random orders moves each model by {study.online_spread:.1f} "
-                f"Elo on average (sd); the maximum-likelihood fit moves by {study.mle_spread:.1e}.")
+        study = load_shuffles(dataset, v, n)
+        show_chart(charts.shuffle_instability(study.frame), key="shuffles_chart",
+                   how_to_read=f"online Elo (K = 4) replayed in {n} random orders of the same votes moves each model "
+                               f"by {study.online_spread:.1f} Elo on average (sd; bars span min–max); the "
+                               f"maximum-likelihood fit (m-ELO) moves by {study.mle_spread:.1e}.")

@@ -1,18 +1,21 @@
 """Leaderboard: Hard-Elo, Soft-Elo and human Elo, with conformal intervals for human Elo.
 
-τ slider → core.service.judge_elo(soft, τ) → Store.battle_frame → charts.leaderboard_intervals
-α slider → core.service.leaderboard_view (q̂ only)   → charts.leaderboard_intervals
+τ slider → core.service.judge_elo(soft, τ) → Store.battle_frame  → core.charts.leaderboard_intervals
+α slider → core.service.leaderboard_view (q̂ only; leave-one-out table cached) → core.charts.leaderboard_intervals
 """
-
 
 import numpy as np
 import streamlit as st
 
 from core import charts, service
-from pages._shared import (caption, get_store, load_frame, load_heldout, load_tau, page_guard, param,
-                           selected_dataset, selected_judge, version)
+from pages._shared import (export_buttons, get_store, init_tau, load_frame, load_heldout, load_tau, page_guard, param,
+                           selected_dataset, selected_judge, show_chart, version)
 
 st.title("Leaderboard")
+
+TAU_RANGE = (0.01, 5.0)
+ALPHA_RANGE = (0.05, 0.5)
+SHOW = {"human": "human Elo", "hard": "Hard-Elo", "soft": "Soft-Elo"}
 
 
 @st.cache_data(show_spinner=False)
@@ -20,16 +23,32 @@ def load_human(dataset, token):
     return service.human_elo(get_store(), dataset)
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=64)
 def load_judge_elo(dataset, judge, method, tau, token):
     return service.judge_elo(load_frame(dataset, judge, token), method, tau)
+
+
+def _shown_methods(available: list[str]) -> list[str]:
+    """The method toggles, kept in ``?show=human,hard,soft``."""
+    raw = st.query_params.get("show")
+    wanted = [m for m in raw.split(",") if m in available] if raw else available
+    if "show_methods" not in st.session_state:
+        st.session_state["show_methods"] = wanted or available
+    picked = st.pills("Show", available, selection_mode="multi", key="show_methods", format_func=SHOW.get,
+                      help="Which leaderboards to draw; the table always has all of them.")
+    picked = [m for m in available if m in (picked or [])]
+    if picked == available:
+        st.query_params.pop("show", None)
+    else:
+        st.query_params["show"] = ",".join(picked)
+    return picked
 
 
 with page_guard("The leaderboard"):
     store = get_store()
     dataset, judge = selected_dataset(), selected_judge()
     if store is None or dataset is None:
-        st.info("No dataset selected: build the demo (`make run`) or import data.")
+        st.info("No dataset selected: build the demo (`make run` or `python -m core simulate`) or import data.")
         st.stop()
     if judge is None:
         st.info(f"Dataset **{dataset}** has no judgments yet, so there is no Hard- or Soft-Elo to show. "
@@ -38,75 +57,88 @@ with page_guard("The leaderboard"):
     v = version()
     frame = load_frame(dataset, judge, v)
     tau_fit = load_tau(dataset, judge, v)
-    has_gap = frame["gap"].notna().any()
+    has_gap = bool(frame["gap"].notna().any())
+    has_votes = bool(frame["human_y"].notna().any())
 
-    controls = st.columns([2, 2, 1])
-    fitted = tau_fit.tau if tau_fit.ok else 1.0
-    if "tau" not in st.session_state:
-        st.session_state["tau"] = param("tau", fitted, 0.01, 5.0)
+    # widget state: the URL wins on first load, then the session keeps it
+    fitted = float(np.clip(tau_fit.tau, *TAU_RANGE)) if tau_fit.ok else 1.0
+    init_tau(dataset, judge, fitted, *TAU_RANGE)
     if "alpha" not in st.session_state:
-        st.session_state["alpha"] = param("alpha", 0.1, 0.05, 0.5)
+        st.session_state["alpha"] = param("alpha", 0.1, *ALPHA_RANGE)
+    controls = st.columns([2, 2, 1])
     with controls[2]:
         st.write("")
-        if st.button("Back to fitted τ", disabled=not tau_fit.ok, help="Reset the slider to the maximum-likelihood τ"):
-            st.session_state["tau"] = float(np.clip(fitted, 0.01, 5.0))
+        if st.button("Back to fitted τ", disabled=not tau_fit.ok, icon=":material/restart_alt:",
+                     help="Reset the slider to the maximum-likelihood τ"):
+            st.session_state["tau"] = fitted
     with controls[0]:
-        tau = st.slider("τ (soft-target temperature)", 0.01, 5.0, key="tau", step=0.01, disabled=not has_gap,
+        tau = st.slider("τ (soft-target temperature)", *TAU_RANGE, key="tau", step=0.01, disabled=not has_gap,
                         help="Soft targets are σ(τ·score gap). Larger τ → targets closer to hard labels.")
         st.caption(tau_fit.caption() if has_gap else "This judge has no rubric scores: no Soft-Elo.")
     with controls[1]:
-        alpha = st.slider("α (miscoverage of the intervals)", 0.05, 0.5, key="alpha", step=0.01)
+        alpha = st.slider("α (miscoverage of the intervals)", *ALPHA_RANGE, key="alpha", step=0.01,
+                          disabled=not has_votes,
+                          help="The intervals cover a new model's human Elo with probability ≥ 1 − α.")
+        st.caption(f"intervals at {1 - alpha:.0%} coverage" if has_votes
+                   else "No human votes: no conformal intervals to size.")
     st.query_params["tau"] = f"{tau:.2f}"
     st.query_params["alpha"] = f"{alpha:.2f}"
 
-    held = load_heldout(dataset, judge, v) if frame["human_y"].notna().any() else None
+    held = load_heldout(dataset, judge, v) if has_votes else None
     human = load_human(dataset, v)
     hard = load_judge_elo(dataset, judge, "hard", None, v)
     soft = load_judge_elo(dataset, judge, "soft", round(tau, 4), v) if has_gap else None
     interval_method = "soft" if has_gap else "hard"
     view = service.leaderboard_view(human, hard, soft, held, alpha, tau, interval_method)
 
-    if view.quantile is not None and view.quantile.finite:
-        med = float(np.nanmedian(view.table["interval_upper"] - view.table["interval_lower"]))
-        st.success(f"Each bar is a split-conformal interval for the model's **human** Elo: with α = {alpha:.2f}, "
-                   f"it covers the human Elo of a new model with probability ≥ {1 - alpha:.0%} (marginally, "
-                   f"models exchangeable). Calibrated on {view.quantile.n} held-out models with fitted τ per fold; "
-                   f"q̂ = {view.quantile.qhat:.2f} SEs, median width {med:.0f} Elo.")
+    statement = view.coverage_statement()
+    if statement:
+        st.success(statement)
     elif view.note:
         st.warning(view.note)
 
-    methods = {}
-    if "human_elo" in view.table:
-        methods["human_elo"] = "human Elo"
-    methods["hard_elo"] = "Hard-Elo (judge labels)"
-    if "soft_elo" in view.table:
-        methods["soft_elo"] = f"Soft-Elo (τ = {tau:.2f})"
+    available = [m for m in SHOW if f"{m}_elo" in view.table]
+    shown = _shown_methods(available)
+    labels = {"human_elo": "human Elo", "hard_elo": "Hard-Elo (judge labels)", "soft_elo": f"Soft-Elo (τ = {tau:.2f})"}
+    methods = {f"{m}_elo": labels[f"{m}_elo"] for m in shown}
     plot = view.table.copy()
     interval_col = None
-    if "interval_lower" in plot and view.quantile is not None and view.quantile.finite:
+    if view.has_intervals and f"{interval_method}_elo" in methods:
         plot[f"{interval_method}_elo_lower"] = plot["interval_lower"]
         plot[f"{interval_method}_elo_upper"] = plot["interval_upper"]
         interval_col = f"{interval_method}_elo"
-    fig = charts.leaderboard_intervals(plot, methods, interval=interval_col,
-                                       interval_label=f"{1 - alpha:.0%} conformal intervals for human Elo")
-    st.plotly_chart(fig, width="stretch", key="leaderboard_chart")
-    caption("each row is a model; dots are its Elo under each method, the bar around the Soft-Elo dot is where its "
-            "human Elo should lie. Models are sorted by Soft-Elo.")
+    if not methods:
+        st.info("Select at least one leaderboard to draw.")
+    else:
+        fig = charts.leaderboard_intervals(plot, methods, interval=interval_col,
+                                           interval_label=f"{1 - alpha:.0%} conformal intervals for human Elo"
+                                           if interval_col else "")
+        show_chart(fig, key="leaderboard_chart", how_to_read=(
+            "each row is a model; markers are its Elo under each method (hover for the rank). The bar around the "
+            f"{'Soft' if interval_method == 'soft' else 'Hard'}-Elo marker is the conformal interval: where the "
+            "model's human Elo should lie. Models are sorted by "
+            f"{'Soft' if 'soft_elo' in view.table else 'Hard'}-Elo."))
 
     if "soft_elo" in view.table:
-        st.plotly_chart(charts.rank_slope(view.table, "hard_elo", "soft_elo", "Hard-Elo", "Soft-Elo"),
-                        width="stretch")
-        caption("lines connect each model's rank under hard labels to its rank under soft targets; green moved up, "
-                "orange moved down.")
+        show_chart(charts.rank_slope(view.table, "hard_elo", "soft_elo", "Hard-Elo", "Soft-Elo"), key="rank_slope",
+                   how_to_read="each line joins a model's rank under hard labels (left) to its rank under soft "
+                               "targets (right); green ▲ moved up, orange ▼ moved down, grey kept its rank.")
 
     st.subheader("Table")
-    cols = [c for c in ("model", "human_elo", "human_lower", "human_upper", "hard_elo", "soft_elo", "interval_lower",
-                        "interval_upper", "human_rank", "hard_rank", "soft_rank", "n_judged") if c in view.table]
+    cols = [c for c in ("model", "human_rank", "human_elo", "human_lower", "human_upper", "hard_rank", "hard_elo",
+                        "soft_rank", "soft_elo", "interval_lower", "interval_upper", "n_judged") if c in view.table]
     table = view.table[cols]
-    st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.1f") for c in cols if c != "model"})
-    e = st.columns(3)
-    e[0].download_button("CSV", table.to_csv(index=False), f"leaderboard_{dataset}_{judge}.csv", "text/csv")
-    e[1].download_button("Markdown", service.export_markdown(table), f"leaderboard_{dataset}_{judge}.md")
-    e[2].download_button("LaTeX", service.export_latex(table, caption=f"Leaderboard of {dataset}, judge {judge}"),
-                         f"leaderboard_{dataset}_{judge}.tex")
+    help_text = {"human_lower": "95% sandwich interval of the human Elo (lower end)",
+                 "human_upper": "95% sandwich interval of the human Elo (upper end)",
+                 "interval_lower": f"{1 - alpha:.0%} conformal interval for the human Elo (lower end)",
+                 "interval_upper": f"{1 - alpha:.0%} conformal interval for the human Elo (upper end)",
+                 "n_judged": "battles with a judge label"}
+    config = {c: st.column_config.NumberColumn(format="%.1f", help=help_text.get(c)) for c in cols
+              if c.endswith(("_elo", "_lower", "_upper"))}
+    config |= {c: st.column_config.NumberColumn(format="%d", help=help_text.get(c)) for c in cols
+               if c.endswith("_rank") or c == "n_judged"}
+    st.dataframe(table, hide_index=True, width="stretch", column_config=config,
+                 height=min(38 * (len(table) + 1) + 4, 720))
+    st.caption("Click a column header to sort. Exports contain exactly this table.")
+    export_buttons(table, f"leaderboard_{dataset}_{judge}", f"Leaderboard of {dataset}, judge {judge}"
+                   + (f", τ = {tau:.2f}, α = {alpha:.2f}" if has_gap else ""), key="lb_export")

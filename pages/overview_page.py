@@ -1,31 +1,32 @@
-"""Overview: what the store holds for the selected dataset."""
+"""Overview: what the store holds, and for the selected dataset its models, judges, languages and coverage.
+
+dataset selector → core.service.overview → Store.info / models_frame / pair_coverage → core.charts.coverage_heatmap
+"""
 
 import streamlit as st
 
-from core import charts
-from pages._shared import caption, get_store, page_guard, selected_dataset, version
+from core import charts, service
+from pages._shared import get_store, page_guard, selected_dataset, show_chart, version
 
 st.title("Overview")
 
 
 @st.cache_data(show_spinner=False)
-def _overview(dataset: str, token: str):
-    store = get_store()
-    info = next(d for d in store.info()["datasets"] if d["name"] == dataset)
-    return (info, store.models_frame(dataset), store.judges_frame(dataset), store.languages_frame(dataset),
-            store.pair_coverage(dataset))
+def load_overview(dataset: str, token: str):
+    return service.overview(get_store(), dataset)
 
 
 with page_guard("The overview"):
     store = get_store()
-    dataset = selected_dataset()
     if store is None:
         st.stop()
+    dataset = selected_dataset()
     if dataset is None:
-        st.info("No datasets yet. Run `make run` (it builds the demo arena), `python -m core simulate`, "
-                "or import a file with `python -m core import`.")
+        st.info("The store has no datasets yet. Run `make run` (it builds the demo arena), "
+                "`python -m core simulate --db <store>`, or import a file with `python -m core import`.")
         st.stop()
-    info, models, judges, languages, pairs = _overview(dataset, version())
+    ov = load_overview(dataset, version())
+    info = ov.info
     c = st.columns(6)
     c[0].metric("Models", info["n_models"])
     c[1].metric("Battles", f"{info['n_battles']:,}")
@@ -35,28 +36,45 @@ with page_guard("The overview"):
     c[5].metric("Judges", len(info["judges"]))
     if info["n_human_votes"] == 0:
         st.info("This dataset has no human votes: human Elo, τ calibration and conformal intervals need them. "
-                "Judge-only views (hard labels, bias, consistency) still work.")
+                "Judge-only views (Hard-Elo, bias, consistency) still work.")
+    if not info["judges"]:
+        st.info("No judge has judged this dataset yet: the Admin page runs one, or import judgments.")
+
+    with st.expander(f"Datasets in the store ({len(ov.datasets)})", expanded=len(ov.datasets) > 1):
+        st.dataframe(ov.datasets.rename(columns={"n_human_votes": "human votes", "n_models": "models",
+                                                 "n_battles": "battles", "n_annotators": "annotators",
+                                                 "n_prompts": "prompts", "n_judges": "judges"}),
+                     hide_index=True, width="stretch")
 
     left, right = st.columns([1, 1])
     with left:
         st.subheader("Models")
-        show = models.rename(columns={"true_elo": "true Elo (simulated)"})
+        show = ov.models.rename(columns={"true_elo": "true Elo (simulated)", "n_battles": "battles"})
         if show["true Elo (simulated)"].isna().all():
             show = show.drop(columns=["true Elo (simulated)"])
-        st.dataframe(show, hide_index=True, width="stretch")
+        st.dataframe(show, hide_index=True, width="stretch",
+                     column_config={"true Elo (simulated)": st.column_config.NumberColumn(format="%.0f")})
     with right:
         st.subheader("Judges")
-        if judges.empty:
-            st.caption("No judgments in this dataset yet (the Admin page runs a judge).")
+        if ov.judges.empty:
+            st.caption("No judgments in this dataset yet.")
         else:
-            st.dataframe(judges[["judge", "family", "template", "n_judgments", "orders", "n_parse_errors"]],
+            j = ov.judges[["judge", "family", "template", "n_judgments", "orders", "n_parse_errors"]].copy()
+            j["orders"] = j["orders"].map(lambda o: ", ".join(o))
+            st.dataframe(j.rename(columns={"n_judgments": "judgments", "n_parse_errors": "parse errors"}),
                          hide_index=True, width="stretch")
         st.subheader("Languages")
-        st.plotly_chart(charts.count_bars(languages.head(20), "language", "n_battles", "Battles per language",
-                                          "language", "battles"), width="stretch")
-        caption("each bar counts the battles whose prompt is in that language (top 20).")
+        if ov.languages.empty:
+            st.caption("No battles.")
+        else:
+            show_chart(charts.count_bars(ov.languages.head(20), "language", "n_battles", "Battles per language",
+                                         "prompt language", "battles (count)"), key="languages",
+                       how_to_read="each bar counts the battles whose prompt is in that language (top 20).")
 
     st.subheader("Battle-graph coverage")
-    st.plotly_chart(charts.coverage_heatmap(pairs, sorted(models["model"])), width="stretch")
-    caption("each cell counts battles between two models; blank cells are pairs never compared. "
-            "Bradley–Terry needs a connected graph, not a full one.")
+    if ov.pairs.empty:
+        st.info("No battles in this dataset.")
+    else:
+        show_chart(charts.coverage_heatmap(ov.pairs, sorted(ov.models["model"])), key="coverage",
+                   how_to_read="each cell counts battles between two models (hover for the number); blank cells "
+                               "are pairs never compared. Bradley–Terry needs a connected graph, not a full one.")

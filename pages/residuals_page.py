@@ -1,57 +1,84 @@
-"""Residuals: where and by how much the judge's Elo misses the human Elo (held out)."""
+"""Residuals: where and by how much the judge's Elo misses the human Elo (each model held out).
+
+α slider → core.service.residual_view (q̂ and random splits; the leave-one-out table is cached)
+         → core.charts.width_decomposition / split_evaluation
+"""
 
 import streamlit as st
 
-from core import charts
-from core.conformal import conformal_quantile, evaluate_splits, scores
+from core import charts, service
 from core.heldout import residual_ramp
-from pages._shared import (caption, get_store, load_heldout, page_guard, param, selected_dataset, selected_judge,
+from pages._shared import (get_store, load_heldout, page_guard, param, selected_dataset, selected_judge, show_chart,
                            version)
 
 st.title("Residuals")
 
 LABELS = {"hard": "Hard-Elo", "soft": "Soft-Elo"}
+ALPHA_RANGE = (0.05, 0.5)
 
 with page_guard("The residuals page"):
     dataset, judge = selected_dataset(), selected_judge()
-    if get_store() is None or dataset is None or judge is None:
-        st.info("Select a dataset with judgments and human votes.")
+    if get_store() is None or dataset is None:
+        st.info("No dataset selected: build the demo (`make run` or `python -m core simulate`) or import data.")
+        st.stop()
+    if judge is None:
+        st.info(f"Dataset **{dataset}** has no judgments: residuals compare a judge's Elo with the human Elo.")
         st.stop()
     held = load_heldout(dataset, judge, version(), all_methods=True)
     if held is None or held.table.empty:
-        st.info("No human votes here: residuals compare judge Elo with human Elo, so they need human votes.")
+        reason = ("no human votes" if held is None else
+                  "no model has enough battles with both a human vote and a judge label")
+        st.info(f"Nothing to compare on **{dataset}**: {reason}. Residuals are judge Elo minus human Elo for each "
+                "model left out of the judge fit, so they need human votes.")
         st.stop()
     if "alpha" not in st.session_state:
-        st.session_state["alpha"] = param("alpha", 0.1, 0.05, 0.5)
-    alpha = st.slider("α (miscoverage)", 0.05, 0.5, key="alpha", step=0.01)
+        st.session_state["alpha"] = param("alpha", 0.1, *ALPHA_RANGE)
+    alpha = st.slider("α (miscoverage)", *ALPHA_RANGE, key="alpha", step=0.01,
+                      help="Sets the conformal quantile q̂ and the coverage target 1 − α of the split evaluation.")
     st.query_params["alpha"] = f"{alpha:.2f}"
     table = held.table
-    methods = [m for m in held.methods if f"{m}_elo" in table]
-    summary = held.summary()
-    summary["qhat"] = [conformal_quantile(scores(table[f"{m}_resid"], table[f"{m}_se"]), alpha).qhat
-                       for m in summary["method"]]
-    shown = {m: LABELS.get(m, m) for m in ("hard", "soft") if m in methods}
-    st.plotly_chart(charts.judge_vs_human(table, shown), width="stretch")
-    caption("each point is a model left out of the fit; on the dotted line the judge's Elo equals the human Elo. "
-            "Hard-Elo spreads models further than humans do.")
+    view = service.residual_view(held, alpha)
+    methods = list(view.summary["method"])
+    shown = {m: LABELS[m] for m in ("hard", "soft") if m in methods}
+    if held.tau_reason:
+        st.info(f"Soft-Elo is missing: {held.tau_reason}.")
+
+    show_chart(charts.judge_vs_human(table, shown), key="judge_vs_human",
+               how_to_read="each point is a model left out of the judge fit; on the dotted line the judge's Elo "
+                           "equals the human Elo. Hard labels stretch the scale: points fan out from the line.")
     c1, c2 = st.columns(2)
     with c1:
-        st.plotly_chart(charts.residual_ramp(residual_ramp(table, list(shown)), shown), width="stretch")
-        caption("bars above zero mean the judge over-rates that quarter of models; a ramp means the error depends "
-                "on strength.")
+        ramp = residual_ramp(table, list(shown))
+        if len(ramp):
+            show_chart(charts.residual_ramp(ramp, shown), key="residual_ramp",
+                       how_to_read="bars above zero mean the judge over-rates that quarter of models; a ramp from "
+                                   "negative to positive means the error grows with strength.")
+        else:
+            st.info("Fewer than four held-out models: no quartiles.")
     with c2:
-        st.plotly_chart(charts.width_decomposition(summary[summary["method"].isin(methods)]), width="stretch")
-        caption("interval width is 2·q̂·SE: a method moves down-left toward narrower intervals by either a smaller "
-                "SE or a smaller calibrated multiplier q̂.")
+        show_chart(charts.width_decomposition(view.summary), key="width_decomposition",
+                   how_to_read="interval width is 2·q̂·SE, so each dotted line is one width: a method narrows its "
+                               "intervals by a smaller SE (left) or a smaller calibrated multiplier q̂ (down).")
     st.subheader("Held-out accuracy and intervals over random splits")
-    rows = []
-    for m in methods:
-        ev = evaluate_splits(table[f"{m}_resid"], table[f"{m}_se"], alpha, n_splits=50, seed=42)
-        s = summary.set_index("method").loc[m]
-        rows.append({"method": m, "MAE (Elo)": s["mae"], "Spearman": s["spearman"], "Kendall": s["kendall"],
-                     "median SE": s["median_se"], "q̂": s["qhat"], "coverage (mean)": ev.coverage_mean,
-                     "coverage (min–max)": f"{ev.coverage_min:.2f}–{ev.coverage_max:.2f}",
-                     "median width": ev.width_mean, "splits too small for α": ev.n_infinite})
-    st.dataframe(rows, hide_index=True)
-    caption(f"50 random half/half splits of the {len(table)} held-out models; coverage should sit near "
-            f"{1 - alpha:.0%} or above.")
+    for note in view.notes:
+        st.warning(note)
+    if view.splits_defined and len(view.per_split):
+        show_chart(charts.split_evaluation(view.per_split[view.per_split["method"].isin(methods)], alpha),
+                   key="split_evaluation",
+                   how_to_read=f"each box summarises {view.per_split['split'].nunique()} random half/half splits of "
+                               f"the {len(table)} held-out models: calibrate q̂ on one half, check the other. "
+                               f"Coverage should sit near {1 - alpha:.0%} or above; narrower is better at equal "
+                               "coverage.")
+    s = view.summary
+    out = s[["method", "mae", "spearman", "kendall", "median_se", "qhat", "coverage", "coverage_min", "coverage_max",
+             "median_width", "unbounded_splits"]].rename(columns={
+        "mae": "MAE (Elo)", "spearman": "Spearman ρ", "kendall": "Kendall τ", "median_se": "median SE (Elo)",
+        "qhat": "q̂ (all models)", "coverage": "coverage (mean)", "coverage_min": "coverage (min)",
+        "coverage_max": "coverage (max)", "median_width": "median width (Elo)",
+        "unbounded_splits": "splits with q̂ = ∞"})
+    st.dataframe(out, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.2f") for c in out.columns
+                                if c not in ("method", "splits with q̂ = ∞")})
+    st.caption("MAE, Spearman and Kendall compare held-out judge Elo with human Elo; ls_q rows are label smoothing "
+               "with confidence q (baselines). A q̂ of ∞ or an empty coverage cell means the calibration pool was "
+               "too small for α.")
