@@ -1,32 +1,43 @@
-"""Judging throughput against the local fake endpoint, same run as its capacity baseline.
+"""Judging throughput against the local fake endpoint, each figure next to a baseline from the same run.
 
-    python benchmarks/bench_judging.py [--calls 1500] [--latency-ms 50] [--concurrency 32]
+    python benchmarks/bench_judging.py [--calls 1500] [--latencies 25,50,100,200] [--concurrency 32]
 
-The fake server answers every request after a fixed latency L; with C requests
-in flight its capacity is C / L calls per second.  The client (real `openai`
-AsyncOpenAI, parsing, one DuckDB write per judgment) should sustain ≥ 95% of
-it.  Client overhead per judgment = client CPU time / judgments.
+The fake server (``tests/fake_openai_server.py``, one asyncio loop in its own
+process) answers every request after a fixed latency L, so with C requests in
+flight its capacity is C / L calls per second.  For each L the benchmark runs
+
+* the baseline: a minimal raw-HTTP/1.1 keep-alive client with C connections,
+  which measures what the server really delivers on this machine;
+* the judging client: ``core.judging.runner.run_units`` (the real
+  ``openai.AsyncOpenAI`` client, prompt rendering, parsing, group commits into
+  a DuckDB store), exactly what ``python -m core judge`` runs.
+
+It prints throughput as a share of the nominal capacity and of the baseline,
+and the client's CPU per judgment split into the event-loop thread and the
+writer thread.  Imports are done before timing: a server process pays them
+once.  ``--transport httpx`` measures the SDK's default transport instead of
+aiohttp.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import socket
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
 
 async def _raw_baseline(url: str, n: int, concurrency: int) -> float:
     """Calls/s a minimal client (raw asyncio HTTP/1.1, keep-alive) gets from the same server."""
-    import asyncio
-    from urllib.parse import urlparse
-
     u = urlparse(url)
     body = json.dumps({"model": "fake", "messages": [{"role": "system", "content": "JSON object"},
                                                      {"role": "user", "content": "q"}]}).encode()
@@ -56,21 +67,10 @@ async def _raw_baseline(url: str, n: int, concurrency: int) -> float:
     return n / (time.perf_counter() - t0)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--calls", type=int, default=1500)
-    ap.add_argument("--latency-ms", type=float, default=50.0)
-    ap.add_argument("--concurrency", type=int, default=32)
-    args = ap.parse_args()
-    from core.ingest import import_path
-    from core.judging.config import from_mapping
-    from core.judging.runner import plan, run_units
-    from core.store import Store
-
-    tmp = Path(tempfile.mkdtemp())
-    root = tmp / "ah"
+def _arena_hard_dir(root: Path, n_units: int) -> Path:
+    """An Arena-Hard style directory with enough prompt × answer battles for ``n_units`` calls."""
     (root / "model_answer").mkdir(parents=True)
-    n_prompts = args.calls // 6 + 1
+    n_prompts = n_units // 6 + 1  # 3 models → 3 battles per prompt, 2 orders each
     with open(root / "question.jsonl", "w") as f:
         for k in range(n_prompts):
             f.write(json.dumps({"uid": f"q{k}", "prompt": f"Question {k}: explain something {k}."}) + "\n")
@@ -78,37 +78,91 @@ def main() -> None:
         with open(root / "model_answer" / f"{m}.jsonl", "w") as f:
             for k in range(n_prompts):
                 f.write(json.dumps({"uid": f"q{k}", "model": m, "messages": [
-                    {"role": "user", "content": "."}, {"role": "assistant", "content": {"answer": f"{m} says {k}."}}]}) + "\n")
-    import socket
-    import subprocess
+                    {"role": "user", "content": "."},
+                    {"role": "assistant", "content": {"answer": f"{m} says {k}, at some length."}}]}) + "\n")
+    return root
 
+
+def _start_server(latency_ms: float) -> tuple[subprocess.Popen, str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    # the server runs in its own process so that its CPU is not charged to the client
+    # its own process, so that the server's CPU is not charged to the client
     server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fake_openai_server.py"), str(port),
-                               str(args.latency_ms)], stdout=subprocess.PIPE, text=True)
-    url = server.stdout.readline().strip()
-    with Store.open(tmp / "b.duckdb") as store:
-        import_path(store, root, "arena-hard", dataset="ah")
-        cfg = from_mapping({"name": "bench", "base_url": url, "model": "fake", "concurrency": args.concurrency,
-                            "timeout_s": 30.0, "max_retries": 0}, "benchmark")
-        units = plan(store, "ah", cfg, limit=args.calls)
-        cpu0, t0 = time.process_time(), time.perf_counter()
-        _, stats = run_units(store, "ah", cfg, units)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    import asyncio
+                               str(latency_ms)], stdout=subprocess.PIPE, text=True)
+    return server, server.stdout.readline().strip()
 
-    baseline = asyncio.run(_raw_baseline(url, args.calls, args.concurrency))
-    server.kill()
-    capacity = args.concurrency / (args.latency_ms / 1000)
-    achieved = stats.finished / wall
-    print(f"baseline in the same run: a minimal raw-HTTP client gets {baseline:.0f}/s from the same server "
-          f"({baseline / capacity:.1%} of the nominal {capacity:.0f}/s); the judging client reaches "
-          f"{achieved / baseline:.1%} of that baseline")
-    # the server runs in this process too: its share of the CPU is charged to the client (an upper bound)
-    print(f"{stats.finished} judgments in {wall:.2f} s: {achieved:.0f}/s vs server capacity {capacity:.0f}/s "
-          f"({achieved / capacity:.1%}); client CPU per judgment {cpu / max(stats.finished, 1) * 1000:.2f} ms")
+
+def measure(source: Path, workdir: Path, latency_ms: float, calls: int, concurrency: int, transport: str) -> dict:
+    from core.ingest import import_path
+    from core.judging import runner
+    from core.judging.config import from_mapping
+    from core.store import Store
+
+    writer_cpu = [0.0]
+    original_run = runner._Writer.run
+
+    def timed_run(self):
+        t = time.thread_time()
+        try:
+            original_run(self)
+        finally:
+            writer_cpu[0] += time.thread_time() - t
+
+    server, url = _start_server(latency_ms)
+    runner._Writer.run = timed_run
+    try:
+        with Store.open(workdir / f"bench-{latency_ms:g}.duckdb") as store:
+            import_path(store, source, "arena-hard", dataset="ah")
+            cfg = from_mapping({"name": "bench", "base_url": url, "model": "fake", "concurrency": concurrency,
+                                "timeout_s": 30.0, "max_retries": 0}, "benchmark")
+            units = runner.plan(store, "ah", cfg, limit=calls)
+            import os
+
+            os.environ["JUDGE_HTTP_TRANSPORT"] = transport
+            cpu0, main0, t0 = time.process_time(), time.thread_time(), time.perf_counter()
+            _, stats = runner.run_units(store, "ah", cfg, units)
+            wall = time.perf_counter() - t0
+            cpu, main = time.process_time() - cpu0, time.thread_time() - main0
+            stored = len(store.judgments_frame("ah", "bench", variant=None))
+        baseline = asyncio.run(_raw_baseline(url, calls, concurrency))
+    finally:
+        runner._Writer.run = original_run
+        server.kill()
+        server.wait()
+    n = max(stats.finished, 1)
+    return {"latency_ms": latency_ms, "capacity": concurrency / (latency_ms / 1000), "baseline": baseline,
+            "achieved": stats.finished / wall, "finished": stats.finished, "stored": stored, "wall": wall,
+            "cpu_ms": cpu / n * 1000, "main_ms": main / n * 1000, "writer_ms": writer_cpu[0] / n * 1000}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=1500)
+    ap.add_argument("--latencies", default="25,50,100,200", help="server latencies in ms, comma-separated")
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--transport", choices=["aiohttp", "httpx"], default="aiohttp")
+    args = ap.parse_args()
+
+    t = time.process_time()
+    import aiohttp  # noqa: F401
+    import openai  # noqa: F401
+
+    import core.judging.runner  # noqa: F401
+    import core.store  # noqa: F401
+    print(f"imports (once per process, not timed below): {time.process_time() - t:.2f} s CPU")
+
+    tmp = Path(tempfile.mkdtemp())
+    source = _arena_hard_dir(tmp / "ah", args.calls)
+    print(f"concurrency {args.concurrency}, {args.calls} judgments per row, transport {args.transport}")
+    header = (f"{'L ms':>5} {'capacity/s':>10} {'baseline/s':>10} {'client/s':>9} {'of capacity':>11} "
+              f"{'of baseline':>11} {'CPU ms/j':>8} {'loop':>5} {'writer':>6}  stored")
+    print(header)
+    for latency in (float(x) for x in args.latencies.split(",")):
+        r = measure(source, tmp, latency, args.calls, args.concurrency, args.transport)
+        print(f"{r['latency_ms']:>5g} {r['capacity']:>10.0f} {r['baseline']:>10.0f} {r['achieved']:>9.0f} "
+              f"{r['achieved'] / r['capacity']:>11.1%} {r['achieved'] / r['baseline']:>11.1%} {r['cpu_ms']:>8.2f} "
+              f"{r['main_ms']:>5.2f} {r['writer_ms']:>6.2f}  {r['stored']}/{r['finished']}")
 
 
 if __name__ == "__main__":

@@ -60,6 +60,9 @@ with page_guard("The admin page"):
         max_calls = c2.number_input("max calls (budget)", 1, 10_000_000, 1000)
         limit = c1.number_input("judge at most this many units now", 1, 10_000_000, 100)
         sample = c2.selectbox("selection", ["all", "balanced"])
+        price_in = c1.number_input("USD per million prompt tokens (optional, for the cost column)", 0.0, None,
+                                   None, format="%.4f")
+        price_out = c2.number_input("USD per million completion tokens (optional)", 0.0, None, None, format="%.4f")
         action = st.radio("action", ["test connection", "start run"], horizontal=True)
         submitted = st.form_submit_button("Go")
     if submitted:
@@ -67,7 +70,8 @@ with page_guard("The admin page"):
             cfg = from_mapping({"name": name, "base_url": base_url, "model": model,
                                 "api_key_env": api_key_env or None, "template": template, "both_orders": both,
                                 "concurrency": int(concurrency), "timeout_s": float(timeout_s),
-                                "max_retries": int(retries), "max_calls": int(max_calls)}, "the form")
+                                "max_retries": int(retries), "max_calls": int(max_calls),
+                                "price_prompt_per_mtok": price_in, "price_completion_per_mtok": price_out}, "the form")
             if action == "test connection":
                 res = connection_test(cfg)
                 (st.success if res["ok"] else st.error)(
@@ -89,10 +93,12 @@ with page_guard("The admin page"):
         st.caption("No run started in this server process.")
     else:
         s = cur.stats
+        cost = cur.config.cost(s.prompt_tokens, s.completion_tokens) if cur.config is not None else None
         st.progress(min(1.0, s.finished / max(s.planned, 1)),
                     text=f"{cur.judge} on {cur.dataset}: {s.finished}/{s.planned} · {s.throughput():.1f}/s · "
                          f"failed {s.failed} · unparseable {s.parse_errors} · tokens "
-                         f"{s.prompt_tokens + s.completion_tokens:,} · status {s.status}")
+                         f"{s.prompt_tokens + s.completion_tokens:,}" + (f" (${cost:,.4f})" if cost is not None else "")
+                         + f" · status {s.status}")
         if cur.error:
             st.error(cur.error)
         if w.busy():

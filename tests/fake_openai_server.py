@@ -6,11 +6,17 @@ log-probabilities, or a two-stage verdict.  Faults are injected by request
 number (``FAULTS`` env / constructor): 429 with Retry-After, 500, a stalled
 reply (timeout), malformed JSON body, truncated output, prose instead of JSON.
 
-Run as a script: ``python tests/fake_openai_server.py PORT [latency_ms] [faults]``.
+``FakeServer`` (threads, for the tests) and ``serve_asyncio`` (one event loop,
+for the throughput benchmark: a thread per connection would make the server,
+not the client, the bottleneck) share the request handling.
+
+Run as a script: ``python tests/fake_openai_server.py PORT [latency_ms] [faults]``
+(the asyncio server).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import sys
@@ -78,6 +84,24 @@ class FakeJudge:
                           "total_tokens": len(user) // 4 + len(text) // 4}}
 
 
+def _reply(judge: FakeJudge, body: dict, fault: str | None) -> tuple[int, bytes, dict]:
+    """(status, payload, extra headers) of a chat completion request, faults included."""
+    if fault == "429":
+        return 429, b'{"error": {"message": "slow down", "type": "rate_limit"}}', {"Retry-After": "0.05"}
+    if fault == "500":
+        return 500, b'{"error": {"message": "boom"}}', {}
+    if fault == "malformed":
+        return 200, b'{"id": "x", "choices": [ {"message": ', {}
+    return 200, json.dumps(judge.completion(body, fault)).encode(), {}
+
+
+FakeJudge.reply = _reply
+
+_MODELS = json.dumps({"object": "list", "data": [{"id": "fake-judge", "object": "model", "created": 0,
+                                                  "owned_by": "tests"}]}).encode()
+_REASONS = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
+
+
 def make_handler(judge: FakeJudge):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -96,8 +120,7 @@ def make_handler(judge: FakeJudge):
 
         def do_GET(self):
             if self.path.rstrip("/").endswith("/models"):
-                self._send(200, json.dumps({"object": "list", "data": [{"id": "fake-judge", "object": "model",
-                                                                        "created": 0, "owned_by": "tests"}]}).encode())
+                self._send(200, _MODELS)
             else:
                 self._send(404, b'{"error": {"message": "not found"}}')
 
@@ -105,20 +128,10 @@ def make_handler(judge: FakeJudge):
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
             fault = judge.next_fault()
-            if judge.latency:
-                time.sleep(judge.latency)
-            if fault == "429":
-                self._send(429, b'{"error": {"message": "slow down", "type": "rate_limit"}}', {"Retry-After": "0.05"})
-                return
-            if fault == "500":
-                self._send(500, b'{"error": {"message": "boom"}}')
-                return
-            if fault == "timeout":
-                time.sleep(3.0)
-            if fault == "malformed":
-                self._send(200, b'{"id": "x", "choices": [ {"message": ')
-                return
-            self._send(200, json.dumps(judge.completion(body, fault)).encode())
+            delay = judge.latency + (3.0 if fault == "timeout" else 0.0)
+            if delay:
+                time.sleep(delay)
+            self._send(*judge.reply(body, fault))
 
     return Handler
 
@@ -143,10 +156,49 @@ class FakeServer:
         self.httpd.server_close()
 
 
+async def _handle_connection(judge: FakeJudge, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+    """HTTP/1.1 with keep-alive, enough of it for the openai client and the benchmark's raw client."""
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            method, path, _ = lines[0].split(" ", 2)
+            length = 0
+            for line in lines[1:]:
+                if line[:15].lower() == "content-length:":
+                    length = int(line[15:])
+            raw = await reader.readexactly(length) if length else b""
+            extra: dict = {}
+            if method == "GET":
+                code, payload = (200, _MODELS) if path.rstrip("/").endswith("/models") else (404, b"{}")
+            else:
+                fault = judge.next_fault()
+                delay = judge.latency + (3.0 if fault == "timeout" else 0.0)
+                if delay:
+                    await asyncio.sleep(delay)
+                code, payload, extra = judge.reply(json.loads(raw or b"{}"), fault)
+            headers = "".join(f"{k}: {v}\r\n" for k, v in extra.items())
+            writer.write(f"HTTP/1.1 {code} {_REASONS.get(code, 'Status')}\r\nContent-Type: application/json\r\n"
+                         f"Content-Length: {len(payload)}\r\n{headers}\r\n".encode() + payload)
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+async def serve_asyncio(judge: FakeJudge, port: int, ready=None) -> None:
+    """Serve forever on 127.0.0.1:port from one event loop; ``ready(url)`` once listening."""
+    server = await asyncio.start_server(lambda r, w: _handle_connection(judge, r, w), "127.0.0.1", port,
+                                        backlog=1024)
+    if ready is not None:
+        ready(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1")
+    async with server:
+        await server.serve_forever()
+
+
 if __name__ == "__main__":
     port = int(sys.argv[1])
     latency = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
     every = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
-    with FakeServer(FakeJudge(latency, fault_every=every), port) as s:
-        print(s.url, flush=True)
-        threading.Event().wait()
+    asyncio.run(serve_asyncio(FakeJudge(latency, fault_every=every), port, lambda url: print(url, flush=True)))

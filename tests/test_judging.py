@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 
+import pandas as pd
 import pytest
 
 from core.ingest import import_path
@@ -121,6 +122,91 @@ def test_a_run_with_faults_stores_every_unit_once(tmp_path):
             # judgments flow into a leaderboard
             f = s.battle_frame("ah", "fake")
             assert f["judge_hard"].notna().sum() >= 28
+
+
+def test_run_list_counts_tokens_and_prices_them_only_when_configured(tmp_path):
+    db = _store(tmp_path, n_prompts=4)
+    with FakeServer() as srv:
+        priced = from_mapping({"name": "priced", "base_url": srv.url, "model": "m", "concurrency": 4,
+                               "price_prompt_per_mtok": 3.0, "price_completion_per_mtok": 15.0})
+        unpriced = from_mapping({"name": "unpriced", "base_url": srv.url, "model": "m", "concurrency": 4})
+        with Store.open(db) as s:
+            for cfg in (priced, unpriced):
+                run_units(s, "ah", cfg, plan(s, "ah", cfg))
+            runs = s.runs_frame("ah").set_index("judge")
+            for name in ("priced", "unpriced"):
+                j = s.judgments_frame("ah", name, variant=None, include_raw=True)
+                assert runs.loc[name, "prompt_tokens"] == j["prompt_tokens"].sum() > 0
+                assert runs.loc[name, "completion_tokens"] == j["completion_tokens"].sum() > 0
+    pt, ct = runs.loc["priced", "prompt_tokens"], runs.loc["priced", "completion_tokens"]
+    assert runs.loc["priced", "cost_usd"] == pytest.approx((3.0 * pt + 15.0 * ct) / 1e6)
+    assert pd.isna(runs.loc["unpriced", "cost_usd"])  # unknown, not zero
+    assert priced.cost(pt, ct) == pytest.approx(runs.loc["priced", "cost_usd"])
+    with pytest.raises(ConfigError, match="price_prompt_per_mtok"):
+        from_mapping({"name": "x", "base_url": "http://h/v1", "model": "m", "price_prompt_per_mtok": -1})
+
+
+def test_writer_commits_a_slow_trickle_within_its_window_and_a_full_batch_at_once(tmp_path):
+    from core.judging.runner import RunStats, _Writer, register_judge
+
+    db = _store(tmp_path, n_prompts=20)
+    cfg = from_mapping({"name": "w", "base_url": "http://127.0.0.1:9/v1", "model": "m"})
+    with Store.open(db) as s:
+        judge_id = register_judge(s, cfg)
+        units = plan(s, "ah", cfg)
+        run_id = s.create_run(judge_id, "ah", len(units), cfg.to_store())
+        rows = [{"battle_id": u.battle_id, "judge_id": judge_id, "order": u.order, "prompt_version": cfg.version,
+                 "run_id": run_id, "verdict": "a", "raw_output": "[[A]]"} for u in units]
+
+        def stored() -> int:
+            return len(s.judgments_frame("ah", "w", variant=None))
+
+        writer = _Writer(s, run_id, RunStats(planned=len(rows)), None, batch_rows=10, window_s=1.0)
+        writer.start()
+        for r in rows[:3]:  # fewer than a batch: committed when the window closes
+            writer.queue.put(r)
+        time.sleep(0.3)
+        assert stored() == 0
+        time.sleep(1.2)
+        assert stored() == 3
+        for r in rows[3:13]:  # a full batch: committed without waiting for the window
+            writer.queue.put(r)
+        time.sleep(0.5)
+        assert stored() == 13
+        for r in rows[13:15]:
+            writer.queue.put(r)
+        writer.close()  # closing flushes at once
+        writer.join(2)
+        assert not writer.is_alive() and writer.error is None and stored() == 15
+        assert writer.commits == 3
+
+
+@pytest.mark.parametrize("body, reason", [
+    (b'{"id": "x", "choices": [ {"message": ', "Expecting"),  # cut-off JSON
+    (b'{"object": "error"}', "no 'choices' list"),
+    (b'{"choices": ["text"]}', "not an object"),
+    (b'{"choices": [{"message": {"content": 7}}]}', "not a string"),
+    (b'[1, 2]', "no 'choices' list"),
+])
+def test_malformed_completion_bodies_are_rejected_with_a_reason(body, reason):
+    from core.judging.runner import _read_completion
+
+    with pytest.raises(ValueError, match=reason):
+        _read_completion(body)
+
+
+def test_completion_body_fields_and_first_token_logprobs():
+    from core.judging.runner import _read_completion
+
+    body = {"choices": [{"message": {"content": "A"}, "finish_reason": "length", "logprobs": {"content": [
+        {"token": "A", "logprob": -0.1, "top_logprobs": [{"token": "A", "logprob": -0.1},
+                                                         {"token": "B", "logprob": -2.4}]}]}}],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 1}}
+    got = _read_completion(json.dumps(body).encode())
+    assert got == {"raw_output": "A", "top": [{"token": "A", "logprob": -0.1}, {"token": "B", "logprob": -2.4}],
+                   "prompt_tokens": 12, "completion_tokens": 1, "finish": "length"}
+    empty = _read_completion(b'{"choices": []}')  # no choice: no text, parsed later as unparseable
+    assert empty["raw_output"] is None and empty["top"] is None and empty["prompt_tokens"] == 0
 
 
 def test_logprob_template_and_unreachable_endpoint(tmp_path):

@@ -70,8 +70,10 @@ def run(args) -> int:
             summary = echo_intervention_results(store, args.dataset, cfg.name)
             if summary is not None:
                 print(summary.to_string(index=False))
+        cost = cfg.cost(stats.prompt_tokens, stats.completion_tokens)
         print(f"run {run_id}: {stats.done} judged ({stats.parse_errors} unparseable, stored with their raw output), "
-              f"{stats.failed} failed calls recorded, status {stats.status}", file=sys.stderr)
+              f"{stats.failed} failed calls recorded, {stats.prompt_tokens + stats.completion_tokens:,} tokens"
+              + (f" (${cost:,.4f})" if cost is not None else "") + f", status {stats.status}", file=sys.stderr)
         return 0
     finally:
         store.close()

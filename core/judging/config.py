@@ -31,6 +31,9 @@ class JudgeConfig:
     max_retries: int = 5
     max_calls: int | None = None
     max_tokens_total: int | None = None
+    # USD per million tokens, for the run list's cost column; absent = cost unknown
+    price_prompt_per_mtok: float | None = None
+    price_completion_per_mtok: float | None = None
     extra: dict = field(default_factory=dict)
 
     @property
@@ -51,6 +54,12 @@ class JudgeConfig:
         if not value:
             raise ConfigError(f"judge {self.name!r}: environment variable {self.api_key_env} is not set")
         return value
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """USD for these tokens at the configured prices; None when a price is not configured."""
+        if self.price_prompt_per_mtok is None or self.price_completion_per_mtok is None:
+            return None
+        return (prompt_tokens * self.price_prompt_per_mtok + completion_tokens * self.price_completion_per_mtok) / 1e6
 
     def to_store(self) -> dict:
         d = asdict(self)
@@ -80,6 +89,8 @@ def from_mapping(data: dict, source: str = "configuration") -> JudgeConfig:
         "max_calls": lambda v: v is None or (isinstance(v, int) and v > 0),
         "max_tokens_total": lambda v: v is None or (isinstance(v, int) and v > 0),
         "api_key_env": lambda v: v is None or (isinstance(v, str) and v.isidentifier()),
+        "price_prompt_per_mtok": lambda v: v is None or (isinstance(v, (int, float)) and v >= 0),
+        "price_completion_per_mtok": lambda v: v is None or (isinstance(v, (int, float)) and v >= 0),
         "prompt_version": lambda v: v is None or (isinstance(v, str) and v.strip() != ""),
     }
     for key, ok in checks.items():

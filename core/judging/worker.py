@@ -24,6 +24,7 @@ class ActiveRun:
     cancel: threading.Event
     error: str | None = None
     run_id: int | None = None
+    config: JudgeConfig | None = None  # names the key's variable, never holds a key
 
 
 class JudgeWorker:
@@ -40,7 +41,7 @@ class JudgeWorker:
                 raise RuntimeError(f"a run of {self.current.judge} is in progress; cancel it or wait")
             cancel = threading.Event()
             stats = RunStats(planned=len(units))
-            active = ActiveRun(cfg.name, dataset, stats, threading.Thread(daemon=True), cancel)
+            active = ActiveRun(cfg.name, dataset, stats, threading.Thread(daemon=True), cancel, config=cfg)
 
             def progress(s: RunStats) -> None:
                 active.stats = s
