@@ -94,11 +94,14 @@ with page_guard("The admin page"):
     else:
         s = cur.stats
         cost = cur.config.cost(s.prompt_tokens, s.completion_tokens) if cur.config is not None else None
-        st.progress(min(1.0, s.finished / max(s.planned, 1)),
-                    text=f"{cur.judge} on {cur.dataset}: {s.finished}/{s.planned} · {s.throughput():.1f}/s · "
-                         f"failed {s.failed} · unparseable {s.parse_errors} · tokens "
-                         f"{s.prompt_tokens + s.completion_tokens:,}" + (f" (${cost:,.4f})" if cost is not None else "")
-                         + f" · status {s.status}")
+        eta = s.eta_seconds() if s.status == "running" else None
+        parts = [f"{cur.judge} on {cur.dataset}: {s.finished}/{s.planned}", f"{s.throughput():.1f}/s"]
+        if eta is not None:
+            parts.append(f"ETA {eta:.0f} s")
+        parts += [f"failed {s.failed}", f"unparseable {s.parse_errors}",
+                  f"tokens {s.prompt_tokens + s.completion_tokens:,}" + (f" (${cost:,.4f})" if cost is not None else ""),
+                  f"status {s.status}"]
+        st.progress(min(1.0, s.finished / max(s.planned, 1)), text=" · ".join(parts))
         if cur.error:
             st.error(cur.error)
         if w.busy():

@@ -292,6 +292,27 @@ def test_admin_page_is_locked_without_a_token_and_runs_with_one(tmp_path, monkey
     assert not at.exception and any("Judge configuration" in h.value for h in at.subheader)
     assert "s3cret" not in str([m.value for m in at.markdown])
 
+    # a run started from the form executes in the background worker and lands in the run list, priced
+    with FakeServer() as srv:
+        field = {w.label: w for w in [*at.text_input, *at.number_input, *at.radio]}
+        field["name"].set_value("page-judge")
+        field["base URL"].set_value(srv.url)
+        field["model"].set_value("fake-judge")
+        field["USD per million prompt tokens (optional, for the cost column)"].set_value(2.0)
+        field["USD per million completion tokens (optional)"].set_value(8.0)
+        field["action"].set_value("start run")
+        next(b for b in at.button if b.label == "Go").click().run()  # the page reruns itself each second while the run is busy
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        deadline = time.monotonic() + 60
+        while "status done" not in at.get("progress")[0].proto.text and time.monotonic() < deadline:
+            at.run()
+    text = at.get("progress")[0].proto.text
+    assert "18/18" in text and "status done" in text and "$" in text
+    runs = at.dataframe[0].value
+    row = runs[runs["judge"] == "page-judge"].iloc[0]
+    assert row["status"] == "done" and row["done"] == 18
+    assert row["cost_usd"] == pytest.approx((2.0 * row["prompt_tokens"] + 8.0 * row["completion_tokens"]) / 1e6)
+
 
 def test_background_worker_runs_and_cancels(tmp_path):
     from core.judging.worker import JudgeWorker, connection_test
