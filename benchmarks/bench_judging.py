@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -117,13 +118,12 @@ def measure(source: Path, workdir: Path, latency_ms: float, calls: int, concurre
             cfg = from_mapping({"name": "bench", "base_url": url, "model": "fake", "concurrency": concurrency,
                                 "timeout_s": 30.0, "max_retries": 0}, "benchmark")
             units = runner.plan(store, "ah", cfg, limit=calls)
-            import os
-
             os.environ["JUDGE_HTTP_TRANSPORT"] = transport
-            cpu0, main0, t0 = time.process_time(), time.thread_time(), time.perf_counter()
+            times0, main0, t0 = os.times(), time.thread_time(), time.perf_counter()
             _, stats = runner.run_units(store, "ah", cfg, units)
             wall = time.perf_counter() - t0
-            cpu, main = time.process_time() - cpu0, time.thread_time() - main0
+            times1, main = os.times(), time.thread_time() - main0
+            user, system = times1.user - times0.user, times1.system - times0.system
             stored = len(store.judgments_frame("ah", "bench", variant=None))
         baseline = asyncio.run(_raw_baseline(url, calls, concurrency))
     finally:
@@ -133,7 +133,8 @@ def measure(source: Path, workdir: Path, latency_ms: float, calls: int, concurre
     n = max(stats.finished, 1)
     return {"latency_ms": latency_ms, "capacity": concurrency / (latency_ms / 1000), "baseline": baseline,
             "achieved": stats.finished / wall, "finished": stats.finished, "stored": stored, "wall": wall,
-            "cpu_ms": cpu / n * 1000, "main_ms": main / n * 1000, "writer_ms": writer_cpu[0] / n * 1000}
+            "cpu_ms": (user + system) / n * 1000, "user_ms": user / n * 1000, "sys_ms": system / n * 1000,
+            "main_ms": main / n * 1000, "writer_ms": writer_cpu[0] / n * 1000}
 
 
 def main() -> None:
@@ -156,12 +157,13 @@ def main() -> None:
     source = _arena_hard_dir(tmp / "ah", args.calls)
     print(f"concurrency {args.concurrency}, {args.calls} judgments per row, transport {args.transport}")
     header = (f"{'L ms':>5} {'capacity/s':>10} {'baseline/s':>10} {'client/s':>9} {'of capacity':>11} "
-              f"{'of baseline':>11} {'CPU ms/j':>8} {'loop':>5} {'writer':>6}  stored")
+              f"{'of baseline':>11} {'CPU ms/j':>8} {'user':>5} {'kernel':>6} {'loop':>5} {'writer':>6}  stored")
     print(header)
     for latency in (float(x) for x in args.latencies.split(",")):
         r = measure(source, tmp, latency, args.calls, args.concurrency, args.transport)
         print(f"{r['latency_ms']:>5g} {r['capacity']:>10.0f} {r['baseline']:>10.0f} {r['achieved']:>9.0f} "
               f"{r['achieved'] / r['capacity']:>11.1%} {r['achieved'] / r['baseline']:>11.1%} {r['cpu_ms']:>8.2f} "
+              f"{r['user_ms']:>5.2f} {r['sys_ms']:>6.2f} "
               f"{r['main_ms']:>5.2f} {r['writer_ms']:>6.2f}  {r['stored']}/{r['finished']}")
 
 

@@ -203,6 +203,24 @@ _RECORD_JUDGMENTS_SQL = (
     + " WHERE judgments.parse_error IS NOT NULL AND excluded.parse_error IS NULL RETURNING judgment_id")
 
 
+def _run_update(run_id: int, fields: dict[str, Any]) -> tuple[str, list]:
+    """UPDATE of a judge run's counters and status (names checked against a fixed list)."""
+    allowed = {"status", "planned", "done", "failed", "parse_errors", "prompt_tokens", "completion_tokens",
+               "message", "finished"}
+    bad = set(fields) - allowed
+    if bad:
+        raise StoreError(f"unknown run fields: {sorted(bad)}")
+    sets, values = ["updated_at = current_timestamp"], []
+    for k, v in fields.items():
+        if k == "finished":
+            if v:
+                sets.append("finished_at = current_timestamp")
+            continue
+        sets.append(f"{k} = ?")
+        values.append(v)
+    return f"UPDATE judge_runs SET {', '.join(sets)} WHERE run_id = ?", [*values, run_id]
+
+
 def _gap_sql(prefix: str = "") -> str:
     """Mean over criteria present for both sides of (a_c - b_c) (METHODS §2)."""
     diffs = [f"({prefix}a_{c} - {prefix}b_{c})" for c in CRITERIA]
@@ -941,16 +959,18 @@ class Store:
         """
         return self.record_judgments([row]) == 1
 
-    def record_judgments(self, rows: list[dict]) -> int:
+    def record_judgments(self, rows: list[dict], run_progress: tuple[int, dict] | None = None) -> int:
         """Several finished calls in one transaction (group commit); same rules as ``record_judgment``.
 
-        Returns how many rows were inserted or replaced a stored failure.
-        Within ``rows`` the last row of a key wins.
+        ``run_progress`` = (run_id, counters) updates that run in the same
+        commit (a commit is the expensive part).  Returns how many rows were
+        inserted or replaced a stored failure.  Within ``rows`` the last row of
+        a key wins.
         """
-        if not rows:
-            return 0
         if self.read_only:
             raise StoreError(f"store {self.path} is open read-only")
+        if not rows and run_progress is None:
+            return 0
         latest = {}
         for r in rows:
             latest[(r["battle_id"], r["judge_id"], r["order"], r["prompt_version"], r.get("variant", "original"))] = r
@@ -960,13 +980,17 @@ class Store:
         columns = {c: [_none_if_na(r.get(c)) for r in rows] for c in _JUDGMENT_COLUMNS}
         columns["variant"] = [v if v is not None else "original" for v in columns["variant"]]
         batch = pa.Table.from_pydict(columns, schema=_JUDGMENT_BATCH_SCHEMA)
-        with self._write_lock:
-            cur = self._cur()
-            cur.register("_batch", batch)
-            try:
-                got = cur.execute(_RECORD_JUDGMENTS_SQL).fetchall()
-            finally:
-                cur.unregister("_batch")
+        update = _run_update(*run_progress) if run_progress is not None else None
+        with self.transaction() as cur:
+            got = []
+            if rows:
+                cur.register("_batch", batch)
+                try:
+                    got = cur.execute(_RECORD_JUDGMENTS_SQL).fetchall()
+                finally:
+                    cur.unregister("_batch")
+            if update is not None:
+                cur.execute(*update)
         return len(got)
 
     def create_run(self, judge_id: int, dataset: str, planned: int, config: dict) -> int:
@@ -981,21 +1005,9 @@ class Store:
         return run_id
 
     def update_run(self, run_id: int, **fields: Any) -> None:
-        allowed = {"status", "planned", "done", "failed", "parse_errors", "prompt_tokens", "completion_tokens",
-                   "message", "finished"}
-        bad = set(fields) - allowed
-        if bad:
-            raise StoreError(f"unknown run fields: {sorted(bad)}")
-        sets, values = ["updated_at = current_timestamp"], []
-        for k, v in fields.items():
-            if k == "finished":
-                if v:
-                    sets.append("finished_at = current_timestamp")
-                continue
-            sets.append(f"{k} = ?")
-            values.append(v)
+        sql, values = _run_update(run_id, fields)
         with self.transaction() as cur:
-            cur.execute(f"UPDATE judge_runs SET {', '.join(sets)} WHERE run_id = ?", [*values, run_id])
+            cur.execute(sql, values)
 
     def runs_frame(self, dataset: str | None = None) -> pd.DataFrame:
         where, params = "", []

@@ -327,20 +327,21 @@ class _Writer(threading.Thread):
     def run(self) -> None:
         while True:
             rows, stop = self._gather()
+            now = time.monotonic()
+            progress = None
+            if now - self._last_flush > 1.0:  # the run list's counters, in the same commit
+                self._last_flush = now
+                s = self.stats
+                progress = (self.run_id, {"done": s.done, "failed": s.failed, "parse_errors": s.parse_errors,
+                                          "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens})
             try:
-                self.store.record_judgments(rows)
+                self.store.record_judgments(rows, run_progress=progress)
             except BaseException as exc:  # noqa: BLE001 - surfaced by the runner
                 self.error = exc
                 return
             self.commits += bool(rows)
             if rows and self.progress:
                 self.progress(self.stats)
-            now = time.monotonic()
-            if now - self._last_flush > 1.0:
-                self._last_flush = now
-                s = self.stats
-                self.store.update_run(self.run_id, done=s.done, failed=s.failed, parse_errors=s.parse_errors,
-                                      prompt_tokens=s.prompt_tokens, completion_tokens=s.completion_tokens)
             if stop:
                 return
 
