@@ -955,7 +955,7 @@ class Store:
         The idempotency key is (battle, judge, order, prompt version, variant):
         a resumed run that repeats a call cannot duplicate it.  A stored
         parse failure is replaced by a later successful retry of the same key.
-        One autocommitted statement: the judgment is durable when this returns.
+        The judgment is committed (durable) when this returns.
         """
         return self.record_judgments([row]) == 1
 
@@ -974,16 +974,17 @@ class Store:
         latest = {}
         for r in rows:
             latest[(r["battle_id"], r["judge_id"], r["order"], r["prompt_version"], r.get("variant", "original"))] = r
-        rows = list(latest.values())
-        # A typed Arrow batch: building it is ~10× cheaper than a DataFrame of
-        # dicts, and the types are explicit whatever the first rows hold.
-        columns = {c: [_none_if_na(r.get(c)) for r in rows] for c in _JUDGMENT_COLUMNS}
-        columns["variant"] = [v if v is not None else "original" for v in columns["variant"]]
-        batch = pa.Table.from_pydict(columns, schema=_JUDGMENT_BATCH_SCHEMA)
+        batch = None
+        if latest:
+            # A typed Arrow batch: building it is ~10× cheaper than a DataFrame
+            # of dicts, and the types are explicit whatever the first rows hold.
+            columns = {c: [_none_if_na(r.get(c)) for r in latest.values()] for c in _JUDGMENT_COLUMNS}
+            columns["variant"] = [v if v is not None else "original" for v in columns["variant"]]
+            batch = pa.Table.from_pydict(columns, schema=_JUDGMENT_BATCH_SCHEMA)
         update = _run_update(*run_progress) if run_progress is not None else None
+        got = []
         with self.transaction() as cur:
-            got = []
-            if rows:
+            if batch is not None:
                 cur.register("_batch", batch)
                 try:
                     got = cur.execute(_RECORD_JUDGMENTS_SQL).fetchall()

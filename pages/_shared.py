@@ -204,11 +204,6 @@ def load_heldout(dataset: str, judge: str, token: str, all_methods: bool = False
     return res
 
 
-@st.cache_data(show_spinner=False)
-def load_votes(dataset: str, token: str):
-    return get_store().votes_frame(dataset)
-
-
 def init_tau(dataset: str, judge: str, fitted: float, lo: float, hi: float) -> None:
     """Put the τ slider's starting value in the session (shared by Leaderboard and Calibration).
 

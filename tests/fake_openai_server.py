@@ -50,6 +50,20 @@ class FakeJudge:
                 return kind
         return None
 
+    def delay(self, fault: str | None) -> float:
+        """Seconds to wait before answering: the latency, plus a stall for an injected timeout."""
+        return self.latency + (3.0 if fault == "timeout" else 0.0)
+
+    def reply(self, body: dict, fault: str | None) -> tuple[int, bytes, dict]:
+        """(status, payload, extra headers) of a chat completion request, faults included."""
+        if fault == "429":
+            return 429, b'{"error": {"message": "slow down", "type": "rate_limit"}}', {"Retry-After": "0.05"}
+        if fault == "500":
+            return 500, b'{"error": {"message": "boom"}}', {}
+        if fault == "malformed":
+            return 200, b'{"id": "x", "choices": [ {"message": ', {}
+        return 200, json.dumps(self.completion(body, fault)).encode(), {}
+
     def completion(self, body: dict, fault: str | None) -> dict:
         msgs = body.get("messages", [])
         system = msgs[0]["content"] if msgs else ""
@@ -84,19 +98,6 @@ class FakeJudge:
                           "total_tokens": len(user) // 4 + len(text) // 4}}
 
 
-def _reply(judge: FakeJudge, body: dict, fault: str | None) -> tuple[int, bytes, dict]:
-    """(status, payload, extra headers) of a chat completion request, faults included."""
-    if fault == "429":
-        return 429, b'{"error": {"message": "slow down", "type": "rate_limit"}}', {"Retry-After": "0.05"}
-    if fault == "500":
-        return 500, b'{"error": {"message": "boom"}}', {}
-    if fault == "malformed":
-        return 200, b'{"id": "x", "choices": [ {"message": ', {}
-    return 200, json.dumps(judge.completion(body, fault)).encode(), {}
-
-
-FakeJudge.reply = _reply
-
 _MODELS = json.dumps({"object": "list", "data": [{"id": "fake-judge", "object": "model", "created": 0,
                                                   "owned_by": "tests"}]}).encode()
 _REASONS = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
@@ -128,9 +129,7 @@ def make_handler(judge: FakeJudge):
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
             fault = judge.next_fault()
-            delay = judge.latency + (3.0 if fault == "timeout" else 0.0)
-            if delay:
-                time.sleep(delay)
+            time.sleep(judge.delay(fault))
             self._send(*judge.reply(body, fault))
 
     return Handler
@@ -173,9 +172,7 @@ async def _handle_connection(judge: FakeJudge, reader: asyncio.StreamReader, wri
                 code, payload = (200, _MODELS) if path.rstrip("/").endswith("/models") else (404, b"{}")
             else:
                 fault = judge.next_fault()
-                delay = judge.latency + (3.0 if fault == "timeout" else 0.0)
-                if delay:
-                    await asyncio.sleep(delay)
+                await asyncio.sleep(judge.delay(fault))
                 code, payload, extra = judge.reply(json.loads(raw or b"{}"), fault)
             headers = "".join(f"{k}: {v}\r\n" for k, v in extra.items())
             writer.write(f"HTTP/1.1 {code} {_REASONS.get(code, 'Status')}\r\nContent-Type: application/json\r\n"

@@ -93,6 +93,33 @@ def _wait_rendered(pg) -> None:
     time.sleep(0.5)
 
 
+def _close_first_load_dialog(pg) -> None:
+    """Dismiss the "Page not found" modal a fresh browser session gets on a deep link (see the xfail below).
+
+    It takes the keyboard focus, so a test that drives widgets by keyboard
+    would otherwise depend on an earlier test having opened the app first.
+    """
+    dialog = pg.locator("[role='dialog']", has_text="Page not found")
+    if dialog.count():
+        dialog.get_by_role("button", name="Close").click()
+        dialog.wait_for(state="detached", timeout=10_000)
+
+
+@pytest.mark.xfail(strict=True, reason="known: a fresh session's first deep link shows Streamlit's 'Page not found' "
+                                       "modal over the right page (streamlit/streamlit#9624)")
+def test_a_fresh_session_deep_link_shows_no_page_not_found_modal(page, app_url):
+    context = page.context.browser.new_context(viewport={"width": 1400, "height": 1000})  # a new visitor
+    try:
+        pg = context.new_page()
+        pg.goto(f"{app_url}/leaderboard?dataset=demo&judge=judge-strong")
+        _wait_rendered(pg)
+        assert pg.get_by_text("covers the human Elo of a new model").count() >= 1  # the right page is there
+        has_modal = pg.locator("[role='dialog']", has_text="Page not found").count() > 0
+    finally:
+        context.close()
+    assert not has_modal
+
+
 @pytest.mark.parametrize("name", PAGES)
 def test_every_page_opens_without_an_exception(page, app_url, name):
     page.goto(f"{app_url}/{name}?dataset=demo&judge=judge-position")
@@ -110,12 +137,18 @@ def test_every_page_opens_without_an_exception(page, app_url, name):
 def test_alpha_slider_changes_the_rendered_statement(page, app_url):
     page.goto(f"{app_url}/leaderboard?dataset=demo&judge=judge-strong&alpha=0.10")
     _wait_rendered(page)
+    _close_first_load_dialog(page)
     statement = page.get_by_text("covers the human Elo of a new model").first
     before = statement.inner_text()
     slider = page.get_by_role("slider").nth(1)  # τ first, α second
     slider.focus()
     for _ in range(10):
         page.keyboard.press("ArrowRight")
+    # the rerun starts only after the slider settles: wait for its result, not for an idle app
+    from playwright.sync_api import expect
+
+    expect(page.get_by_text("covers the human Elo of a new model").first).to_contain_text("α = 0.20",
+                                                                                        timeout=90_000)
     _wait_rendered(page)
     after = page.get_by_text("covers the human Elo of a new model").first.inner_text()
     page.screenshot(path=str(ARTIFACTS / "leaderboard_alpha_moved.png"), full_page=True)

@@ -177,27 +177,30 @@ def _read_completion(body: bytes) -> dict:
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list):
         raise ValueError("the body has no 'choices' list")
-    choice = choices[0] if choices else None
-    if choice is not None and not isinstance(choice, dict):
+    choice = choices[0] if choices else {}
+    if not isinstance(choice, dict):
         raise ValueError("choices[0] is not an object")
-    message = (choice or {}).get("message") or {}
+    message = choice.get("message") or {}
     text = message.get("content") if isinstance(message, dict) else None
     if text is not None and not isinstance(text, str):
         raise ValueError("choices[0].message.content is not a string")
     top = None
-    logprobs = (choice or {}).get("logprobs")
+    logprobs = choice.get("logprobs")
     content = logprobs.get("content") if isinstance(logprobs, dict) else None
     if isinstance(content, list) and content and isinstance(content[0], dict):
         top = [{"token": t.get("token"), "logprob": t.get("logprob")}
                for t in content[0].get("top_logprobs") or [] if isinstance(t, dict)]
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     return {"raw_output": text, "top": top, "prompt_tokens": int(usage.get("prompt_tokens") or 0),
-            "completion_tokens": int(usage.get("completion_tokens") or 0),
-            "finish": (choice or {}).get("finish_reason")}
+            "completion_tokens": int(usage.get("completion_tokens") or 0), "finish": choice.get("finish_reason")}
 
 
 def idempotency_key(judge_id: int, unit: Unit, version: str) -> str:
-    """The judgment's identity (battle, judge, order, prompt version, variant), also sent to the endpoint."""
+    """The judgment's identity (battle, judge, order, prompt version, variant), given to the SDK per request.
+
+    The OpenAI client sends no idempotency header, so servers do not see it;
+    it replaces the random key the SDK would otherwise draw for every call.
+    """
     return f"judge{judge_id}-battle{unit.battle_id}-{unit.order}-{version}-{unit.variant}"
 
 
@@ -350,8 +353,9 @@ def make_async_client(cfg: JudgeConfig, transport: str | None = None):
     """The run's ``openai.AsyncOpenAI`` client, with one connection per concurrent call.
 
     The default transport is aiohttp (the openai package's ``aiohttp`` extra):
-    httpx's pool costs ~3 ms of CPU per request at concurrency 32, which
-    would make the client, not the endpoint, the bottleneck of a judge run.
+    the SDK's httpx transport costs ~1 ms more CPU per request at concurrency
+    32 (benchmarks/README_judging.md), which makes the client, not the
+    endpoint, the bottleneck of a fast judge run.
     ``JUDGE_HTTP_TRANSPORT=httpx`` selects the SDK's default transport.
     """
     import os
