@@ -1,10 +1,13 @@
 """Judging throughput against the local fake endpoint, each figure next to a baseline from the same run.
 
-    python benchmarks/bench_judging.py [--calls 1500] [--latencies 25,50,100,200] [--concurrency 32]
+    python benchmarks/bench_judging.py [--calls 1500] [--latencies 25,50,100,200] [--jitters 0,0.1]
+                                       [--concurrency 32]
 
 The fake server (``tests/fake_openai_server.py``, one asyncio loop in its own
-process) answers every request after a fixed latency L, so with C requests in
-flight its capacity is C / L calls per second.  For each L the benchmark runs
+process) answers every request after a latency of mean L, so with C requests
+in flight its capacity is C / L calls per second.  Jitter 0 means every call
+takes exactly L; jitter 0.1 draws each latency uniformly from L ± 10%, as a
+real endpoint varies.  For each L and jitter the benchmark runs
 
 * the baseline: a minimal raw-HTTP/1.1 keep-alive client with C connections,
   which measures what the server really delivers on this machine;
@@ -84,17 +87,18 @@ def _arena_hard_dir(root: Path, n_units: int) -> Path:
     return root
 
 
-def _start_server(latency_ms: float) -> tuple[subprocess.Popen, str]:
+def _start_server(latency_ms: float, jitter: float) -> tuple[subprocess.Popen, str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     # its own process, so that the server's CPU is not charged to the client
     server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fake_openai_server.py"), str(port),
-                               str(latency_ms)], stdout=subprocess.PIPE, text=True)
+                               str(latency_ms), "{}", str(jitter)], stdout=subprocess.PIPE, text=True)
     return server, server.stdout.readline().strip()
 
 
-def measure(source: Path, workdir: Path, latency_ms: float, calls: int, concurrency: int, transport: str) -> dict:
+def measure(source: Path, workdir: Path, latency_ms: float, jitter: float, calls: int, concurrency: int,
+            transport: str) -> dict:
     from core.ingest import import_path
     from core.judging import runner
     from core.judging.config import from_mapping
@@ -110,10 +114,10 @@ def measure(source: Path, workdir: Path, latency_ms: float, calls: int, concurre
         finally:
             writer_cpu[0] += time.thread_time() - t
 
-    server, url = _start_server(latency_ms)
+    server, url = _start_server(latency_ms, jitter)
     runner._Writer.run = timed_run
     try:
-        with Store.open(workdir / f"bench-{latency_ms:g}.duckdb") as store:
+        with Store.open(workdir / f"bench-{latency_ms:g}-{jitter:g}.duckdb") as store:
             import_path(store, source, "arena-hard", dataset="ah")
             cfg = from_mapping({"name": "bench", "base_url": url, "model": "fake", "concurrency": concurrency,
                                 "timeout_s": 30.0, "max_retries": 0}, "benchmark")
@@ -131,7 +135,7 @@ def measure(source: Path, workdir: Path, latency_ms: float, calls: int, concurre
         server.kill()
         server.wait()
     n = max(stats.finished, 1)
-    return {"latency_ms": latency_ms, "capacity": concurrency / (latency_ms / 1000), "baseline": baseline,
+    return {"latency_ms": latency_ms, "jitter": jitter, "capacity": concurrency / (latency_ms / 1000), "baseline": baseline,
             "achieved": stats.finished / wall, "finished": stats.finished, "stored": stored, "wall": wall,
             "cpu_ms": (user + system) / n * 1000, "user_ms": user / n * 1000, "sys_ms": system / n * 1000,
             "main_ms": main / n * 1000, "writer_ms": writer_cpu[0] / n * 1000}
@@ -141,6 +145,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=1500)
     ap.add_argument("--latencies", default="25,50,100,200", help="server latencies in ms, comma-separated")
+    ap.add_argument("--jitters", default="0,0.1", help="latency jitter fractions, comma-separated")
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--transport", choices=["aiohttp", "httpx"], default="aiohttp")
     args = ap.parse_args()
@@ -156,12 +161,13 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     source = _arena_hard_dir(tmp / "ah", args.calls)
     print(f"concurrency {args.concurrency}, {args.calls} judgments per row, transport {args.transport}")
-    header = (f"{'L ms':>5} {'capacity/s':>10} {'baseline/s':>10} {'client/s':>9} {'of capacity':>11} "
+    header = (f"{'L ms':>5} {'jitter':>6} {'capacity/s':>10} {'baseline/s':>10} {'client/s':>9} {'of capacity':>11} "
               f"{'of baseline':>11} {'CPU ms/j':>8} {'user':>5} {'kernel':>6} {'loop':>5} {'writer':>6}  stored")
     print(header)
-    for latency in (float(x) for x in args.latencies.split(",")):
-        r = measure(source, tmp, latency, args.calls, args.concurrency, args.transport)
-        print(f"{r['latency_ms']:>5g} {r['capacity']:>10.0f} {r['baseline']:>10.0f} {r['achieved']:>9.0f} "
+    cases = [(float(lat), float(jit)) for lat in args.latencies.split(",") for jit in args.jitters.split(",")]
+    for latency, jitter in cases:
+        r = measure(source, tmp, latency, jitter, args.calls, args.concurrency, args.transport)
+        print(f"{r['latency_ms']:>5g} {r['jitter']:>6.0%} {r['capacity']:>10.0f} {r['baseline']:>10.0f} {r['achieved']:>9.0f} "
               f"{r['achieved'] / r['capacity']:>11.1%} {r['achieved'] / r['baseline']:>11.1%} {r['cpu_ms']:>8.2f} "
               f"{r['user_ms']:>5.2f} {r['sys_ms']:>6.2f} "
               f"{r['main_ms']:>5.2f} {r['writer_ms']:>6.2f}  {r['stored']}/{r['finished']}")

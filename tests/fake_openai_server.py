@@ -10,8 +10,8 @@ reply (timeout), malformed JSON body, truncated output, prose instead of JSON.
 for the throughput benchmark: a thread per connection would make the server,
 not the client, the bottleneck) share the request handling.
 
-Run as a script: ``python tests/fake_openai_server.py PORT [latency_ms] [faults]``
-(the asyncio server).
+Run as a script: ``python tests/fake_openai_server.py PORT [latency_ms] [faults_json] [jitter]``
+(the asyncio server; ``jitter`` 0.1 draws each latency from ±10% around latency_ms).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import random
 import sys
 import threading
 import time
@@ -32,8 +33,11 @@ def _digest(text: str) -> int:
 
 
 class FakeJudge:
-    def __init__(self, latency_ms: float = 0.0, faults: dict[int, str] | None = None, fault_every: dict | None = None):
+    def __init__(self, latency_ms: float = 0.0, faults: dict[int, str] | None = None, fault_every: dict | None = None,
+                 jitter: float = 0.0, seed: int = 0):
         self.latency = latency_ms / 1000
+        self.jitter = jitter  # each latency drawn uniformly from latency × [1 - jitter, 1 + jitter]
+        self.rng = random.Random(seed)
         self.faults = faults or {}  # request number -> fault kind
         self.fault_every = fault_every or {}  # kind -> every k-th request
         self.count = 0
@@ -52,7 +56,8 @@ class FakeJudge:
 
     def delay(self, fault: str | None) -> float:
         """Seconds to wait before answering: the latency, plus a stall for an injected timeout."""
-        return self.latency + (3.0 if fault == "timeout" else 0.0)
+        latency = self.latency * self.rng.uniform(1 - self.jitter, 1 + self.jitter) if self.jitter else self.latency
+        return latency + (3.0 if fault == "timeout" else 0.0)
 
     def reply(self, body: dict, fault: str | None) -> tuple[int, bytes, dict]:
         """(status, payload, extra headers) of a chat completion request, faults included."""
@@ -198,4 +203,6 @@ if __name__ == "__main__":
     port = int(sys.argv[1])
     latency = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
     every = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
-    asyncio.run(serve_asyncio(FakeJudge(latency, fault_every=every), port, lambda url: print(url, flush=True)))
+    jitter = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
+    asyncio.run(serve_asyncio(FakeJudge(latency, fault_every=every, jitter=jitter), port,
+                              lambda url: print(url, flush=True)))

@@ -209,6 +209,40 @@ def test_completion_body_fields_and_first_token_logprobs():
     assert empty["raw_output"] is None and empty["top"] is None and empty["prompt_tokens"] == 0
 
 
+
+def _request_summary(request) -> tuple:
+    return (request.method, str(request.url), sorted((k.lower(), v) for k, v in request.headers.raw),
+            request.content, request.extensions)
+
+
+@pytest.mark.parametrize("idempotency_header", [None, "Idempotency-Key"])
+def test_judge_client_builds_the_same_requests_as_the_sdk(idempotency_header):
+    """The cached request path (JudgeClient) against the SDK's own builder, call after call."""
+    import openai
+    from openai._models import FinalRequestOptions
+
+    from core.judging.client import JudgeClient
+
+    kwargs = dict(base_url="http://127.0.0.1:9/v1", api_key="sk-test", max_retries=0, timeout=12.5)
+    ours, sdk = JudgeClient(**kwargs), openai.AsyncOpenAI(**kwargs)
+    ours._idempotency_header = sdk._idempotency_header = idempotency_header
+    calls = [dict(method="post", url="/chat/completions", content=json.dumps({"n": k, "t": "é"}).encode(),
+                  idempotency_key=f"key-{k}") for k in range(4)]
+    calls += [dict(method="post", url="/chat/completions", json_data={"as": "dict"}, idempotency_key="d"),
+              dict(method="post", url="/chat/completions", content=b"{}", idempotency_key="t", timeout=3.0),
+              dict(method="post", url="/chat/completions", content=b"{}", params={"q": "1"}),
+              dict(method="post", url="/chat/completions", content=b"{}", headers={"X-Extra": "1"}),
+              dict(method="get", url="/models")]
+    for retries in (0, 1, 0):
+        for call in calls:
+            got = _request_summary(ours._build_request(FinalRequestOptions.construct(**call), retries_taken=retries))
+            want = _request_summary(sdk._build_request(FinalRequestOptions.construct(**call), retries_taken=retries))
+            assert got == want, call
+    assert set(ours._request_templates) == {("/chat/completions", 0), ("/chat/completions", 1)}
+    if idempotency_header:
+        sent = ours._build_request(FinalRequestOptions.construct(**calls[2]))
+        assert sent.headers["idempotency-key"] == "key-2"
+
 def test_logprob_template_and_unreachable_endpoint(tmp_path):
     db = _store(tmp_path, n_prompts=4)
     with FakeServer() as srv:

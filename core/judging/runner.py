@@ -213,6 +213,7 @@ async def _call(client, cfg: JudgeConfig, unit: Unit, stats: RunStats, budget_ok
     kwargs = dict(model=cfg.model, messages=messages, temperature=cfg.temperature, max_tokens=cfg.max_tokens)
     if cfg.uses_logprobs:
         kwargs.update(logprobs=True, top_logprobs=cfg.top_logprobs, max_tokens=1)
+    payload = json.dumps(kwargs, ensure_ascii=False, separators=(",", ":")).encode()  # as the SDK encodes it
     last = "no attempt"
     for attempt in range(cfg.max_retries + 1):
         if not budget_ok():
@@ -222,9 +223,10 @@ async def _call(client, cfg: JudgeConfig, unit: Unit, stats: RunStats, budget_ok
         try:
             # The client's own POST (same transport, errors and retries-off
             # behaviour as chat.completions.create) returning the body: the
-            # typed-parameter transform and response model are skipped, and
-            # our idempotency key replaces the SDK's random one per request.
-            body = await client.post("/chat/completions", body=kwargs, cast_to=bytes,
+            # typed-parameter transform and response model are skipped, our
+            # idempotency key replaces the SDK's random one per request, and
+            # JSON bytes as the content let JudgeClient reuse the request it built.
+            body = await client.post("/chat/completions", content=payload, cast_to=bytes,
                                      options={"idempotency_key": key})
             result = _read_completion(body)
         except openai.APIConnectionError as exc:  # includes timeouts
@@ -350,7 +352,7 @@ class _Writer(threading.Thread):
 
 
 def make_async_client(cfg: JudgeConfig, transport: str | None = None):
-    """The run's ``openai.AsyncOpenAI`` client, with one connection per concurrent call.
+    """The run's ``openai.AsyncOpenAI`` client (a ``JudgeClient``), with one connection per concurrent call.
 
     The default transport is aiohttp (the openai package's ``aiohttp`` extra):
     the SDK's httpx transport costs ~1 ms more CPU per request at concurrency
@@ -363,6 +365,8 @@ def make_async_client(cfg: JudgeConfig, transport: str | None = None):
     import httpx2 as httpx
     import openai
 
+    from core.judging.client import JudgeClient
+
     transport = transport or os.environ.get("JUDGE_HTTP_TRANSPORT", "aiohttp")
     limits = httpx.Limits(max_connections=cfg.concurrency, max_keepalive_connections=cfg.concurrency)
     if transport == "aiohttp":
@@ -371,8 +375,8 @@ def make_async_client(cfg: JudgeConfig, transport: str | None = None):
         http_client = openai.DefaultAsyncHttpxClient(limits=limits, timeout=cfg.timeout_s)
     else:
         raise ValueError(f"JUDGE_HTTP_TRANSPORT={transport!r}: expected 'aiohttp' or 'httpx'")
-    return openai.AsyncOpenAI(base_url=cfg.base_url, api_key=cfg.api_key(), max_retries=0,
-                              timeout=cfg.timeout_s, http_client=http_client)
+    return JudgeClient(base_url=cfg.base_url, api_key=cfg.api_key(), max_retries=0,
+                       timeout=cfg.timeout_s, http_client=http_client)
 
 
 async def _run(store, cfg, judge_id, run_id, units, stats, progress, cancel):
