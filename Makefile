@@ -28,7 +28,7 @@ $(DB): | $(VENV)/.runtime
 	$(PY) -m core simulate --db $(DB)
 
 run: $(VENV)/.runtime $(DB)
-	ARENA_DB=$(DB) $(PY) -m streamlit run app.py --server.port $(PORT) --server.headless true
+	ARENA_DB=$(DB) $(PY) scripts/serve.py --server.port $(PORT) --server.headless true
 
 demo: $(VENV)/.runtime
 	$(PY) -m core simulate --db $(DB) --replace

@@ -1,6 +1,7 @@
 """Streamlit entry point: page config, navigation and the shared sidebar.
 
-Run with ``make run`` (or ``streamlit run app.py``); the store comes from the
+Run with ``make run`` (``scripts/serve.py``, which is ``streamlit run app.py``
+with the first visitor's deep link fixed); the store comes from the
 ``ARENA_DB`` environment variable (default ``data/arena.duckdb``).
 
 Page files end in ``_page.py`` so that no file name equals a URL path:
