@@ -300,6 +300,10 @@ def test_killed_runs_resume_without_losing_or_duplicating(tmp_path):
             j = s.judgments_frame("ah", "killme", variant=None)
         assert len(j) == 360
         assert not j.duplicated(["battle_id", "order"]).any()
+        info = json.loads(subprocess.run([sys.executable, "-m", "core", "info", "--db", str(db), "--json"], cwd=ROOT,
+                                         capture_output=True, text=True, check=True).stdout)
+        judges = {jd["name"]: jd for d in info["datasets"] if d["name"] == "ah" for jd in d["judges"]}
+        assert judges["killme"]["n_judgments"] == 360
     finally:
         server.kill()
 
