@@ -1018,10 +1018,6 @@ def fit_with_ci(
     return LeaderboardFit(fit, bootstrap(c, fit, n_boot=n_boot, seed=seed, progress=progress, kind=bootstrap_kind))
 
 
-def elo_from_theta(theta: np.ndarray) -> np.ndarray:
-    return ELO_BASE + ELO_PER_LOGIT * (np.asarray(theta) - np.mean(theta))
-
-
 __all__ = [
     "Comparisons", "comparisons_from_battles", "comparisons_from_pair_table", "BTFit", "FitIssue", "fit_bt",
     "fit_bt_batch", "BatchFit", "loglik", "gradient", "information", "sandwich_cov", "sandwich_intervals",
