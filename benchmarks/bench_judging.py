@@ -135,8 +135,9 @@ def measure(source: Path, workdir: Path, latency_ms: float, jitter: float, calls
         server.kill()
         server.wait()
     n = max(stats.finished, 1)
-    return {"latency_ms": latency_ms, "jitter": jitter, "capacity": concurrency / (latency_ms / 1000), "baseline": baseline,
-            "achieved": stats.finished / wall, "finished": stats.finished, "stored": stored, "wall": wall,
+    return {"latency_ms": latency_ms, "jitter": jitter, "capacity": concurrency / (latency_ms / 1000),
+            "baseline": baseline, "achieved": stats.finished / wall, "finished": stats.finished, "stored": stored,
+            "wall": wall,
             "cpu_ms": (user + system) / n * 1000, "user_ms": user / n * 1000, "sys_ms": system / n * 1000,
             "main_ms": main / n * 1000, "writer_ms": writer_cpu[0] / n * 1000}
 
@@ -167,7 +168,8 @@ def main() -> None:
     cases = [(float(lat), float(jit)) for lat in args.latencies.split(",") for jit in args.jitters.split(",")]
     for latency, jitter in cases:
         r = measure(source, tmp, latency, jitter, args.calls, args.concurrency, args.transport)
-        print(f"{r['latency_ms']:>5g} {r['jitter']:>6.0%} {r['capacity']:>10.0f} {r['baseline']:>10.0f} {r['achieved']:>9.0f} "
+        print(f"{r['latency_ms']:>5g} {r['jitter']:>6.0%} {r['capacity']:>10.0f} {r['baseline']:>10.0f} "
+              f"{r['achieved']:>9.0f} "
               f"{r['achieved'] / r['capacity']:>11.1%} {r['achieved'] / r['baseline']:>11.1%} {r['cpu_ms']:>8.2f} "
               f"{r['user_ms']:>5.2f} {r['sys_ms']:>6.2f} "
               f"{r['main_ms']:>5.2f} {r['writer_ms']:>6.2f}  {r['stored']}/{r['finished']}")

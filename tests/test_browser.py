@@ -102,14 +102,6 @@ def _wait_rendered(pg) -> None:
     time.sleep(0.5)
 
 
-def _close_first_load_dialog(pg) -> None:
-    """Dismiss a "Page not found" modal should one be shown (it would take the keyboard focus)."""
-    dialog = pg.locator("[role='dialog']", has_text="Page not found")
-    if dialog.count():
-        dialog.get_by_role("button", name="Close").click()
-        dialog.wait_for(state="detached", timeout=10_000)
-
-
 def _first_visit_has_page_not_found_modal(page, db: Path, launcher: bool) -> bool:
     """A fresh server whose very first visitor follows a deep link: is the "Page not found" modal shown?"""
     proc, url = _start_app(db, launcher)
@@ -153,7 +145,6 @@ def test_every_page_opens_without_an_exception(page, app_url, name):
 def test_alpha_slider_changes_the_rendered_statement(page, app_url):
     page.goto(f"{app_url}/leaderboard?dataset=demo&judge=judge-strong&alpha=0.10")
     _wait_rendered(page)
-    _close_first_load_dialog(page)
     statement = page.get_by_text("covers the human Elo of a new model").first
     before = statement.inner_text()
     slider = page.get_by_role("slider").nth(1)  # τ first, α second

@@ -209,7 +209,6 @@ def test_completion_body_fields_and_first_token_logprobs():
     assert empty["raw_output"] is None and empty["top"] is None and empty["prompt_tokens"] == 0
 
 
-
 def _request_summary(request) -> tuple:
     return (request.method, str(request.url), sorted((k.lower(), v) for k, v in request.headers.raw),
             request.content, request.extensions)
@@ -242,6 +241,7 @@ def test_judge_client_builds_the_same_requests_as_the_sdk(idempotency_header):
     if idempotency_header:
         sent = ours._build_request(FinalRequestOptions.construct(**calls[2]))
         assert sent.headers["idempotency-key"] == "key-2"
+
 
 def test_logprob_template_and_unreachable_endpoint(tmp_path):
     db = _store(tmp_path, n_prompts=4)
