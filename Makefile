@@ -6,11 +6,13 @@ DB ?= data/arena.duckdb
 PORT ?= 8501
 PYTEST_ARGS ?=
 
-.PHONY: run test demo bench clean-db help
+.PHONY: run test lint format demo bench clean-db help
 
 help:
 	@echo "make run    - install, build the demo store on first start, serve http://localhost:$(PORT)"
-	@echo "make test   - install test requirements and run the whole suite"
+	@echo "make test   - install test requirements, lint, and run the whole suite"
+	@echo "make lint   - ruff (lint + format check) and mypy"
+	@echo "make format - apply ruff's formatting and safe fixes"
 	@echo "make demo   - (re)build the demo store at $(DB)"
 	@echo "make bench  - run the benchmarks (prints ratios against in-run baselines)"
 
@@ -28,12 +30,21 @@ $(DB): | $(VENV)/.runtime
 	$(PY) -m core simulate --db $(DB)
 
 run: $(VENV)/.runtime $(DB)
-	ARENA_DB=$(DB) $(PY) scripts/serve.py --server.port $(PORT) --server.headless true
+	ARENA_DB=$(DB) $(PY) -m streamlit run app.py --server.port $(PORT) --server.headless true
 
 demo: $(VENV)/.runtime
 	$(PY) -m core simulate --db $(DB) --replace
 
-test: $(VENV)/.test
+lint: $(VENV)/.test
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+format: $(VENV)/.test
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(VENV)/.test

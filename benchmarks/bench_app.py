@@ -41,7 +41,7 @@ def main() -> None:
     at.query_params["judge"] = "judge-strong"
     t0 = time.perf_counter()
     at.run()
-    at.switch_page("pages/leaderboard_page.py")
+    at.switch_page("app_pages/leaderboard.py")
     at.run()
     cold = time.perf_counter() - t0
 

@@ -57,7 +57,7 @@ def ensure_arena_rank() -> Path:
 
 
 def ours_once(path: Path) -> dict:
-    from core import bt
+    from core.stats import bt
     from core.store import aggregate_battle_file
 
     t0 = time.perf_counter()
@@ -66,17 +66,27 @@ def ours_once(path: Path) -> dict:
     models = tuple(sorted(set(a.tolist()) | set(b.tolist())))
     index = {m: k for k, m in enumerate(models)}
     n, y = cells["n"].to_numpy(float), cells["y"].to_numpy(float)
-    comps = bt.Comparisons(models, np.array([index[m] for m in a]), np.array([index[m] for m in b]), n, n * y,
-                           ss=n * y * y)
+    comps = bt.Comparisons(
+        models, np.array([index[m] for m in a]), np.array([index[m] for m in b]), n, n * y, ss=n * y * y
+    )
     fit = bt.fit_bt(comps)
     iv = bt.sandwich_intervals(comps, fit)
     elapsed = time.perf_counter() - t0
-    return {"seconds": elapsed, "comps": comps, "fit": fit, "models": list(models), "elo": fit.elo, "lower": iv.lower_elo,
-            "upper": iv.upper_elo, "sandwich_se": iv.se_elo, "iterations": fit.iterations}
+    return {
+        "seconds": elapsed,
+        "comps": comps,
+        "fit": fit,
+        "models": list(models),
+        "elo": fit.elo,
+        "lower": iv.lower_elo,
+        "upper": iv.upper_elo,
+        "sandwich_se": iv.se_elo,
+        "iterations": fit.iterations,
+    }
 
 
 def ours(path: Path) -> dict:
-    from core import bt
+    from core.stats import bt
 
     runs = [ours_once(path) for _ in range(3)]
     out = runs[-1]
@@ -95,12 +105,18 @@ def compare(mine: dict, ref: dict, label: str) -> None:
     my_half = (mine["upper"] - mine["lower"]) / 2
     d = (mine["elo"] - mine["elo"].mean()) - (ref_elo - ref_elo.mean())
     ratio = my_half / ref_half
-    print(f"arena-rank 0.1.1 ({label}): runs {', '.join(f'{x:.3f}' for x in ref['runs'])} s "
-          f"(imports {ref['import_seconds']:.1f} s)")
-    print(f"  speed-up, first run: {ref['runs'][0] / mine['runs'][0]:.1f}x; warm (median of 3 each): "
-          f"{np.median(ref['runs']) / np.median(mine['runs']):.1f}x")
-    print(f"  parity: max |dElo| after centring = {np.max(np.abs(d)):.5f}; "
-          f"sandwich half-width ratio min {ratio.min():.4f} max {ratio.max():.4f}")
+    print(
+        f"arena-rank 0.1.1 ({label}): runs {', '.join(f'{x:.3f}' for x in ref['runs'])} s "
+        f"(imports {ref['import_seconds']:.1f} s)"
+    )
+    print(
+        f"  speed-up, first run: {ref['runs'][0] / mine['runs'][0]:.1f}x; warm (median of 3 each): "
+        f"{np.median(ref['runs']) / np.median(mine['runs']):.1f}x"
+    )
+    print(
+        f"  parity: max |dElo| after centring = {np.max(np.abs(d)):.5f}; "
+        f"sandwich half-width ratio min {ratio.min():.4f} max {ratio.max():.4f}"
+    )
 
 
 def main() -> None:
@@ -110,22 +126,27 @@ def main() -> None:
     args = ap.parse_args()
     path = Path(args.file)
     if not path.exists():
-        subprocess.run([sys.executable, str(ROOT / "benchmarks/make_lmarena_file.py"), "--out", str(path)],
-                       check=True)
+        subprocess.run([sys.executable, str(ROOT / "benchmarks/make_lmarena_file.py"), "--out", str(path)], check=True)
     mine = ours(path)  # timed without tracemalloc, which slows every allocation
     import resource
 
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"this project: file -> ratings + sandwich CIs, runs {', '.join(f'{x:.3f}' for x in mine['runs'])} s "
-          f"({mine['iterations']} Newton iterations); 1,000 bootstrap replicates {mine['bootstrap_seconds']:.2f} s; "
-          f"peak RSS of the whole benchmark process {peak_rss:.0f} MB")
+    print(
+        f"this project: file -> ratings + sandwich CIs, runs {', '.join(f'{x:.3f}' for x in mine['runs'])} s "
+        f"({mine['iterations']} Newton iterations); 1,000 bootstrap replicates {mine['bootstrap_seconds']:.2f} s; "
+        f"peak RSS of the whole benchmark process {peak_rss:.0f} MB"
+    )
     print(f"bootstrap SE / sandwich SE: median {np.median(mine['boot_se'] / mine['sandwich_se']):.3f}")
     if args.skip_arena_rank:
         return
     py = ensure_arena_rank()
-    for label, cfg in (("default settings", {}), ("tight tolerances gtol=1e-12, ftol=1e-15", {"gtol": 1e-12, "ftol": 1e-15})):
-        r = subprocess.run([str(py), "-c", ARENA_RANK_SCRIPT, str(path), json.dumps(cfg)], capture_output=True,
-                           text=True, check=True)
+    for label, cfg in (
+        ("default settings", {}),
+        ("tight tolerances gtol=1e-12, ftol=1e-15", {"gtol": 1e-12, "ftol": 1e-15}),
+    ):
+        r = subprocess.run(
+            [str(py), "-c", ARENA_RANK_SCRIPT, str(path), json.dumps(cfg)], capture_output=True, text=True, check=True
+        )
         compare(mine, json.loads(r.stdout.strip().splitlines()[-1]), label)
 
 

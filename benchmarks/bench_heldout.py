@@ -20,11 +20,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core import heldout  # noqa: E402
-from core.conformal import evaluate_splits  # noqa: E402
+from core.app.files import softelo_frame  # noqa: E402
 from core.datahome import shared_file  # noqa: E402
-from core.heldout import Method, leave_one_model_out  # noqa: E402
-from core.ingest import read_softelo_frame  # noqa: E402
+from core.stats import heldout  # noqa: E402
+from core.stats.conformal import evaluate_splits  # noqa: E402
+from core.stats.heldout import Method, leave_one_model_out  # noqa: E402
 
 HARD_SOFT = (Method("hard", "hard"), Method("soft", "soft"))
 
@@ -60,14 +60,16 @@ def main() -> None:
     if sample is not None:
         files.append(("real SoftElo sample (1,000 battles, 14 models)", sample))
     for label, path in files:
-        frame = read_softelo_frame(path)
+        frame = softelo_frame(path)
         protocol(frame)  # warm-up (imports, caches)
         secs, res = min((protocol(frame) for _ in range(3)), key=lambda r: r[0])
         base = unbatched(frame)
         s = res.summary().set_index("method")
-        print(f"{label}: full protocol {secs:.3f} s (best of 3); unbatched bootstrap baseline {base:.3f} s "
-              f"({base / secs:.1f}x); MAE hard {s.loc['hard', 'mae']:.1f} soft {s.loc['soft', 'mae']:.1f}; "
-              f"τ {res.tau_full:.3f}")
+        print(
+            f"{label}: full protocol {secs:.3f} s (best of 3); unbatched bootstrap baseline {base:.3f} s "
+            f"({base / secs:.1f}x); MAE hard {s.loc['hard', 'mae']:.1f} soft {s.loc['soft', 'mae']:.1f}; "
+            f"τ {res.tau_full:.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ real endpoint varies.  For each L and jitter the benchmark runs
 
 * the baseline: a minimal raw-HTTP/1.1 keep-alive client with C connections,
   which measures what the server really delivers on this machine;
-* the judging client: ``core.judging.runner.run_units`` (the real
+* the judging client: ``core.app.judging.run`` (the real
   ``openai.AsyncOpenAI`` client, prompt rendering, parsing, group commits into
   a DuckDB store), exactly what ``python -m core judge`` runs.
 
@@ -43,10 +43,13 @@ sys.path.insert(0, str(ROOT))
 async def _raw_baseline(url: str, n: int, concurrency: int) -> float:
     """Calls/s a minimal client (raw asyncio HTTP/1.1, keep-alive) gets from the same server."""
     u = urlparse(url)
-    body = json.dumps({"model": "fake", "messages": [{"role": "system", "content": "JSON object"},
-                                                     {"role": "user", "content": "q"}]}).encode()
-    request = (f"POST {u.path}/chat/completions HTTP/1.1\r\nHost: {u.hostname}\r\nContent-Type: application/json\r\n"
-               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    body = json.dumps(
+        {"model": "fake", "messages": [{"role": "system", "content": "JSON object"}, {"role": "user", "content": "q"}]}
+    ).encode()
+    request = (
+        f"POST {u.path}/chat/completions HTTP/1.1\r\nHost: {u.hostname}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
     remaining = n
 
     async def worker():
@@ -81,9 +84,19 @@ def _arena_hard_dir(root: Path, n_units: int) -> Path:
     for m in ("m1", "m2", "m3"):
         with open(root / "model_answer" / f"{m}.jsonl", "w") as f:
             for k in range(n_prompts):
-                f.write(json.dumps({"uid": f"q{k}", "model": m, "messages": [
-                    {"role": "user", "content": "."},
-                    {"role": "assistant", "content": {"answer": f"{m} says {k}, at some length."}}]}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "uid": f"q{k}",
+                            "model": m,
+                            "messages": [
+                                {"role": "user", "content": "."},
+                                {"role": "assistant", "content": {"answer": f"{m} says {k}, at some length."}},
+                            ],
+                        }
+                    )
+                    + "\n"
+                )
     return root
 
 
@@ -92,14 +105,19 @@ def _start_server(latency_ms: float, jitter: float) -> tuple[subprocess.Popen, s
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     # its own process, so that the server's CPU is not charged to the client
-    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fake_openai_server.py"), str(port),
-                               str(latency_ms), "{}", str(jitter)], stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "fake_openai_server.py"), str(port), str(latency_ms), "{}", str(jitter)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     return server, server.stdout.readline().strip()
 
 
-def measure(source: Path, workdir: Path, latency_ms: float, jitter: float, calls: int, concurrency: int,
-            transport: str) -> dict:
-    from core.ingest import import_path
+def measure(
+    source: Path, workdir: Path, latency_ms: float, jitter: float, calls: int, concurrency: int, transport: str
+) -> dict:
+    from core.app import judging as app_judging
+    from core.app.data import import_path
     from core.judging import runner
     from core.judging.config import from_mapping
     from core.store import Store
@@ -119,12 +137,21 @@ def measure(source: Path, workdir: Path, latency_ms: float, jitter: float, calls
     try:
         with Store.open(workdir / f"bench-{latency_ms:g}-{jitter:g}.duckdb") as store:
             import_path(store, source, "arena-hard", dataset="ah")
-            cfg = from_mapping({"name": "bench", "base_url": url, "model": "fake", "concurrency": concurrency,
-                                "timeout_s": 30.0, "max_retries": 0}, "benchmark")
-            units = runner.plan(store, "ah", cfg, limit=calls)
+            cfg = from_mapping(
+                {
+                    "name": "bench",
+                    "base_url": url,
+                    "model": "fake",
+                    "concurrency": concurrency,
+                    "timeout_s": 30.0,
+                    "max_retries": 0,
+                },
+                "benchmark",
+            )
+            units = app_judging.plan(store, "ah", cfg, limit=calls)
             os.environ["JUDGE_HTTP_TRANSPORT"] = transport
             times0, main0, t0 = os.times(), time.thread_time(), time.perf_counter()
-            _, stats = runner.run_units(store, "ah", cfg, units)
+            _, stats = app_judging.run(store, "ah", cfg, units)
             wall = time.perf_counter() - t0
             times1, main = os.times(), time.thread_time() - main0
             user, system = times1.user - times0.user, times1.system - times0.system
@@ -135,11 +162,21 @@ def measure(source: Path, workdir: Path, latency_ms: float, jitter: float, calls
         server.kill()
         server.wait()
     n = max(stats.finished, 1)
-    return {"latency_ms": latency_ms, "jitter": jitter, "capacity": concurrency / (latency_ms / 1000),
-            "baseline": baseline, "achieved": stats.finished / wall, "finished": stats.finished, "stored": stored,
-            "wall": wall,
-            "cpu_ms": (user + system) / n * 1000, "user_ms": user / n * 1000, "sys_ms": system / n * 1000,
-            "main_ms": main / n * 1000, "writer_ms": writer_cpu[0] / n * 1000}
+    return {
+        "latency_ms": latency_ms,
+        "jitter": jitter,
+        "capacity": concurrency / (latency_ms / 1000),
+        "baseline": baseline,
+        "achieved": stats.finished / wall,
+        "finished": stats.finished,
+        "stored": stored,
+        "wall": wall,
+        "cpu_ms": (user + system) / n * 1000,
+        "user_ms": user / n * 1000,
+        "sys_ms": system / n * 1000,
+        "main_ms": main / n * 1000,
+        "writer_ms": writer_cpu[0] / n * 1000,
+    }
 
 
 def main() -> None:
@@ -155,24 +192,29 @@ def main() -> None:
     import aiohttp  # noqa: F401
     import openai  # noqa: F401
 
-    import core.judging.runner  # noqa: F401
+    import core.judging.runner
     import core.store  # noqa: F401
+
     print(f"imports (once per process, not timed below): {time.process_time() - t:.2f} s CPU")
 
     tmp = Path(tempfile.mkdtemp())
     source = _arena_hard_dir(tmp / "ah", args.calls)
     print(f"concurrency {args.concurrency}, {args.calls} judgments per row, transport {args.transport}")
-    header = (f"{'L ms':>5} {'jitter':>6} {'capacity/s':>10} {'baseline/s':>10} {'client/s':>9} {'of capacity':>11} "
-              f"{'of baseline':>11} {'CPU ms/j':>8} {'user':>5} {'kernel':>6} {'loop':>5} {'writer':>6}  stored")
+    header = (
+        f"{'L ms':>5} {'jitter':>6} {'capacity/s':>10} {'baseline/s':>10} {'client/s':>9} {'of capacity':>11} "
+        f"{'of baseline':>11} {'CPU ms/j':>8} {'user':>5} {'kernel':>6} {'loop':>5} {'writer':>6}  stored"
+    )
     print(header)
     cases = [(float(lat), float(jit)) for lat in args.latencies.split(",") for jit in args.jitters.split(",")]
     for latency, jitter in cases:
         r = measure(source, tmp, latency, jitter, args.calls, args.concurrency, args.transport)
-        print(f"{r['latency_ms']:>5g} {r['jitter']:>6.0%} {r['capacity']:>10.0f} {r['baseline']:>10.0f} "
-              f"{r['achieved']:>9.0f} "
-              f"{r['achieved'] / r['capacity']:>11.1%} {r['achieved'] / r['baseline']:>11.1%} {r['cpu_ms']:>8.2f} "
-              f"{r['user_ms']:>5.2f} {r['sys_ms']:>6.2f} "
-              f"{r['main_ms']:>5.2f} {r['writer_ms']:>6.2f}  {r['stored']}/{r['finished']}")
+        print(
+            f"{r['latency_ms']:>5g} {r['jitter']:>6.0%} {r['capacity']:>10.0f} {r['baseline']:>10.0f} "
+            f"{r['achieved']:>9.0f} "
+            f"{r['achieved'] / r['capacity']:>11.1%} {r['achieved'] / r['baseline']:>11.1%} {r['cpu_ms']:>8.2f} "
+            f"{r['user_ms']:>5.2f} {r['sys_ms']:>6.2f} "
+            f"{r['main_ms']:>5.2f} {r['writer_ms']:>6.2f}  {r['stored']}/{r['finished']}"
+        )
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_scope.py [--splits 1000] [--n 2000] [--repeats 5] [--no-write]
 
-Workload (the issue's speed target): 1,000 random 50/50 splits of 2,000
+Workload (the speed target): 1,000 random 50/50 splits of 2,000
 simulated instances, α ∈ {0.05, 0.10, 0.15, 0.20, 0.25}, methods SCOPE,
 naive, heuristic and vanilla (< 1 s in total); LTT timed on its own.
 
@@ -31,7 +31,7 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core import selective  # noqa: E402
+from core.stats import selective  # noqa: E402
 
 ALPHAS = (0.05, 0.10, 0.15, 0.20, 0.25)
 FAST = ("scope", "naive", "heuristic", "vanilla")
@@ -119,8 +119,9 @@ def main() -> int:
     rows = []
     mask_runs, _ = time_it(lambda: selective.calibration_masks(args.n, args.splits, seed=0), args.repeats)
     ours_runs, res = time_it(lambda: selective.evaluate(u, ALPHAS, splits=masks, methods=FAST), args.repeats)
-    full_runs, _ = time_it(lambda: selective.evaluate(u, ALPHAS, n_splits=args.splits, seed=0, methods=FAST),
-                           args.repeats)
+    full_runs, _ = time_it(
+        lambda: selective.evaluate(u, ALPHAS, n_splits=args.splits, seed=0, methods=FAST), args.repeats
+    )
     base_runs, base = time_it(lambda: baseline(u, masks, ALPHAS, FAST), max(1, args.repeats // 2))
     diff = check_same(res.table, base, n_test)
     rows.append(("SCOPE + naive + heuristic + vanilla, 5 α (given splits)", ours_runs, base_runs, diff))
@@ -130,36 +131,52 @@ def main() -> int:
     diff_ltt = check_same(res_ltt.table, base_ltt, n_test)
     rows.append(("LTT, 5 α (given splits)", ltt_runs, base_ltt_runs, diff_ltt))
 
-    lines = [f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-             f"load average {os.getloadavg()[0]:.2f}; numpy {np.__version__}, Python {platform.python_version()}",
-             f"workload: {args.splits} splits × {args.n} instances × {len(ALPHAS)} α; median of {args.repeats} runs",
-             "",
-             "| what | vectorised | per-split loop | speed-up | max abs diff (risk, coverage) |",
-             "|---|---|---|---|---|"]
+    lines = [
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.2f}; numpy {np.__version__}, Python {platform.python_version()}",
+        f"workload: {args.splits} splits × {args.n} instances × {len(ALPHAS)} α; median of {args.repeats} runs",
+        "",
+        "| what | vectorised | per-split loop | speed-up | max abs diff (risk, coverage) |",
+        "|---|---|---|---|---|",
+    ]
     for name, ours, base_t, d in rows:
-        lines.append(f"| {name} | {fmt(ours)} | {fmt(base_t)} | "
-                     f"{statistics.median(base_t) / statistics.median(ours):.0f}× | {d:.1e} |")
-    lines += ["",
-              f"split generation ({args.splits} × {args.n} random masks): {fmt(mask_runs)}",
-              f"end to end (splits generated inside, four fast methods): {fmt(full_runs)} — "
-              f"target < 1 s: {'met' if statistics.median(full_runs) < 1 else 'NOT met'}",
-              "phase split of the last vectorised run (s): "
-              + ", ".join(f"{k} {v:.3f}" for k, v in res.seconds.items())]
-    lines += ["", "## Honesty: how often the population risk at λ̂ exceeds α", "",
-              "Simulated position-biased judge (`selective.simulated_violation_rates`): 1,000 fresh calibration",
-              "sets of 500 instances, population risk on 200,000 independent instances; δ = 0.1.  violation =",
-              "share of calibration sets whose λ̂ has population risk > α (abstaining on all is not a violation);",
-              "pooled = Σ errors / Σ accepted over all sets (the ratio SCOPE's theorem claims to bound).", ""]
+        lines.append(
+            f"| {name} | {fmt(ours)} | {fmt(base_t)} | "
+            f"{statistics.median(base_t) / statistics.median(ours):.0f}× | {d:.1e} |"
+        )
+    lines += [
+        "",
+        f"split generation ({args.splits} × {args.n} random masks): {fmt(mask_runs)}",
+        f"end to end (splits generated inside, four fast methods): {fmt(full_runs)} — "
+        f"target < 1 s: {'met' if statistics.median(full_runs) < 1 else 'NOT met'}",
+        "phase split of the last vectorised run (s): " + ", ".join(f"{k} {v:.3f}" for k, v in res.seconds.items()),
+    ]
+    lines += [
+        "",
+        "## Honesty: how often the population risk at λ̂ exceeds α",
+        "",
+        "Simulated position-biased judge (`selective.simulated_violation_rates`): 1,000 fresh calibration",
+        "sets of 500 instances, population risk on 200,000 independent instances; δ = 0.1.  violation =",
+        "share of calibration sets whose λ̂ has population risk > α (abstaining on all is not a violation);",
+        "pooled = Σ errors / Σ accepted over all sets (the ratio SCOPE's theorem claims to bound).",
+        "",
+    ]
     for signal in (1.5, 0.7):
         t0 = time.perf_counter()
         vr = selective.simulated_violation_rates(n_cal=500, n_sets=1000, signal=signal, position_bias=1.0, seed=0)
-        lines += [f"signal sd {signal} ({time.perf_counter() - t0:.1f} s):", "",
-                  "| method | " + " | ".join(f"α={a:.2f}" for a in ALPHAS) + " |",
-                  "|---|" + "---|" * len(ALPHAS)]
+        lines += [
+            f"signal sd {signal} ({time.perf_counter() - t0:.1f} s):",
+            "",
+            "| method | " + " | ".join(f"α={a:.2f}" for a in ALPHAS) + " |",
+            "|---|" + "---|" * len(ALPHAS),
+        ]
         for m in ("scope", "naive", "ltt"):
             t = vr[vr["method"] == m].set_index("alpha")
-            cells = [f"{t.loc[a, 'violation_rate']:.2f} / {t.loc[a, 'pooled_population_risk']:.3f} / "
-                     f"{t.loc[a, 'abstain_all']:.2f}" for a in ALPHAS]
+            cells = [
+                f"{t.loc[a, 'violation_rate']:.2f} / {t.loc[a, 'pooled_population_risk']:.3f} / "
+                f"{t.loc[a, 'abstain_all']:.2f}"
+                for a in ALPHAS
+            ]
             lines.append(f"| {m} | " + " | ".join(cells) + " |")
         lines += ["", "cells: violation rate / pooled population risk / share of sets abstaining on all", ""]
     text = "\n".join(lines)
@@ -173,7 +190,7 @@ def main() -> int:
 
 HEADER = """# SCOPE evaluation benchmark
 
-`core.selective.evaluate` runs the METHODS §6 protocol (random 50/50
+`core.stats.selective.evaluate` runs the METHODS §6 protocol (random 50/50
 calibration/test splits; per method and α the risk and coverage statistics)
 without a loop over instances or splits.  The instances are sorted by their
 uncertainty once.  A split is a calibration mask; read in that order, its

@@ -29,8 +29,9 @@ def make(n_battles: int = 1_000_000, n_models: int = 100, seed: int = 0) -> pd.D
     p_a = 1.0 / (1.0 + np.exp(-(theta[a] - theta[b])))
     tie = rng.random(n_battles) < 0.15
     a_wins = rng.random(n_battles) < p_a
-    winner = np.where(tie, np.where(rng.random(n_battles) < 0.3, "tie (bothbad)", "tie"),
-                      np.where(a_wins, "model_a", "model_b"))
+    winner = np.where(
+        tie, np.where(rng.random(n_battles) < 0.3, "tie (bothbad)", "tie"), np.where(a_wins, "model_a", "model_b")
+    )
     names = np.array([f"model-{k:03d}" for k in range(n_models)])
     return pd.DataFrame({"model_a": names[a], "model_b": names[b], "winner": winner})
 

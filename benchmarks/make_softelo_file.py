@@ -34,10 +34,19 @@ def make(n_battles: int = 25_000, n_models: int = 55, seed: int = 0) -> pd.DataF
     realised = (sa - sb).mean(axis=0)
     judge = np.where(np.abs(realised) < 0.1, 0.5, np.where(realised > 0, 0.0, 1.0))
     names = np.array([f"model-{k:02d}" for k in range(n_models)])
-    fmt = lambda s: [str({c: float(s[k, i]) for k, c in enumerate(CRITERIA)}) for i in range(n_battles)]  # noqa: E731
-    return pd.DataFrame({"row_id": [f"b{i:06d}" for i in range(n_battles)], "model_a": names[a], "model_b": names[b],
-                         "human_pref": human, "judge_pref": judge, "scores_a": fmt(sa), "scores_b": fmt(sb),
-                         "meta_lang": rng.choice(["en", "ru", "zh", "de"], n_battles, p=[0.6, 0.15, 0.15, 0.1])})
+    fmt = lambda s: [str({c: float(s[k, i]) for k, c in enumerate(CRITERIA)}) for i in range(n_battles)]
+    return pd.DataFrame(
+        {
+            "row_id": [f"b{i:06d}" for i in range(n_battles)],
+            "model_a": names[a],
+            "model_b": names[b],
+            "human_pref": human,
+            "judge_pref": judge,
+            "scores_a": fmt(sa),
+            "scores_b": fmt(sb),
+            "meta_lang": rng.choice(["en", "ru", "zh", "de"], n_battles, p=[0.6, 0.15, 0.15, 0.1]),
+        }
+    )
 
 
 def main() -> None:

@@ -40,7 +40,9 @@ def main() -> int:
         n = 100_000 if args.quick else 1_000_000
         battles = OUT / f"battles_{n // 1000}k.parquet"
         if not battles.exists():
-            ok &= _run("LMArena battle file", ["benchmarks/make_lmarena_file.py", "--out", str(battles), "--battles", str(n)])
+            ok &= _run(
+                "LMArena battle file", ["benchmarks/make_lmarena_file.py", "--out", str(battles), "--battles", str(n)]
+            )
         ok &= _run("Bradley–Terry vs arena-rank", ["benchmarks/bench_bt.py", "--file", str(battles)])
     if "heldout" in wanted:
         ok &= _run("held-out protocol", ["benchmarks/bench_heldout.py"])

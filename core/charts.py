@@ -15,10 +15,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+from core.methods import OKABE_ITO, RATING_METHODS, TRUTH_COLOUR
+
 # the cycle for categorical series: black dropped (invisible in the dark theme), yellow last (low contrast on white)
-CYCLE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442")
-METHOD_COLOURS = {"human": OKABE_ITO[0], "hard": OKABE_ITO[3], "soft": OKABE_ITO[2], "truth": "#7f7f7f"}
+CYCLE = OKABE_ITO[:7]
+METHOD_COLOURS = {**{name: m.colour for name, m in RATING_METHODS.items()}, "truth": TRUTH_COLOUR}
 NEUTRAL = "#999999"  # reference lines: visible on white and on Streamlit's dark background
 SYMBOLS = ("circle", "diamond", "square", "triangle-up", "x", "star", "cross")
 
@@ -33,9 +34,13 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, height: int = 450) -> go
     top = 95 if legend_entries > 1 else 60  # plotly draws no legend for a single trace
     fig.update_layout(
         title=dict(text=title, x=0, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=12, l=4)),
-        xaxis_title=x, yaxis_title=y, height=height, margin=dict(l=10, r=10, t=top, b=10),
+        xaxis_title=x,
+        yaxis_title=y,
+        height=height,
+        margin=dict(l=10, r=10, t=top, b=10),
         legend=dict(orientation="h", yanchor="bottom", y=1.01, xanchor="left", x=0, font=dict(size=11)),
-        hoverlabel=dict(namelength=-1))
+        hoverlabel=dict(namelength=-1),
+    )
     return fig
 
 
@@ -58,23 +63,35 @@ def coverage_heatmap(pairs: pd.DataFrame, models: list[str] | None = None) -> go
         i, j = p["model_1"].map(idx).to_numpy(int), p["model_2"].map(idx).to_numpy(int)
         mat[i, j] = mat[j, i] = p["n_battles"].to_numpy(float)
     z = np.where(mat > 0, mat, np.nan)
-    fig = go.Figure(go.Heatmap(z=z, x=models, y=models, colorscale="Cividis", colorbar=dict(title="battles"),
-                               hovertemplate="%{y} vs %{x}: %{z} battles<extra></extra>", hoverongaps=False))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=models,
+            y=models,
+            colorscale="Cividis",
+            colorbar=dict(title="battles"),
+            hovertemplate="%{y} vs %{x}: %{z} battles<extra></extra>",
+            hoverongaps=False,
+        )
+    )
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(tickangle=-45)
-    return _layout(fig, "Battle-graph coverage: battles per model pair", "model", "model",
-                   height=max(450, 14 * len(models) + 200))
+    return _layout(
+        fig, "Battle-graph coverage: battles per model pair", "model", "model", height=max(450, 14 * len(models) + 200)
+    )
 
 
 def count_bars(df: pd.DataFrame, x: str, y: str, title: str, x_title: str, y_title: str) -> go.Figure:
-    fig = go.Figure(go.Bar(x=df[x], y=df[y], marker_color=OKABE_ITO[0], name=y_title,
-                           hovertemplate="%{x}: %{y:,}<extra></extra>"))
+    fig = go.Figure(
+        go.Bar(x=df[x], y=df[y], marker_color=OKABE_ITO[0], name=y_title, hovertemplate="%{x}: %{y:,}<extra></extra>")
+    )
     return _layout(fig, title, x_title, y_title, height=350)
 
 
 # --------------------------------------------------------------- leaderboard
-def leaderboard_intervals(frame: pd.DataFrame, methods: dict[str, str], interval: str | None = None,
-                          interval_label: str = "") -> go.Figure:
+def leaderboard_intervals(
+    frame: pd.DataFrame, methods: dict[str, str], interval: str | None = None, interval_label: str = ""
+) -> go.Figure:
     """Point estimates per method (columns of ``frame``); an optional interval column pair as error bars.
 
     ``methods`` maps column → legend label; ``interval`` names the method whose
@@ -87,17 +104,33 @@ def leaderboard_intervals(frame: pd.DataFrame, methods: dict[str, str], interval
         err, extra = None, ""
         custom = np.c_[df[col.replace("_elo", "_rank")]] if col.replace("_elo", "_rank") in df else None
         if interval == col and f"{col}_lower" in df:
-            err = dict(type="data", symmetric=False, array=(df[f"{col}_upper"] - df[col]).to_numpy(),
-                       arrayminus=(df[col] - df[f"{col}_lower"]).to_numpy(), thickness=1.5, width=4)
-            custom = np.c_[custom if custom is not None else np.full(len(df), np.nan),
-                           df[f"{col}_lower"], df[f"{col}_upper"]]
+            err = dict(
+                type="data",
+                symmetric=False,
+                array=(df[f"{col}_upper"] - df[col]).to_numpy(),
+                arrayminus=(df[col] - df[f"{col}_lower"]).to_numpy(),
+                thickness=1.5,
+                width=4,
+            )
+            custom = np.c_[
+                custom if custom is not None else np.full(len(df), np.nan), df[f"{col}_lower"], df[f"{col}_upper"]
+            ]
             extra = "<br>human Elo interval %{customdata[1]:.0f} – %{customdata[2]:.0f}"
         rank = "<br>rank %{customdata[0]:.0f}" if custom is not None else ""
-        fig.add_trace(go.Scatter(
-            x=df[col], y=df["model"], mode="markers", name=label, error_x=err, customdata=custom,
-            marker=dict(color=METHOD_COLOURS.get(col.split("_")[0], _colour(k)), size=9,
-                        symbol=SYMBOLS[k % len(SYMBOLS)]),
-            hovertemplate="%{y}<br>" + label + ": %{x:.0f} Elo" + rank + extra + "<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=df[col],
+                y=df["model"],
+                mode="markers",
+                name=label,
+                error_x=err,
+                customdata=custom,
+                marker=dict(
+                    color=METHOD_COLOURS.get(col.split("_")[0], _colour(k)), size=9, symbol=SYMBOLS[k % len(SYMBOLS)]
+                ),
+                hovertemplate="%{y}<br>" + label + ": %{x:.0f} Elo" + rank + extra + "<extra></extra>",
+            )
+        )
     title = "Leaderboard: Elo by method" + (f", with {interval_label}" if interval_label else "")
     return _layout(fig, title, "Elo (points; 1500 = average model)", "model", height=max(450, 20 * len(df) + 160))
 
@@ -112,103 +145,223 @@ def rank_slope(frame: pd.DataFrame, left: str, right: str, left_label: str, righ
             continue
         moved = "up" if b < a else ("down" if b > a else "same")
         colour = {"up": OKABE_ITO[2], "down": OKABE_ITO[3], "same": NEUTRAL}[moved]
-        fig.add_trace(go.Scatter(
-            x=[left_label, right_label], y=[a, b], mode="lines+markers+text", line=dict(color=colour),
-            marker=dict(symbol={"up": "triangle-up", "down": "triangle-down", "same": "circle"}[moved], size=8),
-            text=[m, m], textposition=["middle left", "middle right"], textfont=dict(size=10), name=m,
-            showlegend=False,
-            hovertemplate=f"{m}<br>{left_label}: #{int(a)}<br>{right_label}: #{int(b)}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=[left_label, right_label],
+                y=[a, b],
+                mode="lines+markers+text",
+                line=dict(color=colour),
+                marker=dict(symbol={"up": "triangle-up", "down": "triangle-down", "same": "circle"}[moved], size=8),
+                text=[m, m],
+                textposition=["middle left", "middle right"],
+                textfont=dict(size=10),
+                name=m,
+                showlegend=False,
+                hovertemplate=f"{m}<br>{left_label}: #{int(a)}<br>{right_label}: #{int(b)}<extra></extra>",
+            )
+        )
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(range=[-0.8, 1.8])  # room for the names beside each end
-    return _layout(fig, f"Rank changes {left_label} → {right_label} (▲ up, ▼ down)", "method", "rank (1 = best)",
-                   height=max(450, 16 * len(frame) + 160))
+    return _layout(
+        fig,
+        f"Rank changes {left_label} → {right_label} (▲ up, ▼ down)",
+        "method",
+        "rank (1 = best)",
+        height=max(450, 16 * len(frame) + 160),
+    )
 
 
 # ------------------------------------------------------------- calibration
-def tau_profile(profile: pd.DataFrame, tau: float, lower: float | None, upper: float | None,
-                user_tau: float | None = None, cutoff: float = 3.841) -> go.Figure:
+def tau_profile(
+    profile: pd.DataFrame,
+    tau: float,
+    lower: float | None,
+    upper: float | None,
+    user_tau: float | None = None,
+    cutoff: float = 3.841,
+) -> go.Figure:
     """Deviance 2·(ℓ(τ̂) − ℓ(τ)) over τ with the χ²₁ 95% cut-off and the interval it gives."""
-    fig = go.Figure(go.Scatter(x=profile["tau"], y=profile["delta"], mode="lines", name="profile deviance",
-                               line=dict(color=OKABE_ITO[0]),
-                               hovertemplate="τ = %{x:.3f}<br>deviance %{y:.2f}<extra></extra>"))
-    fig.add_hline(y=cutoff, line_dash="dot", line_color=NEUTRAL, annotation_text="95% cut-off (χ²₁)",
-                  annotation_position="top left")
+    fig = go.Figure(
+        go.Scatter(
+            x=profile["tau"],
+            y=profile["delta"],
+            mode="lines",
+            name="profile deviance",
+            line=dict(color=OKABE_ITO[0]),
+            hovertemplate="τ = %{x:.3f}<br>deviance %{y:.2f}<extra></extra>",
+        )
+    )
+    fig.add_hline(
+        y=cutoff,
+        line_dash="dot",
+        line_color=NEUTRAL,
+        annotation_text="95% cut-off (χ²₁)",
+        annotation_position="top left",
+    )
     if lower is not None and upper is not None:
-        fig.add_vrect(x0=lower, x1=upper, fillcolor=OKABE_ITO[0], opacity=0.12, line_width=0,
-                      annotation_text=f"95% interval {lower:.3f}–{upper:.3f}", annotation_position="top left")
-    fig.add_vline(x=tau, line_color=OKABE_ITO[2], annotation_text=f"fitted τ = {tau:.3f}",
-                  annotation_position="top right")
+        fig.add_vrect(
+            x0=lower,
+            x1=upper,
+            fillcolor=OKABE_ITO[0],
+            opacity=0.12,
+            line_width=0,
+            annotation_text=f"95% interval {lower:.3f}–{upper:.3f}",
+            annotation_position="top left",
+        )
+    fig.add_vline(
+        x=tau, line_color=OKABE_ITO[2], annotation_text=f"fitted τ = {tau:.3f}", annotation_position="top right"
+    )
     if user_tau is not None and abs(user_tau - tau) > 1e-6:
-        fig.add_vline(x=user_tau, line_dash="dash", line_color=OKABE_ITO[1],
-                      annotation_text=f"slider τ = {user_tau:.2f}", annotation_position="bottom right")
+        fig.add_vline(
+            x=user_tau,
+            line_dash="dash",
+            line_color=OKABE_ITO[1],
+            annotation_text=f"slider τ = {user_tau:.2f}",
+            annotation_position="bottom right",
+        )
     top = float(np.nanmax(profile["delta"])) if len(profile) else 10.0
     fig.update_yaxes(range=[0, max(2.5 * cutoff, min(top, 5 * cutoff))])
-    return _layout(fig, "τ profile likelihood", "τ (soft-target temperature, per rubric point)",
-                   "deviance from the best fit (2 × log-likelihood drop)", height=400)
+    return _layout(
+        fig,
+        "τ profile likelihood",
+        "τ (soft-target temperature, per rubric point)",
+        "deviance from the best fit (2 × log-likelihood drop)",
+        height=400,
+    )
 
 
 def reliability_diagram(curves: list) -> go.Figure:
     """``curves``: objects with label, bins (confidence, accuracy, lower, upper, n) and ece."""
-    fig = go.Figure(go.Scatter(x=[0.5, 1], y=[0.5, 1], mode="lines", line=dict(color=NEUTRAL, dash="dot"),
-                               name="perfect calibration", hoverinfo="skip"))
+    fig = go.Figure(
+        go.Scatter(
+            x=[0.5, 1],
+            y=[0.5, 1],
+            mode="lines",
+            line=dict(color=NEUTRAL, dash="dot"),
+            name="perfect calibration",
+            hoverinfo="skip",
+        )
+    )
     for k, c in enumerate(curves):
         b = c.bins
         err = None
         if "lower" in b:
-            err = dict(type="data", symmetric=False, array=(b["upper"] - b["accuracy"]).to_numpy(),
-                       arrayminus=(b["accuracy"] - b["lower"]).to_numpy(), thickness=1)
-        fig.add_trace(go.Scatter(
-            x=b["confidence"], y=b["accuracy"], mode="lines+markers", error_y=err,
-            name=f"{c.label} (ECE {c.ece:.3f})", line=dict(color=_colour(k)),
-            marker=dict(color=_colour(k), size=8, symbol=SYMBOLS[k % len(SYMBOLS)]),
-            customdata=b["n"], hovertemplate=c.label + "<br>confidence %{x:.3f}<br>agreement %{y:.3f}<br>"
-                                              "%{customdata} battles<extra></extra>"))
+            err = dict(
+                type="data",
+                symmetric=False,
+                array=(b["upper"] - b["accuracy"]).to_numpy(),
+                arrayminus=(b["accuracy"] - b["lower"]).to_numpy(),
+                thickness=1,
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=b["confidence"],
+                y=b["accuracy"],
+                mode="lines+markers",
+                error_y=err,
+                name=f"{c.label} (ECE {c.ece:.3f})",
+                line=dict(color=_colour(k)),
+                marker=dict(color=_colour(k), size=8, symbol=SYMBOLS[k % len(SYMBOLS)]),
+                customdata=b["n"],
+                hovertemplate=c.label + "<br>confidence %{x:.3f}<br>agreement %{y:.3f}<br>"
+                "%{customdata} battles<extra></extra>",
+            )
+        )
     fig.update_xaxes(range=[0.48, 1.02])
-    return _layout(fig, "Reliability of the judge's targets", "confidence the target puts on the judge's side",
-                   "share of battles where humans agree", height=440)
+    return _layout(
+        fig,
+        "Reliability of the judge's targets",
+        "confidence the target puts on the judge's side",
+        "share of battles where humans agree",
+        height=440,
+    )
 
 
 def gap_agreement(bins: pd.DataFrame) -> go.Figure:
-    err = dict(type="data", symmetric=False, array=(bins["upper"] - bins["agreement"]).to_numpy(),
-               arrayminus=(bins["agreement"] - bins["lower"]).to_numpy())
-    fig = go.Figure(go.Scatter(x=bins["abs_gap_mid"], y=bins["agreement"], mode="lines+markers", error_y=err,
-                               marker=dict(color=OKABE_ITO[0], size=8), name="human agreement (95% CI)",
-                               customdata=bins["n"],
-                               hovertemplate="|gap| ≈ %{x:.2f} points<br>agreement %{y:.3f}<br>%{customdata} battles"
-                                             "<extra></extra>"))
+    err = dict(
+        type="data",
+        symmetric=False,
+        array=(bins["upper"] - bins["agreement"]).to_numpy(),
+        arrayminus=(bins["agreement"] - bins["lower"]).to_numpy(),
+    )
+    fig = go.Figure(
+        go.Scatter(
+            x=bins["abs_gap_mid"],
+            y=bins["agreement"],
+            mode="lines+markers",
+            error_y=err,
+            marker=dict(color=OKABE_ITO[0], size=8),
+            name="human agreement (95% CI)",
+            customdata=bins["n"],
+            hovertemplate="|gap| ≈ %{x:.2f} points<br>agreement %{y:.3f}<br>%{customdata} battles<extra></extra>",
+        )
+    )
     fig.add_hline(y=0.5, line_dash="dot", line_color=NEUTRAL, annotation_text="coin flip")
-    return _layout(fig, "Score gap → human agreement", "|mean rubric score gap| (points on the 1–10 scale)",
-                   "share of humans agreeing with the gap's sign", height=400)
+    return _layout(
+        fig,
+        "Score gap → human agreement",
+        "|mean rubric score gap| (points on the 1–10 scale)",
+        "share of humans agreeing with the gap's sign",
+        height=400,
+    )
 
 
 # --------------------------------------------------------------- residuals
 def judge_vs_human(table: pd.DataFrame, methods: dict[str, str]) -> go.Figure:
     lo = np.nanmin([table["human_elo"].min()] + [table[f"{m}_elo"].min() for m in methods])
     hi = np.nanmax([table["human_elo"].max()] + [table[f"{m}_elo"].max() for m in methods])
-    fig = go.Figure(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color=NEUTRAL, dash="dot"),
-                               name="judge = human", hoverinfo="skip"))
+    fig = go.Figure(
+        go.Scatter(
+            x=[lo, hi],
+            y=[lo, hi],
+            mode="lines",
+            line=dict(color=NEUTRAL, dash="dot"),
+            name="judge = human",
+            hoverinfo="skip",
+        )
+    )
     for k, (m, label) in enumerate(methods.items()):
-        fig.add_trace(go.Scatter(
-            x=table["human_elo"], y=table[f"{m}_elo"], mode="markers", name=label,
-            marker=dict(color=METHOD_COLOURS.get(m, _colour(k)), size=9, symbol=SYMBOLS[k % len(SYMBOLS)]),
-            text=table["model"], customdata=np.c_[table[f"{m}_resid"]],
-            hovertemplate="%{text}<br>human %{x:.0f}<br>" + label + " %{y:.0f}<br>residual %{customdata[0]:+.0f}"
-                          "<extra></extra>"))
-    return _layout(fig, "Held-out judge Elo vs human Elo", "human Elo (points)",
-                   "judge Elo with the model held out (points)")
+        fig.add_trace(
+            go.Scatter(
+                x=table["human_elo"],
+                y=table[f"{m}_elo"],
+                mode="markers",
+                name=label,
+                marker=dict(color=METHOD_COLOURS.get(m, _colour(k)), size=9, symbol=SYMBOLS[k % len(SYMBOLS)]),
+                text=table["model"],
+                customdata=np.c_[table[f"{m}_resid"]],
+                hovertemplate="%{text}<br>human %{x:.0f}<br>" + label + " %{y:.0f}<br>residual %{customdata[0]:+.0f}"
+                "<extra></extra>",
+            )
+        )
+    return _layout(
+        fig, "Held-out judge Elo vs human Elo", "human Elo (points)", "judge Elo with the model held out (points)"
+    )
 
 
 def residual_ramp(ramp: pd.DataFrame, labels: dict[str, str]) -> go.Figure:
     fig = go.Figure()
     for k, (m, label) in enumerate(labels.items()):
         r = ramp[ramp["method"] == m]
-        fig.add_trace(go.Bar(x=r["quartile"], y=r["mean_residual"], name=label,
-                             marker_color=METHOD_COLOURS.get(m, _colour(k)), customdata=r["n"],
-                             hovertemplate=label + " %{x}: %{y:+.1f} Elo (%{customdata} models)<extra></extra>"))
+        fig.add_trace(
+            go.Bar(
+                x=r["quartile"],
+                y=r["mean_residual"],
+                name=label,
+                marker_color=METHOD_COLOURS.get(m, _colour(k)),
+                customdata=r["n"],
+                hovertemplate=label + " %{x}: %{y:+.1f} Elo (%{customdata} models)<extra></extra>",
+            )
+        )
     fig.add_hline(y=0, line_color=NEUTRAL)
     fig.update_layout(barmode="group")
-    return _layout(fig, "Residual ramp: judge − human Elo by human-Elo quartile", "human-Elo quartile (Q1 weakest)",
-                   "mean signed residual (Elo points)", height=400)
+    return _layout(
+        fig,
+        "Residual ramp: judge − human Elo by human-Elo quartile",
+        "human-Elo quartile (Q1 weakest)",
+        "mean signed residual (Elo points)",
+        height=400,
+    )
 
 
 def width_decomposition(summary: pd.DataFrame) -> go.Figure:
@@ -219,43 +372,99 @@ def width_decomposition(summary: pd.DataFrame) -> go.Figure:
         se_lo, se_hi = float(s["median_se"].min()) / 2, float(s["median_se"].max()) * 2
         q_lo, q_hi = float(s["qhat"].min()) / 2, float(s["qhat"].max()) * 2
         se_grid = np.geomspace(se_lo, se_hi, 50)
-        widths = [w for w in (5, 10, 25, 50, 100, 200, 400, 800, 1600)
-                  if q_lo * 2 * se_lo < w < q_hi * 2 * se_hi]
+        widths = [w for w in (5, 10, 25, 50, 100, 200, 400, 800, 1600) if q_lo * 2 * se_lo < w < q_hi * 2 * se_hi]
         for w in widths:
-            fig.add_trace(go.Scatter(x=se_grid, y=w / (2 * se_grid), mode="lines",
-                                     line=dict(color=NEUTRAL, width=1, dash="dot"), showlegend=False,
-                                     name=f"width {w} Elo", hovertemplate=f"interval width {w} Elo<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=se_grid,
+                    y=w / (2 * se_grid),
+                    mode="lines",
+                    line=dict(color=NEUTRAL, width=1, dash="dot"),
+                    showlegend=False,
+                    name=f"width {w} Elo",
+                    hovertemplate=f"interval width {w} Elo<extra></extra>",
+                )
+            )
             # label each contour where it leaves the plot on the right or at the top
             x_at = min(se_hi, w / (2 * q_lo))
             x_lab = x_at / 1.15
-            fig.add_annotation(x=np.log10(x_lab), y=np.log10(w / (2 * x_lab)), text=f"{w} Elo", showarrow=False,
-                               font=dict(size=10, color=NEUTRAL), xanchor="right")
+            fig.add_annotation(
+                x=np.log10(x_lab),
+                y=np.log10(w / (2 * x_lab)),
+                text=f"{w} Elo",
+                showarrow=False,
+                font=dict(size=10, color=NEUTRAL),
+                xanchor="right",
+            )
         fig.update_xaxes(type="log", range=[np.log10(se_lo), np.log10(se_hi)], dtick="D2")
         fig.update_yaxes(type="log", range=[np.log10(q_lo), np.log10(q_hi)], dtick="D2")
-    fig.add_trace(go.Scatter(
-        x=s["median_se"], y=s["qhat"], mode="markers+text", text=s["method"], textposition="top center",
-        marker=dict(size=12, color=[METHOD_COLOURS.get(m, OKABE_ITO[4]) for m in s["method"]]), name="method",
-        showlegend=False,
-        customdata=np.c_[2 * s["qhat"] * s["median_se"]],
-        hovertemplate="%{text}<br>median SE %{x:.1f} Elo<br>q̂ %{y:.2f} SEs<br>median width ≈ %{customdata[0]:.0f} Elo"
-                      "<extra></extra>"))
-    return _layout(fig, "Why intervals differ: width = 2 · q̂ · SE", "median bootstrap SE (Elo points, log scale)",
-                   "conformal quantile q̂ (SEs, log scale)", height=440)
+    fig.add_trace(
+        go.Scatter(
+            x=s["median_se"],
+            y=s["qhat"],
+            mode="markers+text",
+            text=s["method"],
+            textposition="top center",
+            marker=dict(size=12, color=[METHOD_COLOURS.get(m, OKABE_ITO[4]) for m in s["method"]]),
+            name="method",
+            showlegend=False,
+            customdata=np.c_[2 * s["qhat"] * s["median_se"]],
+            hovertemplate="%{text}<br>median SE %{x:.1f} Elo<br>q̂ %{y:.2f} SEs"
+            "<br>median width ≈ %{customdata[0]:.0f} Elo<extra></extra>",
+        )
+    )
+    return _layout(
+        fig,
+        "Why intervals differ: width = 2 · q̂ · SE",
+        "median bootstrap SE (Elo points, log scale)",
+        "conformal quantile q̂ (SEs, log scale)",
+        height=440,
+    )
 
 
 def split_evaluation(per_split: pd.DataFrame, alpha: float) -> go.Figure:
     """Per-split coverage and median interval width, one box per method (finite splits only for width)."""
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=("coverage of the test models", "median interval width"))
+    fig = make_subplots(
+        rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=("coverage of the test models", "median interval width")
+    )
     for k, (m, g) in enumerate(per_split.groupby("method", sort=False)):
         colour = METHOD_COLOURS.get(m, _colour(k))
         fin = g[np.isfinite(g["median_width"])]
-        fig.add_trace(go.Box(y=g["coverage"], name=m, marker_color=colour, boxmean=True, legendgroup=m,
-                             showlegend=False, hovertemplate=m + "<br>coverage %{y:.2f}<extra></extra>"), 1, 1)
-        fig.add_trace(go.Box(y=fin["median_width"], name=m, marker_color=colour, boxmean=True, legendgroup=m,
-                             showlegend=False, hovertemplate=m + "<br>median width %{y:.0f} Elo<extra></extra>"), 1, 2)
-    fig.add_hline(y=1 - alpha, line_dash="dot", line_color=NEUTRAL, row=1, col=1,
-                  annotation_text=f"1 − α = {1 - alpha:.2f}", annotation_position="bottom left")
+        fig.add_trace(
+            go.Box(
+                y=g["coverage"],
+                name=m,
+                marker_color=colour,
+                boxmean=True,
+                legendgroup=m,
+                showlegend=False,
+                hovertemplate=m + "<br>coverage %{y:.2f}<extra></extra>",
+            ),
+            1,
+            1,
+        )
+        fig.add_trace(
+            go.Box(
+                y=fin["median_width"],
+                name=m,
+                marker_color=colour,
+                boxmean=True,
+                legendgroup=m,
+                showlegend=False,
+                hovertemplate=m + "<br>median width %{y:.0f} Elo<extra></extra>",
+            ),
+            1,
+            2,
+        )
+    fig.add_hline(
+        y=1 - alpha,
+        line_dash="dot",
+        line_color=NEUTRAL,
+        row=1,
+        col=1,
+        annotation_text=f"1 − α = {1 - alpha:.2f}",
+        annotation_position="bottom left",
+    )
     fig.update_yaxes(title_text="share of test models covered", range=[-0.02, 1.05], row=1, col=1)
     fig.update_yaxes(title_text="Elo points", row=1, col=2)
     n = int(per_split["split"].nunique()) if len(per_split) else 0
@@ -267,8 +476,16 @@ def coverage_risk(table: pd.DataFrame, methods: list[str], alpha_marker: float |
     """Mean test risk vs α with ±1σ bands, the y = x line, and × where the mean risk exceeds α."""
     fig = go.Figure()
     alphas = sorted(table["alpha"].unique())
-    fig.add_trace(go.Scatter(x=alphas, y=alphas, mode="lines", line=dict(color=NEUTRAL, dash="dot"),
-                             name="risk = α (target)", hoverinfo="skip"))
+    fig.add_trace(
+        go.Scatter(
+            x=alphas,
+            y=alphas,
+            mode="lines",
+            line=dict(color=NEUTRAL, dash="dot"),
+            name="risk = α (target)",
+            hoverinfo="skip",
+        )
+    )
     for k, m in enumerate(methods):
         t = table[table["method"] == m].sort_values("alpha")
         if t.empty:
@@ -276,23 +493,53 @@ def coverage_risk(table: pd.DataFrame, methods: list[str], alpha_marker: float |
         colour = _colour(k)
         upper = (t["risk_mean"] + t["risk_sd"].fillna(0)).to_numpy()
         lower = np.maximum(t["risk_mean"] - t["risk_sd"].fillna(0), 0).to_numpy()
-        fig.add_trace(go.Scatter(x=np.r_[t["alpha"], t["alpha"][::-1]], y=np.r_[upper, lower[::-1]], fill="toself",
-                                 fillcolor=colour, opacity=0.15, line=dict(width=0), showlegend=False,
-                                 legendgroup=m, hoverinfo="skip"))
+        fig.add_trace(
+            go.Scatter(
+                x=np.r_[t["alpha"], t["alpha"][::-1]],
+                y=np.r_[upper, lower[::-1]],
+                fill="toself",
+                fillcolor=colour,
+                opacity=0.15,
+                line=dict(width=0),
+                showlegend=False,
+                legendgroup=m,
+                hoverinfo="skip",
+            )
+        )
         over = (t["risk_mean"] > t["alpha"] + 1e-12).to_numpy()
-        fig.add_trace(go.Scatter(
-            x=t["alpha"], y=t["risk_mean"], mode="lines+markers", name=m, line=dict(color=colour), legendgroup=m,
-            marker=dict(symbol=np.where(over, "x", "circle"), size=np.where(over, 13, 7), color=colour),
-            customdata=np.c_[t["coverage_mean"], t["empty_splits"], t["share_over_alpha"]],
-            hovertemplate=(m + "<br>α %{x:.2f}<br>mean risk %{y:.3f}<br>accepted share %{customdata[0]:.2f}"
-                           "<br>splits with nothing accepted %{customdata[1]}<br>share of splits over α "
-                           "%{customdata[2]:.2f}<extra></extra>")))
+        fig.add_trace(
+            go.Scatter(
+                x=t["alpha"],
+                y=t["risk_mean"],
+                mode="lines+markers",
+                name=m,
+                line=dict(color=colour),
+                legendgroup=m,
+                marker=dict(symbol=np.where(over, "x", "circle"), size=np.where(over, 13, 7), color=colour),
+                customdata=np.c_[t["coverage_mean"], t["empty_splits"], t["share_over_alpha"]],
+                hovertemplate=(
+                    m + "<br>α %{x:.2f}<br>mean risk %{y:.3f}<br>accepted share %{customdata[0]:.2f}"
+                    "<br>splits with nothing accepted %{customdata[1]}<br>share of splits over α "
+                    "%{customdata[2]:.2f}<extra></extra>"
+                ),
+            )
+        )
     if alpha_marker is not None:
-        fig.add_vline(x=alpha_marker, line_dash="dash", line_color=OKABE_ITO[1],
-                      annotation_text=f"slider α = {alpha_marker:.2f}", annotation_position="top left")
+        fig.add_vline(
+            x=alpha_marker,
+            line_dash="dash",
+            line_color=OKABE_ITO[1],
+            annotation_text=f"slider α = {alpha_marker:.2f}",
+            annotation_position="top left",
+        )
     fig.update_yaxes(rangemode="tozero")
-    return _layout(fig, "Risk among accepted judgments vs target α (× = mean risk above α)", "target error rate α",
-                   "error rate among accepted (mean over splits ±1σ)", height=450)
+    return _layout(
+        fig,
+        "Risk among accepted judgments vs target α (× = mean risk above α)",
+        "target error rate α",
+        "error rate among accepted (mean over splits ±1σ)",
+        height=450,
+    )
 
 
 def coverage_curve(table: pd.DataFrame, methods: list[str], alpha_marker: float | None = None) -> go.Figure:
@@ -301,15 +548,28 @@ def coverage_curve(table: pd.DataFrame, methods: list[str], alpha_marker: float 
         t = table[table["method"] == m].sort_values("alpha")
         if t.empty:
             continue
-        fig.add_trace(go.Scatter(x=t["alpha"], y=t["coverage_mean"], mode="lines+markers", name=m,
-                                 line=dict(color=_colour(k)), marker=dict(symbol=SYMBOLS[k % len(SYMBOLS)]),
-                                 error_y=dict(type="data", array=t["coverage_sd"].fillna(0).to_numpy(), thickness=1),
-                                 hovertemplate=m + "<br>α %{x:.2f}<br>accepted share %{y:.3f}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=t["alpha"],
+                y=t["coverage_mean"],
+                mode="lines+markers",
+                name=m,
+                line=dict(color=_colour(k)),
+                marker=dict(symbol=SYMBOLS[k % len(SYMBOLS)]),
+                error_y=dict(type="data", array=t["coverage_sd"].fillna(0).to_numpy(), thickness=1),
+                hovertemplate=m + "<br>α %{x:.2f}<br>accepted share %{y:.3f}<extra></extra>",
+            )
+        )
     if alpha_marker is not None:
         fig.add_vline(x=alpha_marker, line_dash="dash", line_color=OKABE_ITO[1])
     fig.update_yaxes(range=[-0.03, 1.05])
-    return _layout(fig, "Coverage: share of judgments accepted", "target error rate α",
-                   "accepted share of test battles (±1σ)", height=400)
+    return _layout(
+        fig,
+        "Coverage: share of judgments accepted",
+        "target error rate α",
+        "accepted share of test battles (±1σ)",
+        height=400,
+    )
 
 
 # ------------------------------------------------------ judges & annotators
@@ -326,94 +586,204 @@ def annotator_abilities(ann: pd.DataFrame) -> go.Figure:
         s = a[a["anomalous"] == flag]
         custom = np.c_[s["kind"].fillna("?"), s["true_ability"]] if has_truth else None
         truth = "<br>simulated as %{customdata[0]} (true κ %{customdata[1]:.2f})" if has_truth else ""
-        fig.add_trace(go.Scatter(x=s["n_records"], y=s["ability_rel"], mode="markers", name=name,
-                                 marker=dict(color=colour, size=10 if flag else 8, symbol="x" if flag else "circle"),
-                                 text=s["annotator"], customdata=custom,
-                                 hovertemplate="%{text}<br>%{x} votes<br>ability %{y:.2f} × average" + truth
-                                               + "<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=s["n_records"],
+                y=s["ability_rel"],
+                mode="markers",
+                name=name,
+                marker=dict(color=colour, size=10 if flag else 8, symbol="x" if flag else "circle"),
+                text=s["annotator"],
+                customdata=custom,
+                hovertemplate="%{text}<br>%{x} votes<br>ability %{y:.2f} × average" + truth + "<extra></extra>",
+            )
+        )
     fig.add_hline(y=0, line_color=NEUTRAL)
     fig.add_hline(y=1, line_dash="dot", line_color=NEUTRAL, annotation_text="average annotator")
-    return _layout(fig, "Annotator abilities (am-ELO)", "votes cast (count)",
-                   "ability relative to the mean (1 = average)", height=440)
+    return _layout(
+        fig,
+        "Annotator abilities (am-ELO)",
+        "votes cast (count)",
+        "ability relative to the mean (1 = average)",
+        height=440,
+    )
 
 
 def shuffle_instability(frame: pd.DataFrame) -> go.Figure:
     f = frame.sort_values("m_elo")
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=f["mean"], y=f["model"], mode="markers", name="online Elo (mean; bars: min–max)",
-                             marker=dict(color=OKABE_ITO[3], size=8),
-                             error_x=dict(type="data", symmetric=False, array=(f["max"] - f["mean"]).to_numpy(),
-                                          arrayminus=(f["mean"] - f["min"]).to_numpy(), thickness=1.5),
-                             customdata=np.c_[f["sd"], f["rank_min"], f["rank_max"]],
-                             hovertemplate="%{y}<br>online Elo %{x:.0f} (sd %{customdata[0]:.1f})<br>rank "
-                                           "%{customdata[1]}–%{customdata[2]}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=f["m_elo"], y=f["model"], mode="markers", name="m-ELO (maximum likelihood)",
-                             marker=dict(color=OKABE_ITO[0], size=8, symbol="diamond"),
-                             hovertemplate="%{y}<br>m-ELO %{x:.0f}<extra></extra>"))
-    return _layout(fig, "Online Elo depends on battle order; maximum likelihood does not",
-                   "Elo (points; bars span all shuffled orders)", "model", height=max(450, 16 * len(f) + 160))
+    fig.add_trace(
+        go.Scatter(
+            x=f["mean"],
+            y=f["model"],
+            mode="markers",
+            name="online Elo (mean; bars: min–max)",
+            marker=dict(color=OKABE_ITO[3], size=8),
+            error_x=dict(
+                type="data",
+                symmetric=False,
+                array=(f["max"] - f["mean"]).to_numpy(),
+                arrayminus=(f["mean"] - f["min"]).to_numpy(),
+                thickness=1.5,
+            ),
+            customdata=np.c_[f["sd"], f["rank_min"], f["rank_max"]],
+            hovertemplate="%{y}<br>online Elo %{x:.0f} (sd %{customdata[0]:.1f})<br>rank "
+            "%{customdata[1]}–%{customdata[2]}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=f["m_elo"],
+            y=f["model"],
+            mode="markers",
+            name="m-ELO (maximum likelihood)",
+            marker=dict(color=OKABE_ITO[0], size=8, symbol="diamond"),
+            hovertemplate="%{y}<br>m-ELO %{x:.0f}<extra></extra>",
+        )
+    )
+    return _layout(
+        fig,
+        "Online Elo depends on battle order; maximum likelihood does not",
+        "Elo (points; bars span all shuffled orders)",
+        "model",
+        height=max(450, 16 * len(f) + 160),
+    )
 
 
 def consistency_vs_elo(judges: pd.DataFrame, slope: float, intercept: float, r: float) -> go.Figure:
-    fig = go.Figure(go.Scatter(x=judges["consistency"], y=judges["arena_elo"], mode="markers+text",
-                               text=judges["judge"], textposition="top center", textfont=dict(size=9),
-                               marker=dict(size=9, color=OKABE_ITO[0]), name="judge",
-                               hovertemplate="%{text}<br>consistency %{x:.3f}<br>arena Elo %{y:.0f}<extra></extra>"))
+    fig = go.Figure(
+        go.Scatter(
+            x=judges["consistency"],
+            y=judges["arena_elo"],
+            mode="markers+text",
+            text=judges["judge"],
+            textposition="top center",
+            textfont=dict(size=9),
+            marker=dict(size=9, color=OKABE_ITO[0]),
+            name="judge",
+            hovertemplate="%{text}<br>consistency %{x:.3f}<br>arena Elo %{y:.0f}<extra></extra>",
+        )
+    )
     xs = np.linspace(judges["consistency"].min(), judges["consistency"].max(), 20)
-    fig.add_trace(go.Scatter(x=xs, y=intercept + slope * xs, mode="lines", line=dict(color=OKABE_ITO[3], dash="dash"),
-                             name=f"least squares (r = {r:.2f})", hoverinfo="skip"))
-    return _layout(fig, f"Judge consistency vs the judge's own arena Elo (Pearson r = {r:.2f})",
-                   "consistency (0 = coin flip, 1 = always the same winner)", "judge's arena Elo (points)",
-                   height=480)
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=intercept + slope * xs,
+            mode="lines",
+            line=dict(color=OKABE_ITO[3], dash="dash"),
+            name=f"least squares (r = {r:.2f})",
+            hoverinfo="skip",
+        )
+    )
+    return _layout(
+        fig,
+        f"Judge consistency vs the judge's own arena Elo (Pearson r = {r:.2f})",
+        "consistency (0 = coin flip, 1 = always the same winner)",
+        "judge's arena Elo (points)",
+        height=480,
+    )
 
 
 def consistency_bars(judges: pd.DataFrame) -> go.Figure:
     """Consistency per judge when no judge Elo is known to correlate with."""
     f = judges.sort_values("consistency")
-    fig = go.Figure(go.Bar(x=f["consistency"], y=f["judge"], orientation="h", marker_color=OKABE_ITO[0],
-                           name="consistency", customdata=np.c_[f["n_contests"]],
-                           hovertemplate="%{y}<br>consistency %{x:.3f}<br>%{customdata[0]} contests<extra></extra>"))
-    return _layout(fig, "Judge consistency (same winner for the same matchup)",
-                   "consistency (0 = coin flip, 1 = always the same winner)", "judge",
-                   height=max(300, 22 * len(f) + 160))
+    fig = go.Figure(
+        go.Bar(
+            x=f["consistency"],
+            y=f["judge"],
+            orientation="h",
+            marker_color=OKABE_ITO[0],
+            name="consistency",
+            customdata=np.c_[f["n_contests"]],
+            hovertemplate="%{y}<br>consistency %{x:.3f}<br>%{customdata[0]} contests<extra></extra>",
+        )
+    )
+    return _layout(
+        fig,
+        "Judge consistency (same winner for the same matchup)",
+        "consistency (0 = coin flip, 1 = always the same winner)",
+        "judge",
+        height=max(300, 22 * len(f) + 160),
+    )
 
 
 # ------------------------------------------------------------------ bias
 def coefficient_bars(coef: pd.DataFrame, title: str) -> go.Figure:
-    fig = go.Figure(go.Scatter(
-        x=coef["coef"], y=coef["feature"], mode="markers", marker=dict(size=11, color=OKABE_ITO[0]),
-        name="coefficient (95% CI)",
-        error_x=dict(type="data", symmetric=False, array=(coef["upper"] - coef["coef"]).to_numpy(),
-                     arrayminus=(coef["coef"] - coef["lower"]).to_numpy()),
-        hovertemplate="%{y}: %{x:+.3f} logits per SD (95% CI)<extra></extra>"))
+    fig = go.Figure(
+        go.Scatter(
+            x=coef["coef"],
+            y=coef["feature"],
+            mode="markers",
+            marker=dict(size=11, color=OKABE_ITO[0]),
+            name="coefficient (95% CI)",
+            error_x=dict(
+                type="data",
+                symmetric=False,
+                array=(coef["upper"] - coef["coef"]).to_numpy(),
+                arrayminus=(coef["coef"] - coef["lower"]).to_numpy(),
+            ),
+            hovertemplate="%{y}: %{x:+.3f} logits per SD (95% CI)<extra></extra>",
+        )
+    )
     fig.add_vline(x=0, line_color=NEUTRAL)
-    return _layout(fig, title, "effect on the log-odds of winning, per SD of the a − b difference (logits)",
-                   "feature", height=360)
+    return _layout(
+        fig, title, "effect on the log-odds of winning, per SD of the a − b difference (logits)", "feature", height=360
+    )
 
 
 def position_deflection(elo: pd.DataFrame) -> go.Figure:
     f = elo.sort_values("swap_averaged")
     fig = go.Figure()
-    for col, name, k, sym in (("first_order", "shown first only", 3, "triangle-right"),
-                              ("second_order", "shown second only", 1, "triangle-left"),
-                              ("swap_averaged", "both orders", 0, "circle")):
-        fig.add_trace(go.Scatter(x=f[col], y=f["model"], mode="markers", name=name,
-                                 marker=dict(color=OKABE_ITO[k], size=9, symbol=sym),
-                                 hovertemplate="%{y}<br>" + name + ": %{x:.0f} Elo<extra></extra>"))
-    return _layout(fig, "Elo from one presentation order vs both", "Elo (points)", "model",
-                   height=max(420, 16 * len(f) + 160))
+    for col, name, k, sym in (
+        ("first_order", "shown first only", 3, "triangle-right"),
+        ("second_order", "shown second only", 1, "triangle-left"),
+        ("swap_averaged", "both orders", 0, "circle"),
+    ):
+        fig.add_trace(
+            go.Scatter(
+                x=f[col],
+                y=f["model"],
+                mode="markers",
+                name=name,
+                marker=dict(color=OKABE_ITO[k], size=9, symbol=sym),
+                hovertemplate="%{y}<br>" + name + ": %{x:.0f} Elo<extra></extra>",
+            )
+        )
+    return _layout(
+        fig, "Elo from one presentation order vs both", "Elo (points)", "model", height=max(420, 16 * len(f) + 160)
+    )
 
 
-def rate_intervals(df: pd.DataFrame, label: str, value: str, lower: str, upper: str, title: str, x_title: str,
-                   reference: float | None = 0.5, reference_text: str = "no preference",
-                   x_range: tuple[float, float] | None = (0.0, 1.0)) -> go.Figure:
+def rate_intervals(
+    df: pd.DataFrame,
+    label: str,
+    value: str,
+    lower: str,
+    upper: str,
+    title: str,
+    x_title: str,
+    reference: float | None = 0.5,
+    reference_text: str = "no preference",
+    x_range: tuple[float, float] | None = (0.0, 1.0),
+) -> go.Figure:
     """A rate (or probability) per row with its 95% interval, against a reference value."""
-    fig = go.Figure(go.Scatter(
-        x=df[value], y=df[label], mode="markers", marker=dict(size=11, color=OKABE_ITO[0]), name="estimate (95% CI)",
-        error_x=dict(type="data", symmetric=False, array=(df[upper] - df[value]).to_numpy(),
-                     arrayminus=(df[value] - df[lower]).to_numpy()),
-        customdata=np.c_[df[lower], df[upper]],
-        hovertemplate="%{y}<br>%{x:.3f} (95% CI %{customdata[0]:.3f}–%{customdata[1]:.3f})<extra></extra>"))
+    fig = go.Figure(
+        go.Scatter(
+            x=df[value],
+            y=df[label],
+            mode="markers",
+            marker=dict(size=11, color=OKABE_ITO[0]),
+            name="estimate (95% CI)",
+            error_x=dict(
+                type="data",
+                symmetric=False,
+                array=(df[upper] - df[value]).to_numpy(),
+                arrayminus=(df[value] - df[lower]).to_numpy(),
+            ),
+            customdata=np.c_[df[lower], df[upper]],
+            hovertemplate="%{y}<br>%{x:.3f} (95% CI %{customdata[0]:.3f}–%{customdata[1]:.3f})<extra></extra>",
+        )
+    )
     if reference is not None:
         fig.add_vline(x=reference, line_dash="dot", line_color=NEUTRAL, annotation_text=reference_text)
     fig.update_yaxes(autorange="reversed", automargin=True)
@@ -425,12 +795,25 @@ def rate_intervals(df: pd.DataFrame, label: str, value: str, lower: str, upper: 
 def echo_rates(rates: pd.DataFrame) -> go.Figure:
     """Share of each model's answers that echo (only models that ever do)."""
     r = rates[rates["echo_rate"] > 0].sort_values("echo_rate")
-    fig = go.Figure(go.Bar(x=r["echo_rate"], y=r["model"], orientation="h", marker_color=OKABE_ITO[4],
-                           name="echo rate", customdata=np.c_[r["n"]],
-                           hovertemplate="%{y}<br>%{x:.1%} of %{customdata[0]} answers echo<extra></extra>"))
+    fig = go.Figure(
+        go.Bar(
+            x=r["echo_rate"],
+            y=r["model"],
+            orientation="h",
+            marker_color=OKABE_ITO[4],
+            name="echo rate",
+            customdata=np.c_[r["n"]],
+            hovertemplate="%{y}<br>%{x:.1%} of %{customdata[0]} answers echo<extra></extra>",
+        )
+    )
     fig.update_xaxes(tickformat=".0%")
-    return _layout(fig, "Echo rate per model (models that ever echo)", "share of the model's answers that echo",
-                   "model", height=max(280, 24 * len(r) + 160))
+    return _layout(
+        fig,
+        "Echo rate per model (models that ever echo)",
+        "share of the model's answers that echo",
+        "model",
+        height=max(280, 24 * len(r) + 160),
+    )
 
 
 # --------------------------------------------------------------- analyses
@@ -438,11 +821,24 @@ def alignment_scatter(scores: pd.DataFrame, ranking: str) -> go.Figure:
     fig = go.Figure()
     for k, subset in enumerate(["all", "discriminative", "non_discriminative"]):
         s = scores[(scores["ranking"] == ranking) & (scores["subset"] == subset)]
-        fig.add_trace(go.Scatter(x=s["accuracy"], y=s["score"], mode="markers", name=subset.replace("_", "-"),
-                                 marker=dict(color=_colour(k), size=8, symbol=SYMBOLS[k]), text=s["model"],
-                                 hovertemplate="%{text}<br>accuracy %{x:.3f}<br>BT score %{y:.2f}<extra></extra>"))
-    return _layout(fig, f"Accuracy vs Bradley–Terry score ({ranking})", "accuracy on graded prompts (share correct)",
-                   "Bradley–Terry score (logits)", height=420)
+        fig.add_trace(
+            go.Scatter(
+                x=s["accuracy"],
+                y=s["score"],
+                mode="markers",
+                name=subset.replace("_", "-"),
+                marker=dict(color=_colour(k), size=8, symbol=SYMBOLS[k]),
+                text=s["model"],
+                hovertemplate="%{text}<br>accuracy %{x:.3f}<br>BT score %{y:.2f}<extra></extra>",
+            )
+        )
+    return _layout(
+        fig,
+        f"Accuracy vs Bradley–Terry score ({ranking})",
+        "accuracy on graded prompts (share correct)",
+        "Bradley–Terry score (logits)",
+        height=420,
+    )
 
 
 def budget_curve(summary: pd.DataFrame, metric: str, label: str) -> go.Figure:
@@ -452,12 +848,29 @@ def budget_curve(summary: pd.DataFrame, metric: str, label: str) -> go.Figure:
         colour = METHOD_COLOURS[m]
         lo, hi = f"{metric}_lo", f"{metric}_hi"
         if lo in s:
-            fig.add_trace(go.Scatter(x=np.r_[s["budget"], s["budget"][::-1]], y=np.r_[s[hi], s[lo][::-1]],
-                                     fill="toself", fillcolor=colour, opacity=0.15, line=dict(width=0),
-                                     showlegend=False, hoverinfo="skip"))
-        fig.add_trace(go.Scatter(x=s["budget"], y=s[f"{metric}_mean"], mode="lines+markers", name=f"{m}-Elo",
-                                 line=dict(color=colour),
-                                 hovertemplate=f"{m}<br>budget %{{x}}<br>{label} %{{y:.3f}}<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=np.r_[s["budget"], s["budget"][::-1]],
+                    y=np.r_[s[hi], s[lo][::-1]],
+                    fill="toself",
+                    fillcolor=colour,
+                    opacity=0.15,
+                    line=dict(width=0),
+                    showlegend=False,
+                    hoverinfo="skip",
+                )
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=s["budget"],
+                y=s[f"{metric}_mean"],
+                mode="lines+markers",
+                name=f"{m}-Elo",
+                line=dict(color=colour),
+                hovertemplate=f"{m}<br>budget %{{x}}<br>{label} %{{y:.3f}}<extra></extra>",
+            )
+        )
     fig.update_xaxes(type="log")
-    return _layout(fig, f"{label} vs judged battles per model", "judged battles per model (log scale)", label,
-                   height=380)
+    return _layout(
+        fig, f"{label} vs judged battles per model", "judged battles per model (log scale)", label, height=380
+    )

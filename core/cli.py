@@ -16,8 +16,18 @@ import json
 import sys
 
 COMMAND_MODULES = [
-    "simulate", "import_", "info", "export", "bt", "leaderboard",
-    "heldout", "scope", "consistency", "bias", "judge", "analyses",
+    "simulate",
+    "import_",
+    "info",
+    "export",
+    "bt",
+    "leaderboard",
+    "heldout",
+    "scope",
+    "consistency",
+    "bias",
+    "judge",
+    "analyses",
 ]
 
 

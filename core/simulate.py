@@ -40,9 +40,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from core.scale import ELO_PER_LOGIT
-from core.tables import CRITERIA, DatasetTables
-from core.textstats import style_counts
+from core.domain import CRITERIA, ELO_PER_LOGIT, DatasetTables, sigmoid, theta_to_elo
+from core.text import style_counts
 
 TIE_SHARE = 0.15
 BOTH_BAD_SHARE_OF_TIES = 0.3
@@ -60,10 +59,26 @@ VERIFIABLE = ("math", "factual")
 ECHO_MODELS_PER_ARENA = 4
 
 TOPICS = (
-    "binary search", "photosynthesis", "the French revolution", "compound interest", "TCP handshakes",
-    "sourdough baking", "prime numbers", "climate feedback loops", "the Fourier transform", "haiku writing",
-    "vaccine trials", "supply and demand", "garbage collection", "plate tectonics", "chess openings",
-    "the Krebs cycle", "SQL joins", "Roman aqueducts", "the water cycle", "recursion",
+    "binary search",
+    "photosynthesis",
+    "the French revolution",
+    "compound interest",
+    "TCP handshakes",
+    "sourdough baking",
+    "prime numbers",
+    "climate feedback loops",
+    "the Fourier transform",
+    "haiku writing",
+    "vaccine trials",
+    "supply and demand",
+    "garbage collection",
+    "plate tectonics",
+    "chess openings",
+    "the Krebs cycle",
+    "SQL joins",
+    "Roman aqueducts",
+    "the water cycle",
+    "recursion",
 )
 
 
@@ -79,7 +94,7 @@ class DemoConfig:
     verifiable_share: float = 0.35
 
     @classmethod
-    def small(cls) -> "DemoConfig":
+    def small(cls) -> DemoConfig:
         """A quick arena for tests: 12 models, 120 prompts, 4,000 battles."""
         return cls(n_models=12, n_prompts=120, n_battles=4_000, n_annotators=40, n_flippers=2, n_random=2)
 
@@ -101,21 +116,49 @@ class JudgeProfile:
 
 
 JUDGES = (
-    JudgeProfile("judge-strong", "orion", "strong and well calibrated: low noise, no position bias",
-                 noise=0.4, order_noise=0.15, position_bonus=0.0, position_logit=0.0, length_weight=0.0,
-                 markdown_weight=0.0, self_family_bonus=0.0, echo_penalty=0.25, tie_band=0.1),
-    JudgeProfile("judge-position", "cirrus", "position-biased: favours the answer shown first",
-                 noise=0.55, order_noise=0.3, position_bonus=0.9, position_logit=1.0, length_weight=0.0,
-                 markdown_weight=0.0, self_family_bonus=0.0, echo_penalty=0.25, tie_band=0.1),
-    JudgeProfile("judge-verbose", "atlas", "verbose and self-preferring: rewards length and markdown, "
-                 "prefers its own family (atlas), punishes echo",
-                 noise=0.5, order_noise=0.2, position_bonus=0.15, position_logit=0.15, length_weight=0.6,
-                 markdown_weight=0.06, self_family_bonus=0.45, echo_penalty=0.8, tie_band=0.1),
+    JudgeProfile(
+        "judge-strong",
+        "orion",
+        "strong and well calibrated: low noise, no position bias",
+        noise=0.4,
+        order_noise=0.15,
+        position_bonus=0.0,
+        position_logit=0.0,
+        length_weight=0.0,
+        markdown_weight=0.0,
+        self_family_bonus=0.0,
+        echo_penalty=0.25,
+        tie_band=0.1,
+    ),
+    JudgeProfile(
+        "judge-position",
+        "cirrus",
+        "position-biased: favours the answer shown first",
+        noise=0.55,
+        order_noise=0.3,
+        position_bonus=0.9,
+        position_logit=1.0,
+        length_weight=0.0,
+        markdown_weight=0.0,
+        self_family_bonus=0.0,
+        echo_penalty=0.25,
+        tie_band=0.1,
+    ),
+    JudgeProfile(
+        "judge-verbose",
+        "atlas",
+        "verbose and self-preferring: rewards length and markdown, prefers its own family (atlas), punishes echo",
+        noise=0.5,
+        order_noise=0.2,
+        position_bonus=0.15,
+        position_logit=0.15,
+        length_weight=0.6,
+        markdown_weight=0.06,
+        self_family_bonus=0.45,
+        echo_penalty=0.8,
+        tie_band=0.1,
+    ),
 )
-
-
-def _sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x))
 
 
 # ----------------------------------------------------------------- models
@@ -139,8 +182,17 @@ def _models(cfg: DemoConfig, rng: np.random.Generator) -> pd.DataFrame:
     echo_models = rng.choice(n, size=min(ECHO_MODELS_PER_ARENA, n // 3), replace=False)
     echo_rate = np.zeros(n)
     echo_rate[echo_models] = rng.uniform(0.5, 0.8, len(echo_models))
-    return pd.DataFrame({"model": names, "family": fam, "theta": raw, "true_elo": 1500 + ELO_PER_LOGIT * raw,
-                         "verbosity": verbosity, "markdown": markdown, "echo_rate": echo_rate})
+    return pd.DataFrame(
+        {
+            "model": names,
+            "family": fam,
+            "theta": raw,
+            "true_elo": theta_to_elo(raw, centre=False),
+            "verbosity": verbosity,
+            "markdown": markdown,
+            "echo_rate": echo_rate,
+        }
+    )
 
 
 # ---------------------------------------------------------------- prompts
@@ -151,7 +203,8 @@ def _prompts(cfg: DemoConfig, rng: np.random.Generator) -> pd.DataFrame:
     verifiable = np.isin(cat, VERIFIABLE) & (rng.random(n) < cfg.verifiable_share / 0.4)
     topic = rng.choice(TOPICS, n)
     x, y = rng.integers(12, 99, n), rng.integers(3, 40, n)
-    texts, refs = [], []
+    texts: list[str] = []
+    refs: list[str | None] = []
     for k in range(n):
         if verifiable[k] and cat[k] == "math":
             texts.append(f"What is {x[k]} times {y[k]}? Explain your steps briefly.")
@@ -160,15 +213,29 @@ def _prompts(cfg: DemoConfig, rng: np.random.Generator) -> pd.DataFrame:
             texts.append(f"In one sentence, what is the key idea behind {topic[k]}?")
             refs.append(f"key idea of {topic[k]}")
         else:
-            texts.append({"coding": f"Write a short function that demonstrates {topic[k]}.",
-                          "writing": f"Write a short paragraph for a newsletter about {topic[k]}.",
-                          "math": f"Give an intuitive explanation of {topic[k]} with a small example.",
-                          "factual": f"Summarise what is known about {topic[k]}.",
-                          "reasoning": f"What are the trade-offs involved in {topic[k]}?"}[cat[k]])
+            texts.append(
+                {
+                    "coding": f"Write a short function that demonstrates {topic[k]}.",
+                    "writing": f"Write a short paragraph for a newsletter about {topic[k]}.",
+                    "math": f"Give an intuitive explanation of {topic[k]} with a small example.",
+                    "factual": f"Summarise what is known about {topic[k]}.",
+                    "reasoning": f"What are the trade-offs involved in {topic[k]}?",
+                }[cat[k]]
+            )
             refs.append(None)
-    return pd.DataFrame({"prompt_key": np.arange(n, dtype=np.int64), "external_id": [f"demo-{k:04d}" for k in range(n)],
-                         "text": texts, "language": lang, "category": cat, "reference": refs,
-                         "verifiable": verifiable, "difficulty": rng.normal(0, 1, n), "topic": topic})
+    return pd.DataFrame(
+        {
+            "prompt_key": np.arange(n, dtype=np.int64),
+            "external_id": [f"demo-{k:04d}" for k in range(n)],
+            "text": texts,
+            "language": lang,
+            "category": cat,
+            "reference": refs,
+            "verifiable": verifiable,
+            "difficulty": rng.normal(0, 1, n),
+            "topic": topic,
+        }
+    )
 
 
 # ------------------------------------------------------------ completions
@@ -184,8 +251,17 @@ _SENTENCES = (
 )
 
 
-def _completion_text(rng, topic: str, n_sent: int, headers: int, bold: int, items: int,
-                     answer: str | None, echo_kind: str | None, prompt_text: str) -> str:
+def _completion_text(
+    rng,
+    topic: str,
+    n_sent: int,
+    headers: int,
+    bold: int,
+    items: int,
+    answer: str | None,
+    echo_kind: str | None,
+    prompt_text: str,
+) -> str:
     parts = []
     for h in range(headers):
         parts.append(f"## {'Overview' if h == 0 else 'Details'} of {topic}")
@@ -216,7 +292,7 @@ def _completions(models: pd.DataFrame, prompts: pd.DataFrame, rng: np.random.Gen
     z = (theta - models["theta"].mean()) / models["theta"].std()
     verifiable = prompts["verifiable"].to_numpy()[pi]
     difficulty = prompts["difficulty"].to_numpy()[pi]
-    p_correct = _sigmoid(1.3 * z - difficulty + 0.3)
+    p_correct = sigmoid(1.3 * z - difficulty + 0.3)
     correct = np.where(verifiable, rng.random(len(pk)) < p_correct, False)
     quality = theta + rng.normal(0, ANSWER_QUALITY_SD, len(pk))
     echo = rng.random(len(pk)) < models["echo_rate"].to_numpy()[mi]
@@ -234,20 +310,42 @@ def _completions(models: pd.DataFrame, prompts: pd.DataFrame, rng: np.random.Gen
         answer = None
         if verifiable[k]:
             answer = refs[k] if correct[k] else f"not {refs[k]}"
-        texts.append(_completion_text(rng, topics[k], n_sent[k], headers[k], bold[k], items[k], answer,
-                                      echo_kind[k] if echo[k] else None, ptexts[k]))
+        texts.append(
+            _completion_text(
+                rng,
+                topics[k],
+                n_sent[k],
+                headers[k],
+                bold[k],
+                items[k],
+                answer,
+                echo_kind[k] if echo[k] else None,
+                ptexts[k],
+            )
+        )
     counts = [style_counts(t) for t in texts]
     # The simulated direct judge grades single answers, noisily.
     u = rng.random(len(pk))
-    direct = np.where(correct, np.where(u < 0.85, "correct", np.where(u < 0.95, "incorrect", "not_attempted")),
-                      np.where(u < 0.6, "incorrect", np.where(u < 0.9, "correct", "not_attempted")))
-    return pd.DataFrame({
-        "prompt_key": pk, "model": models["model"].to_numpy()[mi], "text": texts,
-        "length": [c.length for c in counts], "n_headers": [c.n_headers for c in counts],
-        "n_bold": [c.n_bold for c in counts], "n_list_items": [c.n_list_items for c in counts],
-        "correct": pd.array(np.where(verifiable, correct, None), dtype="boolean"),
-        "echo": echo, "direct_label": np.where(verifiable, direct, None), "quality": quality,
-    })
+    direct = np.where(
+        correct,
+        np.where(u < 0.85, "correct", np.where(u < 0.95, "incorrect", "not_attempted")),
+        np.where(u < 0.6, "incorrect", np.where(u < 0.9, "correct", "not_attempted")),
+    )
+    return pd.DataFrame(
+        {
+            "prompt_key": pk,
+            "model": models["model"].to_numpy()[mi],
+            "text": texts,
+            "length": [c.length for c in counts],
+            "n_headers": [c.n_headers for c in counts],
+            "n_bold": [c.n_bold for c in counts],
+            "n_list_items": [c.n_list_items for c in counts],
+            "correct": pd.Series(correct, dtype="boolean").where(verifiable),
+            "echo": echo,
+            "direct_label": pd.Series(direct, dtype=object).where(verifiable, None),
+            "quality": quality,
+        }
+    )
 
 
 # ---------------------------------------------------------------- battles
@@ -262,10 +360,18 @@ def _battles(cfg: DemoConfig, models: pd.DataFrame, prompts: pd.DataFrame, rng) 
         b[clash] = rng.choice(n_m, clash.sum(), p=popularity)
         clash = a == b
     p = rng.integers(0, len(prompts), cfg.n_battles)
-    return pd.DataFrame({"battle_key": np.arange(cfg.n_battles, dtype=np.int64), "ia": a, "ib": b, "ip": p,
-                         "model_a": models["model"].to_numpy()[a], "model_b": models["model"].to_numpy()[b],
-                         "prompt_key": prompts["prompt_key"].to_numpy()[p],
-                         "language": prompts["language"].to_numpy()[p]})
+    return pd.DataFrame(
+        {
+            "battle_key": np.arange(cfg.n_battles, dtype=np.int64),
+            "ia": a,
+            "ib": b,
+            "ip": p,
+            "model_a": models["model"].to_numpy()[a],
+            "model_b": models["model"].to_numpy()[b],
+            "prompt_key": prompts["prompt_key"].to_numpy()[p],
+            "language": prompts["language"].to_numpy()[p],
+        }
+    )
 
 
 def _annotators(cfg: DemoConfig, rng) -> pd.DataFrame:
@@ -273,12 +379,12 @@ def _annotators(cfg: DemoConfig, rng) -> pd.DataFrame:
     kind = np.array(["honest"] * n, dtype=object)
     idx = rng.permutation(n)
     kind[idx[: cfg.n_flippers]] = "flipper"
-    kind[idx[cfg.n_flippers: cfg.n_flippers + cfg.n_random]] = "random"
+    kind[idx[cfg.n_flippers : cfg.n_flippers + cfg.n_random]] = "random"
     # 'random' voters have no κ of their own (see _votes): their true ability is undefined.
-    ability = np.where(kind == "honest", rng.uniform(0.6, 1.4, n),
-                       np.where(kind == "flipper", -rng.uniform(0.5, 1.0, n), np.nan))
-    return pd.DataFrame({"annotator": [f"annotator-{k:03d}" for k in range(n)], "kind": kind,
-                         "true_ability": ability})
+    ability = np.where(
+        kind == "honest", rng.uniform(0.6, 1.4, n), np.where(kind == "flipper", -rng.uniform(0.5, 1.0, n), np.nan)
+    )
+    return pd.DataFrame({"annotator": [f"annotator-{k:03d}" for k in range(n)], "kind": kind, "true_ability": ability})
 
 
 def _votes(battles, models, completions, annotators, rng) -> pd.DataFrame:
@@ -295,14 +401,19 @@ def _votes(battles, models, completions, annotators, rng) -> pd.DataFrame:
     pk = battles["prompt_key"].to_numpy()
     dtheta = q[pk * n_m + battles["ia"].to_numpy()] - q[pk * n_m + battles["ib"].to_numpy()]
     tie = rng.random(n) < TIE_SHARE
-    a_wins = rng.random(n) < _sigmoid(kappa * dtheta)
+    a_wins = rng.random(n) < sigmoid(kappa * dtheta)
     both_bad = rng.random(n) < BOTH_BAD_SHARE_OF_TIES
     winner = np.where(tie, np.where(both_bad, "both_bad", "tie"), np.where(a_wins, "a", "b"))
     garble = (kind == "random") & ~tie
     to_tie = rng.random(n) < 0.5
     winner = np.where(garble, np.where(to_tie, "tie", np.where(a_wins, "b", "a")), winner)
-    return pd.DataFrame({"battle_key": battles["battle_key"].to_numpy(), "winner": winner,
-                         "annotator": annotators["annotator"].to_numpy()[who]})
+    return pd.DataFrame(
+        {
+            "battle_key": battles["battle_key"].to_numpy(),
+            "winner": winner,
+            "annotator": annotators["annotator"].to_numpy()[who],
+        }
+    )
 
 
 # ----------------------------------------------------------------- judges
@@ -332,9 +443,12 @@ class SimulatedJudge:
         """Preference for a over b (logits) from everything but true quality and position."""
         pr = self.profile
         md = np.clip(f.md_a - f.md_b, -10, 10)
-        return (pr.length_weight * (np.log1p(f.len_a) - np.log1p(f.len_b)) + pr.markdown_weight * md
-                + pr.self_family_bonus * ((f.family_a == pr.family).astype(float) - (f.family_b == pr.family))
-                - pr.echo_penalty * (f.echo_a.astype(float) - f.echo_b.astype(float)))
+        return (
+            pr.length_weight * (np.log1p(f.len_a) - np.log1p(f.len_b))
+            + pr.markdown_weight * md
+            + pr.self_family_bonus * ((f.family_a == pr.family).astype(float) - (f.family_b == pr.family))
+            - pr.echo_penalty * (f.echo_a.astype(float) - f.echo_b.astype(float))
+        )
 
     def judge(self, f: SideFeatures, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Both presentation orders of every battle; results in battle terms."""
@@ -355,7 +469,7 @@ class SimulatedJudge:
             realised = (scores_a - scores_b).mean(axis=0)
             verdict = np.where(np.abs(realised) < pr.tie_band, "tie", np.where(realised > 0, "a", "b"))
             first_logit = (logit if first_is_a else -logit) + pr.position_logit + rng.normal(0, 0.15, n)
-            p_first = _sigmoid(first_logit)
+            p_first = sigmoid(first_logit)
             out[f"p_a_{order}"] = p_first if first_is_a else 1 - p_first
             out[f"verdict_{order}"] = verdict
             for k, c in enumerate(CRITERIA):
@@ -383,8 +497,9 @@ def _side_features(battles, models, completions, echo_override=None) -> SideFeat
         else:
             eb[:] = True
             lb += extra
-    return SideFeatures(q[key_a], q[key_b], la, lb, md[key_a], md[key_b],
-                        fam[battles["ia"]], fam[battles["ib"]], ea, eb)
+    return SideFeatures(
+        q[key_a], q[key_b], la, lb, md[key_a], md[key_b], fam[battles["ia"]], fam[battles["ib"]], ea, eb
+    )
 
 
 def _judgments(battles, models, completions, rng) -> pd.DataFrame:
@@ -394,9 +509,16 @@ def _judgments(battles, models, completions, rng) -> pd.DataFrame:
         res = SimulatedJudge(profile).judge(feats, rng)
         for order in ("ab", "ba"):
             n = len(battles)
-            df = pd.DataFrame({"battle_key": battles["battle_key"].to_numpy(), "judge": profile.name,
-                               "order": order, "prompt_version": "sim-v1", "verdict": res[f"verdict_{order}"],
-                               "p_a": res[f"p_a_{order}"]})
+            df = pd.DataFrame(
+                {
+                    "battle_key": battles["battle_key"].to_numpy(),
+                    "judge": profile.name,
+                    "order": order,
+                    "prompt_version": "sim-v1",
+                    "verdict": res[f"verdict_{order}"],
+                    "p_a": res[f"p_a_{order}"],
+                }
+            )
             for c in CRITERIA:
                 df[f"a_{c}"] = res[f"a_{c}_{order}"]
                 df[f"b_{c}"] = res[f"b_{c}_{order}"]
@@ -431,27 +553,46 @@ def simulate_arena(seed: int = 0, config: DemoConfig | None = None) -> DatasetTa
     # Store only the completions that battles use.
     used = set(zip(battles["prompt_key"], battles["model_a"])) | set(zip(battles["prompt_key"], battles["model_b"]))
     keep = [(p, m) in used for p, m in zip(completions["prompt_key"], completions["model"])]
-    judges = pd.DataFrame({
-        "judge": [j.name for j in JUDGES], "family": [j.family for j in JUDGES],
-        "model": [f"sim/{j.name}" for j in JUDGES], "template": "rubric", "prompt_version": "sim-v1",
-        "profile": [j.description for j in JUDGES],
-        "params_json": [json.dumps({**asdict(j), "tau_star": TAU_STAR}) for j in JUDGES],
-    })
-    meta = {"seed": seed, "config": asdict(cfg), "tau_star": TAU_STAR, "tie_share": TIE_SHARE,
-            "echo_models": models.loc[models["echo_rate"] > 0, "model"].tolist(),
-            "description": "seeded demo arena with stored ground truth (core/simulate.py)"}
+    judges = pd.DataFrame(
+        {
+            "judge": [j.name for j in JUDGES],
+            "family": [j.family for j in JUDGES],
+            "model": [f"sim/{j.name}" for j in JUDGES],
+            "template": "rubric",
+            "prompt_version": "sim-v1",
+            "profile": [j.description for j in JUDGES],
+            "params_json": [json.dumps({**asdict(j), "tau_star": TAU_STAR}) for j in JUDGES],
+        }
+    )
+    meta = {
+        "seed": seed,
+        "config": asdict(cfg),
+        "tau_star": TAU_STAR,
+        "tie_share": TIE_SHARE,
+        "echo_models": models.loc[models["echo_rate"] > 0, "model"].tolist(),
+        "description": "seeded demo arena with stored ground truth (core/simulate.py)",
+    }
     return DatasetTables(
-        name="demo", source="simulated",
+        name="demo",
+        source="simulated",
         models=models[["model", "family", "true_elo"]],
         prompts=prompts[["prompt_key", "external_id", "text", "language", "category", "reference", "verifiable"]],
         completions=completions[np.array(keep)].reset_index(drop=True),
         battles=battles[["battle_key", "model_a", "model_b", "prompt_key", "language"]],
-        votes=votes, annotators=annotators, judges=judges, judgments=judgments, meta=meta,
+        votes=votes,
+        annotators=annotators,
+        judges=judges,
+        judgments=judgments,
+        meta=meta,
     )
 
 
-def rejudge_with_echo(seed: int, judge: str, sample_size: int = 300, config: DemoConfig | None = None,
-                      ) -> pd.DataFrame:
+def rejudge_with_echo(
+    seed: int,
+    judge: str,
+    sample_size: int = 300,
+    config: DemoConfig | None = None,
+) -> pd.DataFrame:
     """The echo intervention on the simulated judge (``correct-looks-better.txt`` §5.4).
 
     Re-judges a sample of battles three ways: original, with the question–answer
@@ -473,7 +614,15 @@ def rejudge_with_echo(seed: int, judge: str, sample_size: int = 300, config: Dem
         feats = _side_features(sample, models, completions, echo_override=override)
         res = SimulatedJudge(profile).judge(feats, np.random.default_rng(seed + 2))
         for order in ("ab", "ba"):
-            frames.append(pd.DataFrame({"battle_key": sample["battle_key"].to_numpy(), "variant": variant,
-                                        "order": order, "p_a": res[f"p_a_{order}"],
-                                        "verdict": res[f"verdict_{order}"]}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "battle_key": sample["battle_key"].to_numpy(),
+                        "variant": variant,
+                        "order": order,
+                        "p_a": res[f"p_a_{order}"],
+                        "verdict": res[f"verdict_{order}"],
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True)

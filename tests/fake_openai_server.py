@@ -33,8 +33,14 @@ def _digest(text: str) -> int:
 
 
 class FakeJudge:
-    def __init__(self, latency_ms: float = 0.0, faults: dict[int, str] | None = None, fault_every: dict | None = None,
-                 jitter: float = 0.0, seed: int = 0):
+    def __init__(
+        self,
+        latency_ms: float = 0.0,
+        faults: dict[int, str] | None = None,
+        fault_every: dict | None = None,
+        jitter: float = 0.0,
+        seed: int = 0,
+    ):
         self.latency = latency_ms / 1000
         self.jitter = jitter  # each latency drawn uniformly from latency × [1 - jitter, 1 + jitter]
         self.rng = random.Random(seed)
@@ -89,22 +95,47 @@ class FakeJudge:
 
             text = "A" if pa >= 0.5 else "B"
             if body.get("logprobs"):
-                logprobs = {"content": [{"token": text, "logprob": math.log(max(pa, 1 - pa)), "bytes": None,
-                                         "top_logprobs": [{"token": "A", "logprob": math.log(pa), "bytes": None},
-                                                          {"token": "B", "logprob": math.log(1 - pa), "bytes": None}]}]}
+                logprobs = {
+                    "content": [
+                        {
+                            "token": text,
+                            "logprob": math.log(max(pa, 1 - pa)),
+                            "bytes": None,
+                            "top_logprobs": [
+                                {"token": "A", "logprob": math.log(pa), "bytes": None},
+                                {"token": "B", "logprob": math.log(1 - pa), "bytes": None},
+                            ],
+                        }
+                    ]
+                }
         elif "[[A]]" in system:
             text = "Answer A is more complete. [[" + "ABC"[h % 3] + "]]"
         else:
             text = "NO_ECHO" if h % 2 else "ECHO"
-        return {"id": f"cmpl-{h}", "object": "chat.completion", "created": int(time.time()), "model": body.get("model"),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": logprobs,
-                             "finish_reason": "length" if fault == "truncated" else "stop"}],
-                "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": len(text) // 4,
-                          "total_tokens": len(user) // 4 + len(text) // 4}}
+        return {
+            "id": f"cmpl-{h}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "logprobs": logprobs,
+                    "finish_reason": "length" if fault == "truncated" else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": len(user) // 4,
+                "completion_tokens": len(text) // 4,
+                "total_tokens": len(user) // 4 + len(text) // 4,
+            },
+        }
 
 
-_MODELS = json.dumps({"object": "list", "data": [{"id": "fake-judge", "object": "model", "created": 0,
-                                                  "owned_by": "tests"}]}).encode()
+_MODELS = json.dumps(
+    {"object": "list", "data": [{"id": "fake-judge", "object": "model", "created": 0, "owned_by": "tests"}]}
+).encode()
 _REASONS = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
 
 
@@ -180,8 +211,11 @@ async def _handle_connection(judge: FakeJudge, reader: asyncio.StreamReader, wri
                 await asyncio.sleep(judge.delay(fault))
                 code, payload, extra = judge.reply(json.loads(raw or b"{}"), fault)
             headers = "".join(f"{k}: {v}\r\n" for k, v in extra.items())
-            writer.write(f"HTTP/1.1 {code} {_REASONS.get(code, 'Status')}\r\nContent-Type: application/json\r\n"
-                         f"Content-Length: {len(payload)}\r\n{headers}\r\n".encode() + payload)
+            writer.write(
+                f"HTTP/1.1 {code} {_REASONS.get(code, 'Status')}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(payload)}\r\n{headers}\r\n".encode()
+                + payload
+            )
             await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
@@ -191,8 +225,7 @@ async def _handle_connection(judge: FakeJudge, reader: asyncio.StreamReader, wri
 
 async def serve_asyncio(judge: FakeJudge, port: int, ready=None) -> None:
     """Serve forever on 127.0.0.1:port from one event loop; ``ready(url)`` once listening."""
-    server = await asyncio.start_server(lambda r, w: _handle_connection(judge, r, w), "127.0.0.1", port,
-                                        backlog=1024)
+    server = await asyncio.start_server(lambda r, w: _handle_connection(judge, r, w), "127.0.0.1", port, backlog=1024)
     if ready is not None:
         ready(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1")
     async with server:
@@ -204,5 +237,6 @@ if __name__ == "__main__":
     latency = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
     every = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
     jitter = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
-    asyncio.run(serve_asyncio(FakeJudge(latency, fault_every=every, jitter=jitter), port,
-                              lambda url: print(url, flush=True)))
+    asyncio.run(
+        serve_asyncio(FakeJudge(latency, fault_every=every, jitter=jitter), port, lambda url: print(url, flush=True))
+    )

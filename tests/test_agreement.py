@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from core.agreement import agreement, concordance, kendall_tau
+from core.stats.agreement import agreement, concordance, kendall_tau
 
 
 def _brute_kendall(x, y):
@@ -38,8 +38,14 @@ def test_known_rankings():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.floats(-10, 10, allow_nan=False), st.floats(-10, 10, allow_nan=False)),
-                min_size=4, max_size=12, unique_by=(lambda t: t[0], lambda t: t[1])))
+@given(
+    st.lists(
+        st.tuples(st.floats(-10, 10, allow_nan=False), st.floats(-10, 10, allow_nan=False)),
+        min_size=4,
+        max_size=12,
+        unique_by=(lambda t: t[0], lambda t: t[1]),
+    )
+)
 def test_matches_brute_force_and_scipy(pairs):
     x = np.array([p[0] for p in pairs])
     y = np.array([p[1] for p in pairs])

@@ -6,11 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.aggregation import compare_aggregations, win_rate
-from core.alignment import accuracy_alignment
-from core.analyses import balanced_subsample, budget_curves, language_breakdown
-from core.ingest import read_softelo_frame
+from core.app.files import softelo_frame
 from core.simulate import DemoConfig, simulate_arena
+from core.stats.aggregation import compare_aggregations, win_rate
+from core.stats.alignment import accuracy_alignment
+from core.stats.budget import balanced_subsample, budget_curves
+from core.stats.languages import language_breakdown
 from core.store import Store
 from tests.conftest import shared_path
 
@@ -18,14 +19,18 @@ from tests.conftest import shared_path
 @pytest.fixture(scope="module")
 def demo():
     s = Store.open(":memory:")
-    s.write_dataset(simulate_arena(0, DemoConfig(n_models=16, n_prompts=200, n_battles=8000, n_annotators=40,
-                                                 n_flippers=2, n_random=2)))
+    s.write_dataset(
+        simulate_arena(
+            0, DemoConfig(n_models=16, n_prompts=200, n_battles=8000, n_annotators=40, n_flippers=2, n_random=2)
+        )
+    )
     return s
 
 
 def test_alignment_reports_intervals_and_subsets(demo):
-    res = accuracy_alignment(demo.battle_frame("demo", "judge-strong"), demo.completions_frame("demo"),
-                             {"judge": "judge_hard"}, n_boot=40)
+    res = accuracy_alignment(
+        demo.battle_frame("demo", "judge-strong"), demo.completions_frame("demo"), {"judge": "judge_hard"}, n_boot=40
+    )
     t = res.table().set_index("subset")
     assert set(t.index) == {"all", "discriminative", "non_discriminative"}
     for subset in t.index:
@@ -62,7 +67,7 @@ def test_balanced_subsample_spreads_the_budget():
 
 
 def test_budget_curves_and_languages_on_the_softelo_sample():
-    f = read_softelo_frame(shared_path("softelo_sample_annotations.csv"))
+    f = softelo_frame(shared_path("softelo_sample_annotations.csv"))
     curves = budget_curves(f, [25, 100], repeats=2)
     s = curves.summary.set_index(["budget", "method"])
     assert s.loc[(100, "soft"), "mae_mean"] < s.loc[(100, "hard"), "mae_mean"]

@@ -7,15 +7,22 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.ingest import import_path
+from core.app.data import import_path
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT, shared_path
 
 APP = str(ROOT / "app.py")
-PAGES = ["pages/overview_page.py", "pages/leaderboard_page.py", "pages/calibration_page.py", "pages/residuals_page.py",
-         "pages/selective_page.py", "pages/judges_page.py", "pages/bias_page.py",
-         "pages/analyses_page.py"]
+PAGES = [
+    "app_pages/overview.py",
+    "app_pages/leaderboard.py",
+    "app_pages/calibration.py",
+    "app_pages/residuals.py",
+    "app_pages/selective.py",
+    "app_pages/judges.py",
+    "app_pages/bias.py",
+    "app_pages/analyses.py",
+]
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +80,7 @@ def _figure(at: AppTest, key: str = "leaderboard_chart") -> dict:
 
 
 def test_sliders_change_the_figure(demo_db, monkeypatch):
-    at = _app(demo_db, monkeypatch, "pages/leaderboard_page.py")
+    at = _app(demo_db, monkeypatch, "app_pages/leaderboard.py")
     _no_errors(at)
     before = _figure(at)
     text_before = at.success[0].value
@@ -85,22 +92,25 @@ def test_sliders_change_the_figure(demo_db, monkeypatch):
     at.slider(key="tau").set_value(2.0).run()
     _no_errors(at)
     after_tau = _figure(at)
-    soft = lambda fig: next(t["x"] for t in fig["data"] if t["name"].startswith("Soft-Elo"))  # noqa: E731
+    soft = lambda fig: next(t["x"] for t in fig["data"] if t["name"].startswith("Soft-Elo"))
     assert soft(after_tau) != soft(after_alpha)
     assert at.query_params["tau"] == "2.00" and at.query_params["alpha"] == "0.30"
 
 
 def test_query_params_reproduce_the_view(demo_db, monkeypatch):
-    at = _app(demo_db, monkeypatch, "pages/leaderboard_page.py",
-              params={"dataset": "demo", "judge": "judge-position", "alpha": "0.25", "tau": "0.70"})
+    at = _app(
+        demo_db,
+        monkeypatch,
+        "app_pages/leaderboard.py",
+        params={"dataset": "demo", "judge": "judge-position", "alpha": "0.25", "tau": "0.70"},
+    )
     _no_errors(at)
     assert at.slider(key="alpha").value == pytest.approx(0.25)
     assert at.slider(key="tau").value == pytest.approx(0.70)
     assert at.query_params["judge"] == "judge-position" and at.query_params["dataset"] == "demo"
     # the page computed the position judge's view: its own fitted τ is in the caption
-    from core.calibration import fit_tau
-
-    from pages._shared import _open_store
+    from app_pages._shared import _open_store
+    from core.stats.calibration import fit_tau
 
     f = _open_store(demo_db).battle_frame("demo", "judge-position")  # the app's own handle (one per process)
     tau = fit_tau(f["gap"], f["human_y"]).tau
@@ -108,7 +118,7 @@ def test_query_params_reproduce_the_view(demo_db, monkeypatch):
 
 
 def test_softelo_store_says_why_intervals_are_missing_or_shows_them(softelo_db, monkeypatch):
-    at = _app(softelo_db, monkeypatch, "pages/leaderboard_page.py")
+    at = _app(softelo_db, monkeypatch, "app_pages/leaderboard.py")
     _no_errors(at)
     # 14 models: enough for α = 0.1 (needs 9), so intervals are shown
     assert at.success and "14 held-out models" in at.success[0].value
@@ -117,9 +127,9 @@ def test_softelo_store_says_why_intervals_are_missing_or_shows_them(softelo_db, 
 
 
 def test_scope_alpha_slider_moves_the_threshold(demo_db, monkeypatch):
-    at = _app(demo_db, monkeypatch, "pages/selective_page.py")
+    at = _app(demo_db, monkeypatch, "app_pages/selective.py")
     _no_errors(at)
-    msgs = lambda: [m.value for m in at.success] + [w.value for w in at.warning]  # noqa: E731
+    msgs = lambda: [m.value for m in at.success] + [w.value for w in at.warning]
     before = msgs()
     at.slider(key="scope_alpha").set_value(0.3).run()
     _no_errors(at)
@@ -127,7 +137,7 @@ def test_scope_alpha_slider_moves_the_threshold(demo_db, monkeypatch):
 
 
 def test_calibration_tau_slider_changes_the_reliability_curve(demo_db, monkeypatch):
-    at = _app(demo_db, monkeypatch, "pages/calibration_page.py")
+    at = _app(demo_db, monkeypatch, "app_pages/calibration.py")
     _no_errors(at)
     before = _figure(at, "reliability_chart")
     at.slider(key="tau").set_value(3.0).run()

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import bias
-from core.consistency import consistency_scores, study
 from core.simulate import DemoConfig, simulate_arena
+from core.stats import bias
+from core.stats.consistency import consistency_scores, study
 from core.store import Store
 from tests.conftest import ROOT, shared_path
 
@@ -20,8 +20,11 @@ from tests.conftest import ROOT, shared_path
 @pytest.fixture(scope="module")
 def store():
     s = Store.open(":memory:")
-    s.write_dataset(simulate_arena(0, DemoConfig(n_models=24, n_prompts=300, n_battles=15_000, n_annotators=40,
-                                                 n_flippers=2, n_random=2)))
+    s.write_dataset(
+        simulate_arena(
+            0, DemoConfig(n_models=24, n_prompts=300, n_battles=15_000, n_annotators=40, n_flippers=2, n_random=2)
+        )
+    )
     return s
 
 
@@ -38,16 +41,23 @@ def test_position_bias_is_flagged_only_where_simulated(store):
 def test_self_preference_of_the_verbose_judge(store):
     judges = store.judges_frame("demo")
     models = store.models_frame("demo")
-    res = {r.judge: r for r in bias.self_preference(store.judgments_frame("demo"),
-                                                    dict(zip(judges["judge"], judges["family"])),
-                                                    dict(zip(models["model"], models["family"])))}
+    res = {
+        r.judge: r
+        for r in bias.self_preference(
+            store.judgments_frame("demo"),
+            dict(zip(judges["judge"], judges["family"])),
+            dict(zip(models["model"], models["family"])),
+        )
+    }
     assert res["judge-verbose"].excess > 0.1
     assert abs(res["judge-position"].excess) < res["judge-verbose"].excess
     assert res["judge-strong"].excess is None and "family" in res["judge-strong"].note
 
 
 def test_style_control_finds_the_verbose_judges_length_preference(store):
-    verbose = bias.style_control(store.battle_frame("demo", "judge-verbose"), echo=True).coefficients.set_index("feature")
+    verbose = bias.style_control(store.battle_frame("demo", "judge-verbose"), echo=True).coefficients.set_index(
+        "feature"
+    )
     strong = bias.style_control(store.battle_frame("demo", "judge-strong"), echo=True).coefficients.set_index("feature")
     assert verbose.loc["log_length", "lower"] > 0
     assert strong.loc["log_length", "lower"] < 0 < strong.loc["log_length", "upper"]
@@ -66,14 +76,30 @@ def test_echo_intervention_summary_intervals():
     rng = np.random.default_rng(0)
     for k in range(200):
         for variant, shift in (("original", 0.0), ("echo_a", -0.3), ("echo_b", 0.3)):
-            rows.append({"battle_key": k, "variant": variant, "order": "ab", "p_a": np.clip(0.5 + shift + rng.normal(0, 0.1), 0, 1)})
+            rows.append(
+                {
+                    "battle_key": k,
+                    "variant": variant,
+                    "order": "ab",
+                    "p_a": np.clip(0.5 + shift + rng.normal(0, 0.1), 0, 1),
+                }
+            )
     s = bias.echo_intervention_summary(pd.DataFrame(rows)).set_index("variant")
-    assert s.loc["echo_a", "upper"] < s.loc["original", "lower"] and s.loc["original", "upper"] < s.loc["echo_b", "lower"]
+    assert (
+        s.loc["echo_a", "upper"] < s.loc["original", "lower"] and s.loc["original", "upper"] < s.loc["echo_b", "lower"]
+    )
 
 
 def test_consistency_formula_by_hand():
-    c = pd.DataFrame({"judge": ["j"] * 6, "first": ["x", "x", "y", "x", "z", "x"], "second": ["y", "y", "x", "z", "x", "z"],
-                      "question_id": range(6), "winner": ["x", "y", "x", "Tie", "z", "x"]})
+    c = pd.DataFrame(
+        {
+            "judge": ["j"] * 6,
+            "first": ["x", "x", "y", "x", "z", "x"],
+            "second": ["y", "y", "x", "z", "x", "z"],
+            "question_id": range(6),
+            "winner": ["x", "y", "x", "Tie", "z", "x"],
+        }
+    )
     s = consistency_scores(c).iloc[0]
     # {x,y}: x wins 2 of 3 -> p = 2/3; {x,z}: x wins 1, tie 1, z wins 1 -> p = 1/2
     var = (3 * (2 / 3) * (1 / 3) + 3 * 0.5 * 0.5) / 6
@@ -82,14 +108,30 @@ def test_consistency_formula_by_hand():
 
 
 PAPER_TABLE_1 = {  # consistency-proxy.txt, Table 1 (three decimals)
-    "chatgpt-4o-latest": 0.230, "gemini-1.5-pro-002": 0.241, "gpt-4o-mini-2024-07-18": 0.219,
-    "gemini-1.5-flash-002": 0.203, "claude-3.5-sonnet-20240620": 0.223, "llama-3.1-405b-instruct": 0.257,
-    "mistral-large-2407": 0.238, "claude-3-opus-20240229": 0.220, "llama-3.1-70b-instruct": 0.233,
-    "llama-3-70b-instruct": 0.222, "command-r-plus": 0.165, "claude-3-haiku-20240307": 0.162,
-    "llama-3.1-8b-instruct": 0.167, "llama-3-8b-instruct": 0.142, "command-r": 0.130,
-    "phi-3-medium-4k-instruct": 0.129, "mixtral-8x7b-instruct-v0.1": 0.152, "qwen1.5-14b-chat": 0.121,
-    "openchat-3.5-0106": 0.159, "starling-lm-7b-alpha": 0.158, "zephyr-7b-beta": 0.119, "vicuna-13b": 0.093,
-    "gemma-7b-it": 0.111, "mistral-7b-instruct": 0.123,
+    "chatgpt-4o-latest": 0.230,
+    "gemini-1.5-pro-002": 0.241,
+    "gpt-4o-mini-2024-07-18": 0.219,
+    "gemini-1.5-flash-002": 0.203,
+    "claude-3.5-sonnet-20240620": 0.223,
+    "llama-3.1-405b-instruct": 0.257,
+    "mistral-large-2407": 0.238,
+    "claude-3-opus-20240229": 0.220,
+    "llama-3.1-70b-instruct": 0.233,
+    "llama-3-70b-instruct": 0.222,
+    "command-r-plus": 0.165,
+    "claude-3-haiku-20240307": 0.162,
+    "llama-3.1-8b-instruct": 0.167,
+    "llama-3-8b-instruct": 0.142,
+    "command-r": 0.130,
+    "phi-3-medium-4k-instruct": 0.129,
+    "mixtral-8x7b-instruct-v0.1": 0.152,
+    "qwen1.5-14b-chat": 0.121,
+    "openchat-3.5-0106": 0.159,
+    "starling-lm-7b-alpha": 0.158,
+    "zephyr-7b-beta": 0.119,
+    "vicuna-13b": 0.093,
+    "gemma-7b-it": 0.111,
+    "mistral-7b-instruct": 0.123,
 }
 
 
@@ -109,27 +151,60 @@ def test_consistency_matches_the_papers_table():
 
 def test_consistency_cli_from_file_and_store(tmp_path):
     f, e = shared_path("judge_contests.csv"), shared_path("judge_elo.csv")
-    r = subprocess.run([sys.executable, "-m", "core", "consistency", str(f), "--elo", str(e), "--json"], cwd=ROOT,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "core", "consistency", str(f), "--elo", str(e), "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert set(out) >= {"judges", "pearson_r", "elo_mae"} and len(out["judges"]) == 24
-    assert set(out["judges"][0]) >= {"judge", "consistency", "n_contests", "arena_elo", "first_position_win_rate",
-                                     "first_position_ci"}
+    assert set(out["judges"][0]) >= {
+        "judge",
+        "consistency",
+        "n_contests",
+        "arena_elo",
+        "first_position_win_rate",
+        "first_position_ci",
+    }
     db = tmp_path / "c.duckdb"
-    assert subprocess.run([sys.executable, "-m", "core", "import", "--db", str(db), "--format", "contests", str(f)],
-                          cwd=ROOT).returncode == 0
-    r2 = subprocess.run([sys.executable, "-m", "core", "consistency", "--db", str(db), "--dataset", "judge_contests",
-                         "--elo", str(e), "--json"], cwd=ROOT, capture_output=True, text=True)
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "core", "import", "--db", str(db), "--format", "contests", str(f)], cwd=ROOT
+        ).returncode
+        == 0
+    )
+    r2 = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "core",
+            "consistency",
+            "--db",
+            str(db),
+            "--dataset",
+            "judge_contests",
+            "--elo",
+            str(e),
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert r2.returncode == 0, r2.stderr
     assert json.loads(r2.stdout)["pearson_r"] == pytest.approx(out["pearson_r"])
 
 
 def test_self_preference_on_elo_and_the_bias_cli(store, tmp_path):
-    elos = pd.DataFrame({"j1": [1600.0, 1500, 1400], "j2": [1550.0, 1500, 1450], "j3": [1550.0, 1500, 1450]},
-                        index=["fam-a", "other-1", "other-2"])
-    out = bias.self_preference_elo(elos, {"j1": "f", "j2": "g", "j3": "g"},
-                                   {"fam-a": "f", "other-1": "x", "other-2": "x"})
+    elos = pd.DataFrame(
+        {"j1": [1600.0, 1500, 1400], "j2": [1550.0, 1500, 1450], "j3": [1550.0, 1500, 1450]},
+        index=["fam-a", "other-1", "other-2"],
+    )
+    out = bias.self_preference_elo(
+        elos, {"j1": "f", "j2": "g", "j3": "g"}, {"fam-a": "f", "other-1": "x", "other-2": "x"}
+    )
     # centred: j1 = (100, 0, -100), others = (50, 0, -50); excess = (50, 0, -50):
     # own family 50 minus the mean over the other models (-25) = 75
     assert out["j1"] == pytest.approx(75.0)
@@ -137,8 +212,24 @@ def test_self_preference_on_elo_and_the_bias_cli(store, tmp_path):
     db = tmp_path / "demo.duckdb"
     with Store.open(db) as s:
         s.write_dataset(simulate_arena(0, DemoConfig.small()))
-    r = subprocess.run([sys.executable, "-m", "core", "bias", "--db", str(db), "--dataset", "demo", "--judge",
-                        "judge-verbose", "--json"], cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "core",
+            "bias",
+            "--db",
+            str(db),
+            "--dataset",
+            "demo",
+            "--judge",
+            "judge-verbose",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert set(d) >= {"position", "verbosity", "self_preference", "style", "echo", "echo_intervention"}

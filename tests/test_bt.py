@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from core import bt
-from core.scale import ELO_PER_LOGIT
+from core.domain import ELO_PER_LOGIT
+from core.stats import bt
 from tests.conftest import ROOT
 
 
@@ -102,8 +102,13 @@ def test_aggregation_levels_give_the_same_fit_and_sandwich():
     rng = np.random.default_rng(3)
     _, a, b, y = _simulate(rng)
     cs = [bt.comparisons_from_battles(a, b, y, aggregate=agg) for agg in (True, "pair", False)]
-    pairs = pd.DataFrame({"model_a": a, "model_b": b, "y": y}).assign(y2=y**2).groupby(
-        ["model_a", "model_b"]).agg(n=("y", "size"), s=("y", "sum"), ss=("y2", "sum")).reset_index()
+    pairs = (
+        pd.DataFrame({"model_a": a, "model_b": b, "y": y})
+        .assign(y2=y**2)
+        .groupby(["model_a", "model_b"])
+        .agg(n=("y", "size"), s=("y", "sum"), ss=("y2", "sum"))
+        .reset_index()
+    )
     cs.append(bt.comparisons_from_pair_table(pairs))
     fits = [bt.fit_bt(c) for c in cs]
     ses = [bt.sandwich_intervals(c, f).se_elo for c, f in zip(cs, fits)]
@@ -133,8 +138,12 @@ def test_sandwich_equals_per_battle_outer_products_written_out():
 def test_pair_table_without_second_moment_falls_back_to_cell_clusters():
     rng = np.random.default_rng(32)
     _, a, b, y = _simulate(rng, m=6, n=4000)
-    pairs = pd.DataFrame({"model_a": a, "model_b": b, "y": y}).groupby(["model_a", "model_b"])["y"].agg(
-        n="size", s="sum").reset_index()
+    pairs = (
+        pd.DataFrame({"model_a": a, "model_b": b, "y": y})
+        .groupby(["model_a", "model_b"])["y"]
+        .agg(n="size", s="sum")
+        .reset_index()
+    )
     c = bt.comparisons_from_pair_table(pairs)
     fit = bt.fit_bt(c)
     iv = bt.sandwich_intervals(c, fit)
@@ -284,7 +293,6 @@ def test_bootstrap_replicates_are_optima_of_the_resampled_data():
     rng = np.random.default_rng(71)
     _, a, b, y = _simulate(rng, m=6, n=3000, tie=0.2)
     c = bt.comparisons_from_battles(a, b, y)
-    fit = bt.fit_bt(c)
     # the same bootstrap counts, fitted one by one with the full Newton solver
     counts = bt._multinomial_rows(np.random.default_rng(5), int(c.n.sum()), c.n, 5)
     batch = bt.fit_bt_batch(c, counts, counts * c.cell_mean())
@@ -360,14 +368,17 @@ def test_perfect_records_are_reported_not_infinite():
     assert ridge.lam == 0.5 and not ridge.well_defined and any(i.kind == "no_mle" for i in ridge.issues)
     few = bt.fit_bt(bt.comparisons_from_battles(a, b, np.full(6, 0.5)), min_battles=10)
     assert few.well_defined and set(next(i for i in few.issues if i.kind == "few_battles").models) == {
-        "top", "mid", "low"}
+        "top",
+        "mid",
+        "low",
+    }
 
 
 def test_a_group_that_never_loses_to_the_rest_is_named():
     # x and y beat each other, but never lose to u, v, w (which mix among themselves)
     top, rest = ["x", "y"], ["u", "v", "w"]
     a, b, y = [], [], []
-    for (p, q) in [("x", "y"), ("u", "v"), ("v", "w"), ("w", "u")]:
+    for p, q in [("x", "y"), ("u", "v"), ("v", "w"), ("w", "u")]:
         a += [p, q]
         b += [q, p]
         y += [1.0, 1.0]
@@ -414,8 +425,9 @@ def test_bad_inputs_raise_clear_errors():
 
 # ------------------------------------------------------------------------ CLI
 def _run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "core", "bt", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "core", "bt", *map(str, args)], cwd=ROOT, capture_output=True, text=True
+    )
 
 
 def test_cli_json_shape_and_parity_with_the_library(tmp_path):
@@ -429,8 +441,7 @@ def test_cli_json_shape_and_parity_with_the_library(tmp_path):
     r = _run_cli(path, "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert list(out) == ["n_battles", "n_pairs", "n_models", "converged", "iterations", "seconds", "models",
-                         "issues"]
+    assert list(out) == ["n_battles", "n_pairs", "n_models", "converged", "iterations", "seconds", "models", "issues"]
     assert list(out["seconds"]) == ["load", "aggregate", "fit", "ci"]
     assert out["n_battles"] == 2000 and out["n_models"] == 6 and out["n_pairs"] == 15 and out["converged"] is True
     row = out["models"][0]
@@ -469,8 +480,13 @@ def test_cli_bad_files_exit_2_naming_file_row_and_field(tmp_path):
 
 def test_cli_reports_issues(tmp_path):
     path = tmp_path / "perfect.csv"
-    pd.DataFrame({"model_a": ["top", "top", "mid", "mid"], "model_b": ["mid", "low", "low", "low"],
-                  "winner": ["model_a", "model_a", "model_a", "tie"]}).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "model_a": ["top", "top", "mid", "mid"],
+            "model_b": ["mid", "low", "low", "low"],
+            "winner": ["model_a", "model_a", "model_a", "tie"],
+        }
+    ).to_csv(path, index=False)
     r = _run_cli(path, "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from core.echo import detect_echo, make_echo_variant
 from core.simulate import DemoConfig, simulate_arena
+from core.text import detect_echo, make_echo_variant
 from tests.conftest import shared_path
 
 ECHO = [

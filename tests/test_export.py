@@ -9,12 +9,13 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import export
+from core.app import export
 
 
 def _table() -> pd.DataFrame:
-    return pd.DataFrame({"model": ["gpt_4 & co", "50% | bot"], "rank": [1.0, 2.0], "elo": [1234.56, np.nan],
-                         "verified": [True, False]})
+    return pd.DataFrame(
+        {"model": ["gpt_4 & co", "50% | bot"], "rank": [1.0, 2.0], "elo": [1234.56, np.nan], "verified": [True, False]}
+    )
 
 
 def _markdown_cells(text: str) -> list[list[str]]:
@@ -45,13 +46,16 @@ def test_latex_escapes_specials_and_marks_missing_values():
 
 
 def test_latex_escape_of_every_special_character():
-    assert export.latex_escape("a\\b{c}~d^e#f$g") == (r"a\textbackslash{}b\{c\}\textasciitilde{}d"
-                                                       r"\textasciicircum{}e\#f\$g")
+    assert export.latex_escape("a\\b{c}~d^e#f$g") == (
+        r"a\textbackslash{}b\{c\}\textasciitilde{}d"
+        r"\textasciicircum{}e\#f\$g"
+    )
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6), min_size=1,
-                max_size=8))
+@given(
+    st.lists(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6), min_size=1, max_size=8)
+)
 def test_csv_keeps_full_precision(values):
     df = pd.DataFrame({"x": values})
     back = pd.read_csv(io.StringIO(export.to_csv(df)))

@@ -15,9 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.ingest import IngestError, import_path, preference_to_target, read_softelo_frame
+from core.app.data import import_path
+from core.app.files import softelo_frame
+from core.domain import preference_to_target
+from core.ingest import IngestError
 from core.store import Store
-from core.textstats import style_counts
+from core.text import style_counts
 from tests.conftest import ROOT, shared_path
 
 SOFTELO_HEADER = "row_id,model_a,model_b,human_pref,judge_pref,scores_a,scores_b,meta_lang\n"
@@ -34,7 +37,8 @@ def _softelo_rows(n: int = 12) -> list[str]:
         sb = {"adherence": 6.0 + (i % 3), "helpfulness": 7.0, "clarity": 8.5}
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow(
-            [f"r{i}", a, b, [0, 1, 0.5][i % 3], [0, 1, 0.5][(i + 1) % 3], str(sa), json.dumps(sb), "en"])
+            [f"r{i}", a, b, [0, 1, 0.5][i % 3], [0, 1, 0.5][(i + 1) % 3], str(sa), json.dumps(sb), "en"]
+        )
         rows.append(buf.getvalue())
     return rows
 
@@ -69,7 +73,7 @@ def test_softelo_real_sample(tmp_path):
     np.testing.assert_array_equal(f["judge_hard"].to_numpy(), preference_to_target(raw["judge_pref"].to_numpy()))
     assert (f["human_y"] != 0.5).sum() == 639
     assert f["language"].nunique() == raw["meta_lang"].nunique()
-    frame = read_softelo_frame(path)
+    frame = softelo_frame(path)
     np.testing.assert_allclose(frame["gap"].to_numpy(), f["gap"].to_numpy())
 
 
@@ -81,8 +85,12 @@ def test_contests_real_file(tmp_path):
         info = s.info()["datasets"][0]
         back = s.contests_frame(res.dataset)
     assert res.n_judgments == 66_995 and len(info["judges"]) == 24 and info["n_models"] == 35
-    assert info["n_battles"] == raw.groupby([raw.question_id, raw[["first", "second"]].min(axis=1),
-                                            raw[["first", "second"]].max(axis=1)]).ngroups
+    assert (
+        info["n_battles"]
+        == raw.groupby(
+            [raw.question_id, raw[["first", "second"]].min(axis=1), raw[["first", "second"]].max(axis=1)]
+        ).ngroups
+    )
     # presentation order and winners survive the round trip exactly
     key = ["judge", "first", "second", "question_id", "winner"]
     a = raw.astype({"question_id": str})[key].sort_values(key).reset_index(drop=True)
@@ -113,16 +121,26 @@ def test_reimport_is_idempotent(tmp_path, store_with_data):
 
 # ----------------------------------------------------------- lmarena files
 def _lmarena_frame() -> pd.DataFrame:
-    conv = lambda q, a: [{"role": "user", "content": q}, {"role": "assistant", "content": a}]  # noqa: E731
-    return pd.DataFrame({
-        "model_a": ["p", "q", "r", "p"], "model_b": ["q", "r", "p", "r"],
-        "winner": ["model_a", "tie (bothbad)", "model_b", "tie"],
-        "judge": ["ann1", "ann2", "ann1", "ann3"], "language": ["English", "German", "English", "French"],
-        "turn": [1, 1, 2, 1], "tstamp": [1.0, 2.0, 3.0, 4.0], "question_id": ["q1", "q2", "q3", "q4"],
-        "conversation_a": [conv("hi", "# Title\n- one\n- two"), conv("x", "**bold** text"), conv("y", "plain"),
-                           conv("z", "1. a\n2. b")],
-        "conversation_b": [conv("hi", "answer b"), conv("x", "b"), conv("y", "c"), conv("z", "d")],
-    })
+    conv = lambda q, a: [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
+    return pd.DataFrame(
+        {
+            "model_a": ["p", "q", "r", "p"],
+            "model_b": ["q", "r", "p", "r"],
+            "winner": ["model_a", "tie (bothbad)", "model_b", "tie"],
+            "judge": ["ann1", "ann2", "ann1", "ann3"],
+            "language": ["English", "German", "English", "French"],
+            "turn": [1, 1, 2, 1],
+            "tstamp": [1.0, 2.0, 3.0, 4.0],
+            "question_id": ["q1", "q2", "q3", "q4"],
+            "conversation_a": [
+                conv("hi", "# Title\n- one\n- two"),
+                conv("x", "**bold** text"),
+                conv("y", "plain"),
+                conv("z", "1. a\n2. b"),
+            ],
+            "conversation_b": [conv("hi", "answer b"), conv("x", "b"), conv("y", "c"), conv("z", "d")],
+        }
+    )
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".jsonl", ".csv"])
@@ -134,8 +152,9 @@ def test_lmarena_formats(tmp_path, suffix):
     elif suffix == ".jsonl":
         df.to_json(path, orient="records", lines=True)
     else:
-        df.assign(conversation_a=df.conversation_a.map(json.dumps),
-                  conversation_b=df.conversation_b.map(json.dumps)).to_csv(path, index=False)
+        df.assign(
+            conversation_a=df.conversation_a.map(json.dumps), conversation_b=df.conversation_b.map(json.dumps)
+        ).to_csv(path, index=False)
     with Store.open(":memory:") as s:
         res = import_path(s, path, "lmarena")
         votes = s.votes_frame(res.dataset)
@@ -170,8 +189,10 @@ def test_specific_errors_name_row_and_field(tmp_path, store_with_data):
     _assert_rejected(store_with_data, bad, "softelo", "row 5", "scores_a")
 
     missing = tmp_path / "missing_col.csv"
-    missing.write_text(SOFTELO_HEADER.replace("judge_pref,", "") + "".join(
-        r.split(",", 4)[0] + "," + ",".join(r.split(",")[1:4]) + "," + r.split(",", 5)[5] for r in rows))
+    missing.write_text(
+        SOFTELO_HEADER.replace("judge_pref,", "")
+        + "".join(r.split(",", 4)[0] + "," + ",".join(r.split(",")[1:4]) + "," + r.split(",", 5)[5] for r in rows)
+    )
     _assert_rejected(store_with_data, missing, "softelo", "judge_pref")
 
     empty = tmp_path / "empty.csv"
@@ -179,11 +200,13 @@ def test_specific_errors_name_row_and_field(tmp_path, store_with_data):
     _assert_rejected(store_with_data, empty, "softelo", "empty")
 
     latin = tmp_path / "latin1.csv"
-    latin.write_bytes((SOFTELO_HEADER + "".join(rows)).encode() + "r99,caf\xe9,m2,0,1,\"{}\",\"{}\",en\n".encode("latin-1"))
+    latin.write_bytes((SOFTELO_HEADER + "".join(rows)).encode() + 'r99,caf\xe9,m2,0,1,"{}","{}",en\n'.encode("latin-1"))
     _assert_rejected(store_with_data, latin, "softelo", "UTF-8")
 
     winner = tmp_path / "winner.csv"
-    pd.DataFrame({"model_a": ["p", "q"], "model_b": ["q", "p"], "winner": ["model_a", "draw"]}).to_csv(winner, index=False)
+    pd.DataFrame({"model_a": ["p", "q"], "model_b": ["q", "p"], "winner": ["model_a", "draw"]}).to_csv(
+        winner, index=False
+    )
     _assert_rejected(store_with_data, winner, "lmarena", "row 2", "winner", "draw")
 
     pq = tmp_path / "trunc.parquet"
@@ -208,7 +231,8 @@ def test_any_corruption_is_rejected_and_changes_nothing(tmp_path, store_with_dat
     if kind == "drop_column":
         df = pd.read_csv(pd.io.common.StringIO(text))
         df.drop(columns=[["model_a", "model_b", "human_pref", "judge_pref", "scores_a", "scores_b"][row % 6]]).to_csv(
-            path, index=False)
+            path, index=False
+        )
     elif kind == "non_utf8":
         data = text.encode()
         pos = int(cut * len(data))
@@ -253,12 +277,21 @@ def test_cli_import_info_export_exit_codes(tmp_path):
     payload = json.loads(info1.stdout)
     assert payload["schema_version"] == 1
     d = payload["datasets"][0]
-    for key in ("name", "n_models", "n_prompts", "n_battles", "n_human_votes", "n_annotators", "n_completions", "judges"):
+    for key in (
+        "name",
+        "n_models",
+        "n_prompts",
+        "n_battles",
+        "n_human_votes",
+        "n_annotators",
+        "n_completions",
+        "judges",
+    ):
         assert key in d
     assert d["judges"][0]["orders"] == ["avg"] and d["judges"][0]["n_judgments"] == 12
 
     bad = tmp_path / "bad.csv"
-    _write_softelo(bad, _softelo_rows()[:3] + ["r9,m1,m2,0,1,\"{'x': 1}\",\"{}\",en\n"])
+    _write_softelo(bad, _softelo_rows()[:3] + ['r9,m1,m2,0,1,"{\'x\': 1}","{}",en\n'])
     r = _cli("import", "--db", str(db), "--format", "softelo", str(bad))
     assert r.returncode == 2 and "row 4" in r.stderr and "Traceback" not in r.stderr
     assert json.loads(_cli("info", "--db", str(db), "--json").stdout) == payload

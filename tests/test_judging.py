@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import socket
@@ -14,10 +13,11 @@ import time
 import pandas as pd
 import pytest
 
-from core.ingest import import_path
+from core.app.data import import_path
+from core.app.judging import plan
+from core.app.judging import run as run_judge
 from core.judging import parsing
 from core.judging.config import ConfigError, from_mapping, load_toml
-from core.judging.runner import plan, run_units
 from core.store import Store
 from tests.conftest import ROOT
 from tests.fake_openai_server import FakeJudge, FakeServer
@@ -43,9 +43,22 @@ def _arena_dir(tmp_path, n_prompts=20, models=("m1", "m2", "m3")):
     for m in models:
         with open(root / "model_answer" / f"{m}.jsonl", "w") as f:
             for k in range(n_prompts):
-                f.write(json.dumps({"uid": f"q{k}", "model": m, "messages": [
-                    {"role": "user", "content": "..."},
-                    {"role": "assistant", "content": {"answer": f"{m} answers question {k} in its own way."}}]}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "uid": f"q{k}",
+                            "model": m,
+                            "messages": [
+                                {"role": "user", "content": "..."},
+                                {
+                                    "role": "assistant",
+                                    "content": {"answer": f"{m} answers question {k} in its own way."},
+                                },
+                            ],
+                        }
+                    )
+                    + "\n"
+                )
     return root
 
 
@@ -78,15 +91,22 @@ def test_config_validation(tmp_path):
 
 
 def test_parsing_is_tolerant_but_never_invents_a_verdict():
-    good = {"A": {c: 8 for c in parsing.CRITERIA}, "B": {c: 6 for c in parsing.CRITERIA}}
-    for text in (json.dumps(good), "Here you go:\n```json\n" + json.dumps(good) + "\n```\nA wins.",
-                 json.dumps(good) + "\nExplanation: A is better because {reasons}."):
+    good = {"A": dict.fromkeys(parsing.CRITERIA, 8), "B": dict.fromkeys(parsing.CRITERIA, 6)}
+    for text in (
+        json.dumps(good),
+        "Here you go:\n```json\n" + json.dumps(good) + "\n```\nA wins.",
+        json.dumps(good) + "\nExplanation: A is better because {reasons}.",
+    ):
         p = parsing.parse_rubric(text, "ab")
         assert p.parse_error is None and p.verdict == "a" and p.scores["a_clarity"] == 8
     swapped = parsing.parse_rubric(json.dumps(good), "ba")  # A shown first was the battle's b
     assert swapped.verdict == "b" and swapped.scores["b_clarity"] == 8
-    for bad, why in (("", "empty"), ("A is better", "no JSON"), ('{"A": {"clarity": 8}}', "missing"),
-                     (json.dumps({"A": {**good["A"], "fluency": 11}, "B": good["B"]}), "outside")):
+    for bad, why in (
+        ("", "empty"),
+        ("A is better", "no JSON"),
+        ('{"A": {"clarity": 8}}', "missing"),
+        (json.dumps({"A": {**good["A"], "fluency": 11}, "B": good["B"]}), "outside"),
+    ):
         p = parsing.parse_rubric(bad, "ab")
         assert p.verdict is None and why in p.parse_error
     lp = [{"token": "A", "logprob": -0.2}, {"token": "B", "logprob": -1.8}, {"token": "The", "logprob": -3}]
@@ -108,7 +128,7 @@ def test_a_run_with_faults_stores_every_unit_once(tmp_path):
         with Store.open(db) as s:
             units = plan(s, "ah", cfg)
             assert len(units) == 60  # 10 prompts × 3 pairs × 2 orders
-            run_id, stats = run_units(s, "ah", cfg, units)
+            run_id, stats = run_judge(s, "ah", cfg, units)
             j = s.judgments_frame("ah", "fake", variant=None, include_raw=True)
             assert len(j) == 60 and not j.duplicated(["battle_id", "order"]).any()
             assert stats.retries >= 3  # 429, 500 and the timeout were retried
@@ -127,12 +147,20 @@ def test_a_run_with_faults_stores_every_unit_once(tmp_path):
 def test_run_list_counts_tokens_and_prices_them_only_when_configured(tmp_path):
     db = _store(tmp_path, n_prompts=4)
     with FakeServer() as srv:
-        priced = from_mapping({"name": "priced", "base_url": srv.url, "model": "m", "concurrency": 4,
-                               "price_prompt_per_mtok": 3.0, "price_completion_per_mtok": 15.0})
+        priced = from_mapping(
+            {
+                "name": "priced",
+                "base_url": srv.url,
+                "model": "m",
+                "concurrency": 4,
+                "price_prompt_per_mtok": 3.0,
+                "price_completion_per_mtok": 15.0,
+            }
+        )
         unpriced = from_mapping({"name": "unpriced", "base_url": srv.url, "model": "m", "concurrency": 4})
         with Store.open(db) as s:
             for cfg in (priced, unpriced):
-                run_units(s, "ah", cfg, plan(s, "ah", cfg))
+                run_judge(s, "ah", cfg, plan(s, "ah", cfg))
             runs = s.runs_frame("ah").set_index("judge")
             for name in ("priced", "unpriced"):
                 j = s.judgments_frame("ah", name, variant=None, include_raw=True)
@@ -147,7 +175,8 @@ def test_run_list_counts_tokens_and_prices_them_only_when_configured(tmp_path):
 
 
 def test_writer_commits_a_slow_trickle_within_its_window_and_a_full_batch_at_once(tmp_path):
-    from core.judging.runner import RunStats, _Writer, register_judge
+    from core.app.judging import register_judge
+    from core.judging.runner import RunStats, _Writer
 
     db = _store(tmp_path, n_prompts=20)
     cfg = from_mapping({"name": "w", "base_url": "http://127.0.0.1:9/v1", "model": "m"})
@@ -155,8 +184,18 @@ def test_writer_commits_a_slow_trickle_within_its_window_and_a_full_batch_at_onc
         judge_id = register_judge(s, cfg)
         units = plan(s, "ah", cfg)
         run_id = s.create_run(judge_id, "ah", len(units), cfg.to_store())
-        rows = [{"battle_id": u.battle_id, "judge_id": judge_id, "order": u.order, "prompt_version": cfg.version,
-                 "run_id": run_id, "verdict": "a", "raw_output": "[[A]]"} for u in units]
+        rows = [
+            {
+                "battle_id": u.battle_id,
+                "judge_id": judge_id,
+                "order": u.order,
+                "prompt_version": cfg.version,
+                "run_id": run_id,
+                "verdict": "a",
+                "raw_output": "[[A]]",
+            }
+            for u in units
+        ]
 
         def stored() -> int:
             return len(s.judgments_frame("ah", "w", variant=None))
@@ -181,13 +220,16 @@ def test_writer_commits_a_slow_trickle_within_its_window_and_a_full_batch_at_onc
         assert writer.commits == 3
 
 
-@pytest.mark.parametrize("body, reason", [
-    (b'{"id": "x", "choices": [ {"message": ', "Expecting"),  # cut-off JSON
-    (b'{"object": "error"}', "no 'choices' list"),
-    (b'{"choices": ["text"]}', "not an object"),
-    (b'{"choices": [{"message": {"content": 7}}]}', "not a string"),
-    (b'[1, 2]', "no 'choices' list"),
-])
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        (b'{"id": "x", "choices": [ {"message": ', "Expecting"),  # cut-off JSON
+        (b'{"object": "error"}', "no 'choices' list"),
+        (b'{"choices": ["text"]}', "not an object"),
+        (b'{"choices": [{"message": {"content": 7}}]}', "not a string"),
+        (b"[1, 2]", "no 'choices' list"),
+    ],
+)
 def test_malformed_completion_bodies_are_rejected_with_a_reason(body, reason):
     from core.judging.runner import _read_completion
 
@@ -198,20 +240,44 @@ def test_malformed_completion_bodies_are_rejected_with_a_reason(body, reason):
 def test_completion_body_fields_and_first_token_logprobs():
     from core.judging.runner import _read_completion
 
-    body = {"choices": [{"message": {"content": "A"}, "finish_reason": "length", "logprobs": {"content": [
-        {"token": "A", "logprob": -0.1, "top_logprobs": [{"token": "A", "logprob": -0.1},
-                                                         {"token": "B", "logprob": -2.4}]}]}}],
-            "usage": {"prompt_tokens": 12, "completion_tokens": 1}}
+    body = {
+        "choices": [
+            {
+                "message": {"content": "A"},
+                "finish_reason": "length",
+                "logprobs": {
+                    "content": [
+                        {
+                            "token": "A",
+                            "logprob": -0.1,
+                            "top_logprobs": [{"token": "A", "logprob": -0.1}, {"token": "B", "logprob": -2.4}],
+                        }
+                    ]
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 1},
+    }
     got = _read_completion(json.dumps(body).encode())
-    assert got == {"raw_output": "A", "top": [{"token": "A", "logprob": -0.1}, {"token": "B", "logprob": -2.4}],
-                   "prompt_tokens": 12, "completion_tokens": 1, "finish": "length"}
+    assert got == {
+        "raw_output": "A",
+        "top": [{"token": "A", "logprob": -0.1}, {"token": "B", "logprob": -2.4}],
+        "prompt_tokens": 12,
+        "completion_tokens": 1,
+        "finish": "length",
+    }
     empty = _read_completion(b'{"choices": []}')  # no choice: no text, parsed later as unparseable
     assert empty["raw_output"] is None and empty["top"] is None and empty["prompt_tokens"] == 0
 
 
 def _request_summary(request) -> tuple:
-    return (request.method, str(request.url), sorted((k.lower(), v) for k, v in request.headers.raw),
-            request.content, request.extensions)
+    return (
+        request.method,
+        str(request.url),
+        sorted((k.lower(), v) for k, v in request.headers.raw),
+        request.content,
+        request.extensions,
+    )
 
 
 @pytest.mark.parametrize("idempotency_header", [None, "Idempotency-Key"])
@@ -225,13 +291,22 @@ def test_judge_client_builds_the_same_requests_as_the_sdk(idempotency_header):
     kwargs = dict(base_url="http://127.0.0.1:9/v1", api_key="sk-test", max_retries=0, timeout=12.5)
     ours, sdk = JudgeClient(**kwargs), openai.AsyncOpenAI(**kwargs)
     ours._idempotency_header = sdk._idempotency_header = idempotency_header
-    calls = [dict(method="post", url="/chat/completions", content=json.dumps({"n": k, "t": "é"}).encode(),
-                  idempotency_key=f"key-{k}") for k in range(4)]
-    calls += [dict(method="post", url="/chat/completions", json_data={"as": "dict"}, idempotency_key="d"),
-              dict(method="post", url="/chat/completions", content=b"{}", idempotency_key="t", timeout=3.0),
-              dict(method="post", url="/chat/completions", content=b"{}", params={"q": "1"}),
-              dict(method="post", url="/chat/completions", content=b"{}", headers={"X-Extra": "1"}),
-              dict(method="get", url="/models")]
+    calls = [
+        dict(
+            method="post",
+            url="/chat/completions",
+            content=json.dumps({"n": k, "t": "é"}).encode(),
+            idempotency_key=f"key-{k}",
+        )
+        for k in range(4)
+    ]
+    calls += [
+        dict(method="post", url="/chat/completions", json_data={"as": "dict"}, idempotency_key="d"),
+        dict(method="post", url="/chat/completions", content=b"{}", idempotency_key="t", timeout=3.0),
+        dict(method="post", url="/chat/completions", content=b"{}", params={"q": "1"}),
+        dict(method="post", url="/chat/completions", content=b"{}", headers={"X-Extra": "1"}),
+        dict(method="get", url="/models"),
+    ]
     for retries in (0, 1, 0):
         for call in calls:
             got = _request_summary(ours._build_request(FinalRequestOptions.construct(**call), retries_taken=retries))
@@ -248,20 +323,29 @@ def test_logprob_template_and_unreachable_endpoint(tmp_path):
     with FakeServer() as srv:
         cfg = load_toml(_config(tmp_path, srv.url, template="ab-logprob", name="lp"))
         with Store.open(db) as s:
-            run_units(s, "ah", cfg, plan(s, "ah", cfg))
+            run_judge(s, "ah", cfg, plan(s, "ah", cfg))
             f = s.battle_frame("ah", "lp")
             assert f["p_ab"].notna().all() and f["p_ba"].notna().all()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         dead = sock.getsockname()[1]
     cfgp = _config(tmp_path, f"http://127.0.0.1:{dead}/v1", name="dead")
-    r = subprocess.run([sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(cfgp), "--dataset",
-                        "ah"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(cfgp), "--dataset", "ah"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 3 and "reach" in r.stderr
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "x"\n')
-    r = subprocess.run([sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(bad), "--dataset",
-                        "ah"], cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(bad), "--dataset", "ah"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "base_url" in r.stderr
 
 
@@ -276,8 +360,17 @@ def test_killed_runs_resume_without_losing_or_duplicating(tmp_path):
     """Kill the judge process at random moments (≥ 20 times), resume each time, then finish."""
     db = _store(tmp_path, n_prompts=60)  # 180 battles × 2 orders = 360 units
     port = _free_port()
-    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fake_openai_server.py"), str(port), "100",
-                               json.dumps({"500": 13, "429": 17})], stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "tests" / "fake_openai_server.py"),
+            str(port),
+            "100",
+            json.dumps({"500": 13, "429": 17}),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         server.stdout.readline()
         cfg = _config(tmp_path, f"http://127.0.0.1:{port}/v1", name="killme")
@@ -300,8 +393,15 @@ def test_killed_runs_resume_without_losing_or_duplicating(tmp_path):
             j = s.judgments_frame("ah", "killme", variant=None)
         assert len(j) == 360
         assert not j.duplicated(["battle_id", "order"]).any()
-        info = json.loads(subprocess.run([sys.executable, "-m", "core", "info", "--db", str(db), "--json"], cwd=ROOT,
-                                         capture_output=True, text=True, check=True).stdout)
+        info = json.loads(
+            subprocess.run(
+                [sys.executable, "-m", "core", "info", "--db", str(db), "--json"],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
         judges = {jd["name"]: jd for d in info["datasets"] if d["name"] == "ah" for jd in d["judges"]}
         assert judges["killme"]["n_judgments"] == 360
     finally:
@@ -316,13 +416,13 @@ def test_admin_page_is_locked_without_a_token_and_runs_with_one(tmp_path, monkey
     monkeypatch.delenv("ARENA_ADMIN_TOKEN", raising=False)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
-    at.switch_page("pages/admin_page.py")
+    at.switch_page("app_pages/admin.py")
     at.run()
     assert not at.exception and "disabled" in at.info[0].value
     monkeypatch.setenv("ARENA_ADMIN_TOKEN", "s3cret")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
-    at.switch_page("pages/admin_page.py")
+    at.switch_page("app_pages/admin.py")
     at.run()
     at.text_input(key="admin_token_input").set_value("wrong").run()
     assert at.error and "Wrong token" in at.error[0].value
@@ -339,7 +439,9 @@ def test_admin_page_is_locked_without_a_token_and_runs_with_one(tmp_path, monkey
         field["USD per million prompt tokens (optional, for the cost column)"].set_value(2.0)
         field["USD per million completion tokens (optional)"].set_value(8.0)
         field["action"].set_value("start run")
-        next(b for b in at.button if b.label == "Go").click().run()  # the page reruns itself each second while the run is busy
+        next(
+            b for b in at.button if b.label == "Go"
+        ).click().run()  # the page reruns itself each second while the run is busy
         assert not at.exception and not at.error, [e.value for e in at.error]
         deadline = time.monotonic() + 60
         while "status done" not in at.get("progress")[0].proto.text and time.monotonic() < deadline:
@@ -353,7 +455,7 @@ def test_admin_page_is_locked_without_a_token_and_runs_with_one(tmp_path, monkey
 
 
 def test_background_worker_runs_and_cancels(tmp_path):
-    from core.judging.worker import JudgeWorker, connection_test
+    from core.app.judging import JudgeWorker, connection_test
 
     db = _store(tmp_path, n_prompts=10)
     with FakeServer(FakeJudge(latency_ms=20)) as srv:
@@ -374,7 +476,7 @@ def test_background_worker_runs_and_cancels(tmp_path):
 
 
 def test_echo_intervention_through_the_pipeline(tmp_path):
-    from core.judging.runner import echo_intervention_results, plan_echo_intervention
+    from core.app.judging import echo_intervention_results, plan_echo_intervention
 
     db = _store(tmp_path, n_prompts=5)
     with FakeServer() as srv:
@@ -382,9 +484,12 @@ def test_echo_intervention_through_the_pipeline(tmp_path):
         with Store.open(db) as s:
             units = plan_echo_intervention(s, "ah", cfg, sample_size=4)
             assert len(units) == 4 * 3 * 2
-            assert all("Question:" in (u.text_a if u.variant == "echo_a" else u.text_b)
-                       for u in units if u.variant != "original")
-            run_units(s, "ah", cfg, units)
+            assert all(
+                "Question:" in (u.text_a if u.variant == "echo_a" else u.text_b)
+                for u in units
+                if u.variant != "original"
+            )
+            run_judge(s, "ah", cfg, units)
             assert not plan_echo_intervention(s, "ah", cfg, sample_size=4)  # resumable like any run
             summary = echo_intervention_results(s, "ah", "echoer").set_index("variant")
             assert set(summary.index) == {"original", "echo_a", "echo_b"}

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from core.ingest import import_path
+from core.app.data import import_path
+from core.app.judging import plan
+from core.app.judging import run as run_judge
 from core.judging.config import from_mapping
-from core.judging.runner import plan, run_units
 from core.store import Store
 from tests.conftest import shared_path
 
@@ -42,9 +43,25 @@ def server():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()), "--host", "127.0.0.1",
-                             "--port", str(port), "--n_ctx", "4096", "--logits_all", "true"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(_gguf()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "4096",
+            "--logits_all",
+            "true",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     for _ in range(240):
         try:
@@ -67,12 +84,22 @@ def test_smollm_judges_real_arena_hard_battles(server, tmp_path):
     with Store.open(db) as s:
         import_path(s, shared_path("arena_hard_v0.1"), "arena-hard", dataset="ah")
         for template in ("rubric", "ab-logprob"):
-            cfg = from_mapping({"name": f"smollm-{template}", "base_url": server, "model": "smollm2",
-                                "template": template, "concurrency": 2, "timeout_s": 300.0, "max_retries": 1,
-                                "max_tokens": 200}, "test")
+            cfg = from_mapping(
+                {
+                    "name": f"smollm-{template}",
+                    "base_url": server,
+                    "model": "smollm2",
+                    "template": template,
+                    "concurrency": 2,
+                    "timeout_s": 300.0,
+                    "max_retries": 1,
+                    "max_tokens": 200,
+                },
+                "test",
+            )
             units = plan(s, "ah", cfg, limit=6)
             assert len(units) == 6 and {u.order for u in units} == {"ab", "ba"}
-            _, stats = run_units(s, "ah", cfg, units)
+            _, stats = run_judge(s, "ah", cfg, units)
             assert stats.finished == 6
             j = s.judgments_frame("ah", cfg.name, variant=None, include_raw=True)
             assert len(j) == 6 and j["raw_output"].notna().all()
@@ -80,10 +107,11 @@ def test_smollm_judges_real_arena_hard_battles(server, tmp_path):
             assert (j["verdict"].notna() | j["parse_error"].notna()).all()
             if template == "ab-logprob":
                 assert j["p_a"].notna().any()  # first-token log-probabilities came back
-        from core import bt
+        from core.stats import bt
 
         f = s.battle_frame("ah", "smollm-ab-logprob")
         labelled = f[f["judge_hard"].notna()]
-        fit = bt.fit_bt(bt.comparisons_from_battles(labelled["model_a"], labelled["model_b"], labelled["judge_hard"]),
-                        lam=0.01)
+        fit = bt.fit_bt(
+            bt.comparisons_from_battles(labelled["model_a"], labelled["model_b"], labelled["judge_hard"]), lam=0.01
+        )
         assert len(fit.models) >= 2

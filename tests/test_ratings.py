@@ -1,4 +1,4 @@
-"""Online Elo, the shuffle study, am-ELO and its perturbation study (issue targets on the demo)."""
+"""Online Elo, the shuffle study, am-ELO and its perturbation study (known answers on the demo)."""
 
 from __future__ import annotations
 
@@ -6,17 +6,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.amelo import _cells, _loglik, fit_amelo, perturb, perturbation_study, ranking_consistency
-from core.ratings import online_elo, online_elo_shuffles
 from core.simulate import DemoConfig, simulate_arena
+from core.stats.amelo import _cells, _loglik, fit_amelo, perturb, perturbation_study, ranking_consistency
+from core.stats.ratings import online_elo, online_elo_shuffles
 from core.store import Store
 
 
 @pytest.fixture(scope="module")
 def demo_votes():
     store = Store.open(":memory:")
-    t = simulate_arena(0, DemoConfig(n_models=40, n_prompts=200, n_battles=24_000, n_annotators=60, n_flippers=3,
-                                     n_random=3))
+    t = simulate_arena(
+        0, DemoConfig(n_models=40, n_prompts=200, n_battles=24_000, n_annotators=60, n_flippers=3, n_random=3)
+    )
     store.write_dataset(t)
     return store.votes_frame("demo"), store.annotators_frame("demo")
 
@@ -26,13 +27,15 @@ def test_online_elo_matches_a_plain_loop():
     a = rng.integers(0, 5, 200)
     b = (a + rng.integers(1, 5, 200)) % 5
     y = rng.choice([0.0, 0.5, 1.0], 200)
-    r = {k: 1000.0 for k in range(5)}
+    r = dict.fromkeys(range(5), 1000.0)
     for ai, bi, yi in zip(a, b, y):
         ea = 1 / (1 + 10 ** ((r[bi] - r[ai]) / 400))
         r[ai], r[bi] = r[ai] + 4 * (yi - ea), r[bi] - 4 * (yi - ea)
     np.testing.assert_allclose(online_elo(a, b, y, 5)[0], [r[k] for k in range(5)], atol=1e-9)
     order = rng.permutation(200)
-    np.testing.assert_allclose(online_elo(a, b, y, 5, order[None, :])[0], online_elo(a[order], b[order], y[order], 5)[0])
+    np.testing.assert_allclose(
+        online_elo(a, b, y, 5, order[None, :])[0], online_elo(a[order], b[order], y[order], 5)[0]
+    )
 
 
 def test_am_elo_flags_the_anomalous_annotators(demo_votes):
@@ -64,7 +67,7 @@ def test_am_elo_sub_problems_are_solved_exactly(demo_votes):
     theta = res.annotators.set_index("annotator").loc[kept, "ability_raw"].to_numpy()
     mean_theta = theta.mean()
     elo = res.models.set_index("model").loc[list(models), "elo"].to_numpy()
-    from core.scale import ELO_PER_LOGIT
+    from core.domain import ELO_PER_LOGIT
 
     r = (elo - 1500) / ELO_PER_LOGIT / mean_theta
     base = _loglik(ck, ca, cb, n, s, theta, r)
@@ -99,8 +102,9 @@ def test_am_elo_is_more_consistent_than_m_elo_under_flips(demo_votes):
 
 def test_perturbations_follow_their_definitions():
     rng = np.random.default_rng(0)
-    votes = pd.DataFrame({"annotator": ["x"] * 6 + ["y"] * 3, "model_a": "a", "model_b": "b",
-                          "y": [1, 0, 0.5, 1, 0, 0.5, 1, 0, 0.5]})
+    votes = pd.DataFrame(
+        {"annotator": ["x"] * 6 + ["y"] * 3, "model_a": "a", "model_b": "b", "y": [1, 0, 0.5, 1, 0, 0.5, 1, 0, 0.5]}
+    )
     flip = perturb(votes, ["x"], "flip", rng)
     assert flip["y"].tolist() == [0, 1, 0.5, 0, 1, 0.5, 1, 0, 0.5]
     assert perturb(votes, ["x"], "equal", rng)["y"].tolist()[:6] == [0.5] * 6

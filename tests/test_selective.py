@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from core import selective
+from core.stats import selective
 from tests.conftest import ROOT, shared_path
 
 ALL = ("scope", "ltt", "naive", "heuristic", "vanilla")
@@ -45,7 +45,7 @@ def _loop_threshold(s, err, alpha, method, delta=0.1):
     a = Fraction(str(alpha))  # the decimal α the user typed, exactly: α = num/den
     num, den = a.numerator, a.denominator
     cands = sorted(set(s))
-    accepted = lambda lam: [int(e) for si, e in zip(s, err) if si <= lam]  # noqa: E731
+    accepted = lambda lam: [int(e) for si, e in zip(s, err) if si <= lam]
     if method == "ltt":
         n_min = math.ceil(math.log(delta) / math.log(1 - alpha))
         best = -math.inf
@@ -96,7 +96,8 @@ def _loop_evaluate(score, conf, err, masks, alphas, methods, delta=0.1):
                 "risk_mean": r.mean() if len(r) else np.nan,
                 "risk_sd": r.std(ddof=1) if len(r) > 1 else np.nan,
                 "risk_pooled": err_total / acc_total if acc_total else np.nan,
-                "coverage_mean": np.mean(covs), "coverage_sd": np.std(covs, ddof=1),
+                "coverage_mean": np.mean(covs),
+                "coverage_sd": np.std(covs, ddof=1),
                 "share_over_alpha": np.mean(r > alpha) if len(r) else np.nan,
                 "empty_splits": empty,
             }
@@ -148,8 +149,10 @@ def test_thresholds_match_the_written_rule(method):
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=st.lists(st.tuples(st.integers(0, 12), st.booleans()), min_size=1, max_size=70),
-       alpha=st.sampled_from([0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.5]))
+@given(
+    data=st.lists(st.tuples(st.integers(0, 12), st.booleans()), min_size=1, max_size=70),
+    alpha=st.sampled_from([0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.5]),
+)
 def test_thresholds_property(data, alpha):
     s = np.array([k / 20 for k, _ in data])  # few distinct values: many ties
     e = np.array([float(err) for _, err in data])
@@ -161,8 +164,9 @@ def test_thresholds_property(data, alpha):
         assert all(sum(e[s <= v] - alpha) > -1 + 1e-9 for v in set(s[s > lam]))
     # a looser α never lowers any threshold
     for method in ("scope", "naive", "ltt"):
-        assert selective.thresholds(s, e, alpha, method)[0] <= selective.thresholds(s, e, min(alpha + 0.1, 0.6),
-                                                                                   method)[0]
+        assert (
+            selective.thresholds(s, e, alpha, method)[0] <= selective.thresholds(s, e, min(alpha + 0.1, 0.6), method)[0]
+        )
 
 
 # ---------------------------------------------------------------------------- evaluation
@@ -228,8 +232,14 @@ def test_violation_rates_ltt_keeps_its_promise():
     population = selective.bpe(*_judge(rng, 200_000, noise=1.0))
     cal = selective.bpe(*_judge(rng, n_sets * n_cal, noise=1.0))
     alphas = (0.1, 0.15, 0.2, 0.25)
-    vr = selective.violation_rates(cal.score.reshape(n_sets, n_cal), cal.errors.reshape(n_sets, n_cal), population,
-                                   alphas, ("scope", "naive", "ltt", "heuristic", "vanilla"), delta)
+    vr = selective.violation_rates(
+        cal.score.reshape(n_sets, n_cal),
+        cal.errors.reshape(n_sets, n_cal),
+        population,
+        alphas,
+        ("scope", "naive", "ltt", "heuristic", "vanilla"),
+        delta,
+    )
     v = vr.set_index(["method", "alpha"])
     mc = 3 * math.sqrt(delta * (1 - delta) / n_sets)
     for a in alphas:
@@ -242,8 +252,9 @@ def test_violation_rates_ltt_keeps_its_promise():
     lam = selective.thresholds(cal.score[:n_cal], cal.errors[:n_cal], 0.15, "ltt")[0]
     acc = population.score <= lam
     risk0 = population.errors[acc].mean() if acc.any() else np.nan
-    rates = selective.violation_rates(cal.score[None, :n_cal], cal.errors[None, :n_cal], population, (0.15,),
-                                      ("ltt",), delta)
+    rates = selective.violation_rates(
+        cal.score[None, :n_cal], cal.errors[None, :n_cal], population, (0.15,), ("ltt",), delta
+    )
     assert rates["violation_rate"].iloc[0] == float(acc.any() and risk0 > 0.15)
     # calibration-free baselines: the same accepted set every time
     vanilla_risk = population.errors.mean()
@@ -257,8 +268,9 @@ def test_scope_pooled_risk_exceeds_alpha_with_a_weak_judge():
     n_sets, n_cal = 400, 500
     population = selective.bpe(*_judge(rng, 100_000, noise=0.7))
     cal = selective.bpe(*_judge(rng, n_sets * n_cal, noise=0.7))
-    vr = selective.violation_rates(cal.score.reshape(n_sets, n_cal), cal.errors.reshape(n_sets, n_cal), population,
-                                   (0.1,), ("scope",)).iloc[0]
+    vr = selective.violation_rates(
+        cal.score.reshape(n_sets, n_cal), cal.errors.reshape(n_sets, n_cal), population, (0.1,), ("scope",)
+    ).iloc[0]
     lam = selective.thresholds(cal.score.reshape(n_sets, n_cal), cal.errors.reshape(n_sets, n_cal), 0.1, "scope")
     acc = population.score[None, :] <= lam[:, None]  # by hand: accepted population per calibration draw
     pooled = (acc & ~population.correct[None, :]).sum() / acc.sum()
@@ -269,8 +281,15 @@ def test_scope_pooled_risk_exceeds_alpha_with_a_weak_judge():
 def test_simulated_violation_table_shape():
     vr = selective.simulated_violation_rates((0.1, 0.2), n_cal=200, n_sets=50, n_population=20_000, seed=1)
     assert sorted(vr["method"]) == ["ltt", "ltt", "naive", "naive", "scope", "scope"]
-    assert {"violation_rate", "mc_se", "exceeds_alpha", "abstain_all", "mean_population_coverage",
-            "pooled_population_risk", "pooled_exceeds_alpha"} <= set(vr)
+    assert {
+        "violation_rate",
+        "mc_se",
+        "exceeds_alpha",
+        "abstain_all",
+        "mean_population_coverage",
+        "pooled_population_risk",
+        "pooled_exceeds_alpha",
+    } <= set(vr)
     assert ((vr["violation_rate"] >= 0) & (vr["violation_rate"] <= 1)).all()
 
 
@@ -352,16 +371,28 @@ def test_softelo_sample_curves(tmp_path):
     assert human_decisive.sum() == 639  # τ is fitted on these (METHODS §2)
     both_decisive = human_decisive & (raw["judge_pref"] != 0.5)
     assert both_decisive.sum() == 489  # the instances: the judge made an A/B call
-    r = subprocess.run([sys.executable, "-m", "core", "scope", str(path), "--splits", "300", "--json"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "core", "scope", str(path), "--splits", "300", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert set(out) == {"alphas", "n_instances", "methods", "uncertainty", "seconds"}
     assert out["n_instances"] == 489 and out["alphas"] == [0.05, 0.1, 0.15, 0.2, 0.25]
     assert set(out["methods"]) == set(ALL)
     for m, d in out["methods"].items():
-        assert set(d) == {"risk_mean", "risk_sd", "risk_pooled", "coverage_mean", "coverage_sd", "share_over_alpha",
-                          "empty_splits"}
+        assert set(d) == {
+            "risk_mean",
+            "risk_sd",
+            "risk_pooled",
+            "coverage_mean",
+            "coverage_sd",
+            "share_over_alpha",
+            "empty_splits",
+        }
         assert all(len(v) == 5 for v in d.values())
         cov = d["coverage_mean"]
         # per split every threshold is monotone in α, so the mean coverage is too
@@ -398,17 +429,24 @@ def test_cli_on_a_probability_file_matches_the_library(tmp_path, capsys):
         for k, v in want[m].items():
             assert out["methods"][m][k] == pytest.approx([None if np.isnan(x) else x for x in v]), (m, k)
     assert out["uncertainty"]["single_order"]["auroc"] == pytest.approx(
-        selective.quality(selective.single_order(p_fwd, h)).auroc)
+        selective.quality(selective.single_order(p_fwd, h)).auroc
+    )
 
 
-@pytest.mark.parametrize("content,needle", [
-    ("p_fwd,p_rev,human\n0.9,0.8,a\n0.2,1.7,b\n", ["row 2", "p_rev"]),
-    ("p_fwd,p_rev,human\n0.9,0.8,a\n0.2,0.1,x\n", ["row 2", "human"]),
-    ("p_fwd,p_rev,human\n0.9,,a\n", ["row 1", "p_rev"]),
-    ("foo,bar\n1,2\n", ["expected columns"]),
-    ("model_a,model_b,human_pref,judge_pref,scores_a,scores_b\nx,y,0,0,\"{'clarity': 9}\",\"{'clarity': oops}\"\n",
-     ["row 1", "scores_b"]),
-])
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        ("p_fwd,p_rev,human\n0.9,0.8,a\n0.2,1.7,b\n", ["row 2", "p_rev"]),
+        ("p_fwd,p_rev,human\n0.9,0.8,a\n0.2,0.1,x\n", ["row 2", "human"]),
+        ("p_fwd,p_rev,human\n0.9,,a\n", ["row 1", "p_rev"]),
+        ("foo,bar\n1,2\n", ["expected columns"]),
+        (
+            "model_a,model_b,human_pref,judge_pref,scores_a,scores_b\n"
+            "x,y,0,0,\"{'clarity': 9}\",\"{'clarity': oops}\"\n",
+            ["row 1", "scores_b"],
+        ),
+    ],
+)
 def test_cli_bad_files(tmp_path, capsys, content, needle):
     bad = tmp_path / "bad.csv"
     bad.write_text(content)
@@ -434,8 +472,9 @@ def test_cli_from_a_store(tmp_path, capsys):
     db = tmp_path / "a.duckdb"
     code, _, err = _cli(capsys, "simulate", "--db", db, "--small")
     assert code == 0, err
-    code, stdout, err = _cli(capsys, "scope", "--db", db, "--dataset", "demo", "--judge", "judge-position",
-                             "--splits", "20", "--json")
+    code, stdout, err = _cli(
+        capsys, "scope", "--db", db, "--dataset", "demo", "--judge", "judge-position", "--splits", "20", "--json"
+    )
     assert code == 0, err
     out = json.loads(stdout)
     from core.store import Store
@@ -455,14 +494,24 @@ def test_cli_from_a_store(tmp_path, capsys):
 
 # ----------------------------------------------------------------------------- battles
 def test_sources_from_a_battle_frame():
-    bf = pd.DataFrame({"battle_id": range(6), "model_a": "x", "model_b": "y",
-                       "human_y": [1.0, 0.0, 1.0, 0.5, 0.0, 2 / 3],
-                       "judge_hard": [1.0, 0.0, 1.0, 1.0, 0.5, 1.0],
-                       "verdict_ab": ["a", "b", "b", "a", "tie", "a"], "conf_ab": [0.9, 0.8, 0.6, 0.7, 0.5, np.nan],
-                       "verdict_ba": ["a", "a", "b", "a", "b", "a"], "conf_ba": [0.7, 0.6, 0.9, 0.7, 0.8, 0.9],
-                       "p_ab": [0.9, 0.1, 0.6, 0.5, 0.4, 0.8], "p_ba": [0.7, np.nan, 0.2, 0.5, 0.3, 0.6],
-                       "gap": [1.0, -2.0, 0.5, 0.0, -1.0, 2.0], "gap_ab": [1.5, -2.0, 1.0, 0.0, -1.0, 2.0],
-                       "gap_ba": [0.5, -2.0, 0.0, 0.0, -1.0, 2.0]})
+    bf = pd.DataFrame(
+        {
+            "battle_id": range(6),
+            "model_a": "x",
+            "model_b": "y",
+            "human_y": [1.0, 0.0, 1.0, 0.5, 0.0, 2 / 3],
+            "judge_hard": [1.0, 0.0, 1.0, 1.0, 0.5, 1.0],
+            "verdict_ab": ["a", "b", "b", "a", "tie", "a"],
+            "conf_ab": [0.9, 0.8, 0.6, 0.7, 0.5, np.nan],
+            "verdict_ba": ["a", "a", "b", "a", "b", "a"],
+            "conf_ba": [0.7, 0.6, 0.9, 0.7, 0.8, 0.9],
+            "p_ab": [0.9, 0.1, 0.6, 0.5, 0.4, 0.8],
+            "p_ba": [0.7, np.nan, 0.2, 0.5, 0.3, 0.6],
+            "gap": [1.0, -2.0, 0.5, 0.0, -1.0, 2.0],
+            "gap_ab": [1.5, -2.0, 1.0, 0.0, -1.0, 2.0],
+            "gap_ba": [0.5, -2.0, 0.0, 0.0, -1.0, 2.0],
+        }
+    )
     verbal = selective.instances_from_battles(bf, "verbal").frame.set_index("battle_id")
     assert list(verbal.index) == [0, 1, 2, 4]  # decisive human, a stated confidence in both orders
     assert verbal.loc[1, "p_fwd"] == pytest.approx(0.2) and verbal.loc[1, "p_rev"] == pytest.approx(0.6)
@@ -492,21 +541,32 @@ def _arena(rng, n_battles=6000):
     confident = s < 0.35
     judge = np.where(confident, human, (rng.random(n_battles) < 0.8).astype(float))  # favours a when unsure
     voted = rng.random(n_battles) < 0.3
-    bf = pd.DataFrame({"battle_id": np.arange(n_battles), "model_a": models[a], "model_b": models[b],
-                       "judge_hard": judge, "human_y": np.where(voted, human, np.nan), "s": s})
+    bf = pd.DataFrame(
+        {
+            "battle_id": np.arange(n_battles),
+            "model_a": models[a],
+            "model_b": models[b],
+            "judge_hard": judge,
+            "human_y": np.where(voted, human, np.nan),
+            "s": s,
+        }
+    )
     return bf, dict(zip(models, theta))
 
 
 def test_selective_leaderboards_counts_and_parity():
-    from core import bt
+    from core.stats import bt
 
     bf, _ = _arena(np.random.default_rng(9), 3000)
     lb = selective.selective_leaderboards(bf, "s", alpha=0.1, lam=0.35)
     judged = bf["judge_hard"].notna()
     acc = judged & (bf["s"] <= 0.35)
     esc = judged & ~acc & bf["human_y"].notna()
-    assert lb.counts() == {"all judgments": judged.sum(), "accepted only": acc.sum(),
-                           "accepted + human escalation": (acc | esc).sum()}
+    assert lb.counts() == {
+        "all judgments": judged.sum(),
+        "accepted only": acc.sum(),
+        "accepted + human escalation": (acc | esc).sum(),
+    }
     part = lb.part("accepted + human escalation")
     assert part.n_human == esc.sum() and part.n_judge == acc.sum()
     sub = bf[acc | esc]
@@ -540,9 +600,17 @@ def test_fit_selective_leaderboard_from_a_frame():
     models = np.array(["x", "y", "z"])
     a = rng.integers(0, 3, n)
     b = (a + rng.integers(1, 3, n)) % 3
-    bf = pd.DataFrame({"battle_id": np.arange(n), "model_a": models[a], "model_b": models[b],
-                       "p_ab": p_fwd, "p_ba": p_rev, "judge_hard": ((p_fwd + p_rev) / 2 >= 0.5).astype(float),
-                       "human_y": np.where(rng.random(n) < 0.5, h.astype(float), np.nan)})
+    bf = pd.DataFrame(
+        {
+            "battle_id": np.arange(n),
+            "model_a": models[a],
+            "model_b": models[b],
+            "p_ab": p_fwd,
+            "p_ba": p_rev,
+            "judge_hard": ((p_fwd + p_rev) / 2 >= 0.5).astype(float),
+            "human_y": np.where(rng.random(n) < 0.5, h.astype(float), np.nan),
+        }
+    )
     lb = selective.fit_selective_leaderboard(bf, "logprob", alpha=0.15)
     th = lb.threshold
     voted = bf["human_y"].notna()

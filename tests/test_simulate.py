@@ -11,11 +11,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from core.echo import detect_echo
-from core.scale import ELO_PER_LOGIT
+from core.domain import ELO_PER_LOGIT
 from core.simulate import JUDGES, DemoConfig, rejudge_with_echo, simulate_arena
 from core.store import Store
-from core.textstats import style_counts
+from core.text import detect_echo, style_counts
 from tests.conftest import ROOT
 
 
@@ -88,7 +87,7 @@ def test_human_votes_follow_bradley_terry_on_the_truth(full_store):
 def test_judges_show_their_configured_biases(full_store):
     for profile in JUDGES:
         f = full_store.battle_frame("demo", profile.name)
-        first_wins = ((f["verdict_ab"] == "a").sum() + (f["verdict_ba"] == "b").sum())
+        first_wins = (f["verdict_ab"] == "a").sum() + (f["verdict_ba"] == "b").sum()
         decisive = (f["verdict_ab"] != "tie").sum() + (f["verdict_ba"] != "tie").sum()
         share = first_wins / decisive
         if profile.position_bonus > 0.5:
@@ -98,8 +97,8 @@ def test_judges_show_their_configured_biases(full_store):
 
 
 def test_hard_labels_stretch_the_scale_and_soft_targets_fit_humans(full_store):
-    from core import bt
-    from core.calibration import fit_tau
+    from core.stats import bt
+    from core.stats.calibration import fit_tau
 
     f = full_store.battle_frame("demo", "judge-strong")
     tau = fit_tau(f["gap"], f["human_y"])
@@ -115,8 +114,12 @@ def test_style_counts_and_echo_truth_come_from_the_text(small):
     c = small.completions
     for row in c.sample(200, random_state=0).itertuples():
         s = style_counts(row.text)
-        assert (s.length, s.n_headers, s.n_bold, s.n_list_items) == (row.length, row.n_headers, row.n_bold,
-                                                                      row.n_list_items)
+        assert (s.length, s.n_headers, s.n_bold, s.n_list_items) == (
+            row.length,
+            row.n_headers,
+            row.n_bold,
+            row.n_list_items,
+        )
     echo_models = set(small.meta["echo_models"])
     assert not c.loc[~c["model"].isin(echo_models), "echo"].any()
     for row in c[c["echo"]].head(100).itertuples():
@@ -133,12 +136,17 @@ def test_echo_intervention_on_the_simulated_judge():
 
 def test_cli_builds_the_demo(tmp_path):
     db = tmp_path / "demo.duckdb"
-    r = subprocess.run([sys.executable, "-m", "core", "simulate", "--db", str(db), "--small"], cwd=ROOT,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "core", "simulate", "--db", str(db), "--small"], cwd=ROOT, capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
-    info = json.loads(subprocess.run([sys.executable, "-m", "core", "info", "--db", str(db), "--json"], cwd=ROOT,
-                                     capture_output=True, text=True).stdout)
+    info = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "core", "info", "--db", str(db), "--json"], cwd=ROOT, capture_output=True, text=True
+        ).stdout
+    )
     assert info["datasets"][0]["name"] == "demo" and info["datasets"][0]["n_battles"] == 4000
-    again = subprocess.run([sys.executable, "-m", "core", "simulate", "--db", str(db), "--small"], cwd=ROOT,
-                           capture_output=True, text=True)
+    again = subprocess.run(
+        [sys.executable, "-m", "core", "simulate", "--db", str(db), "--small"], cwd=ROOT, capture_output=True, text=True
+    )
     assert again.returncode == 2 and "--replace" in again.stderr

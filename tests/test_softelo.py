@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 from scipy import optimize
 
-from core.calibration import fit_tau, gap_agreement, reliability, reliability_from_confidence
-from core.conformal import conformal_quantile, evaluate_splits, min_pool
-from core.heldout import LAMBDA, Method, leave_one_model_out, solve_target
-from core.ingest import read_softelo_frame
-from core.scale import ELO_PER_LOGIT
+from core.app.files import softelo_frame
+from core.domain import ELO_PER_LOGIT
+from core.stats.calibration import fit_tau, gap_agreement, reliability, reliability_from_confidence
+from core.stats.conformal import conformal_quantile, evaluate_splits, min_pool
+from core.stats.heldout import LAMBDA, Method, leave_one_model_out, solve_target
 from tests.conftest import shared_path
 
 
@@ -26,8 +26,9 @@ def _arena(rng, m=30, n=12000, tau_true=0.6, judge_noise=0.25, tie=0.0):
     human = (rng.random(n) < 1 / (1 + np.exp(-tau_true * gap))).astype(float)
     human = np.where(rng.random(n) < tie, 0.5, human)
     names = np.array([f"m{k:02d}" for k in range(m)])
-    return theta, pd.DataFrame({"model_a": names[a], "model_b": names[b], "human_y": human,
-                                "judge_hard": np.sign(gap) * 0.5 + 0.5, "gap": gap})
+    return theta, pd.DataFrame(
+        {"model_a": names[a], "model_b": names[b], "human_y": human, "judge_hard": np.sign(gap) * 0.5 + 0.5, "gap": gap}
+    )
 
 
 def test_tau_is_recovered_within_its_interval():
@@ -47,8 +48,7 @@ def test_tau_matches_a_bounded_search_and_reports_undefined_cases():
     t = fit_tau(f["gap"], f["human_y"])
     g, y = f["gap"].to_numpy(), f["human_y"].to_numpy()
     nll = lambda lt: float(np.sum(np.logaddexp(0, -np.exp(lt) * g) * y + np.logaddexp(0, np.exp(lt) * g) * (1 - y)))
-    ref = optimize.minimize_scalar(nll, bounds=(np.log(1e-3), np.log(50)), method="bounded",
-                                   options={"xatol": 1e-12}).x
+    ref = optimize.minimize_scalar(nll, bounds=(np.log(1e-3), np.log(50)), method="bounded", options={"xatol": 1e-12}).x
     assert t.tau == pytest.approx(np.exp(ref), rel=1e-6)
     assert t.profile["delta"].min() == pytest.approx(0, abs=1e-6)
     few = fit_tau([1.0, -1.0, 2.0], [1.0, 0.0, 1.0])
@@ -62,7 +62,7 @@ def test_tau_matches_a_bounded_search_and_reports_undefined_cases():
 def test_ece_matches_a_direct_computation():
     rng = np.random.default_rng(2)
     conf = rng.uniform(0.5, 1, 1000)
-    correct = (rng.random(1000) < conf ** 2).astype(float)
+    correct = (rng.random(1000) < conf**2).astype(float)
     rel = reliability_from_confidence(conf, correct, "x", n_bins=10)
     order = np.argsort(conf, kind="stable")
     ece = 0.0
@@ -117,8 +117,11 @@ def _direct_heldout(frame, target, kind, tau_of_fold):
     """Independent METHODS §3 for one model: scipy on the penalised anchor likelihood."""
     anchors = frame[(frame.model_a != target) & (frame.model_b != target)]
     col = {"human": "human_y", "hard": "judge_hard"}.get(kind)
-    y = anchors[col].to_numpy() if col else np.clip(1 / (1 + np.exp(-tau_of_fold * anchors.gap.to_numpy())),
-                                                     1e-6, 1 - 1e-6)
+    y = (
+        anchors[col].to_numpy()
+        if col
+        else np.clip(1 / (1 + np.exp(-tau_of_fold * anchors.gap.to_numpy())), 1e-6, 1 - 1e-6)
+    )
     ok = np.isfinite(y)
     anchors, y = anchors[ok], y[ok]
     names = sorted(set(anchors.model_a) | set(anchors.model_b))
@@ -138,9 +141,13 @@ def _direct_heldout(frame, target, kind, tau_of_fold):
     opp = np.where(is_a, tb.model_b, tb.model_a)
     ym = np.where(is_a, yt, 1 - yt)
     ta = np.array([th[idx[o]] for o in opp])
-    f1 = lambda x: -(np.sum(ym * -np.logaddexp(0, -(x - ta)) + (1 - ym) * -np.logaddexp(0, x - ta)) - 0.5 * LAMBDA * x * x)
-    return 1500 + ELO_PER_LOGIT * optimize.minimize_scalar(f1, bounds=(-20, 20), method="bounded",
-                                                             options={"xatol": 1e-10}).x
+    f1 = lambda x: (
+        -(np.sum(ym * -np.logaddexp(0, -(x - ta)) + (1 - ym) * -np.logaddexp(0, x - ta)) - 0.5 * LAMBDA * x * x)
+    )
+    return (
+        1500
+        + ELO_PER_LOGIT * optimize.minimize_scalar(f1, bounds=(-20, 20), method="bounded", options={"xatol": 1e-10}).x
+    )
 
 
 def test_heldout_matches_a_direct_implementation():
@@ -164,7 +171,7 @@ def test_solve_target_vectorised_equals_one_at_a_time():
 
 
 def test_softelo_sample_headline():
-    f = read_softelo_frame(shared_path("softelo_sample_annotations.csv"))
+    f = softelo_frame(shared_path("softelo_sample_annotations.csv"))
     res = leave_one_model_out(f, (Method("hard", "hard"), Method("soft", "soft")))
     s = res.summary().set_index("method")
     assert s.loc["soft", "mae"] <= 0.5 * s.loc["hard", "mae"]
@@ -186,11 +193,13 @@ def demo_frame():
 @pytest.mark.parametrize("alpha", [0.1, 0.2])
 def test_conformal_validity_on_the_demo_arena(demo_frame, alpha):
     """200 random model-level splits: coverage within [1−α−0.03, 1−α+0.08]; Soft narrower than Hard."""
-    from core.service import heldout
+    from core.app.leaderboard import heldout
 
     res = heldout(demo_frame)
-    ev = {m: evaluate_splits(res.table[f"{m}_resid"], res.table[f"{m}_se"], alpha, n_splits=200, seed=1)
-          for m in ("hard", "soft")}
+    ev = {
+        m: evaluate_splits(res.table[f"{m}_resid"], res.table[f"{m}_se"], alpha, n_splits=200, seed=1)
+        for m in ("hard", "soft")
+    }
     for m, e in ev.items():
         assert 1 - alpha - 0.03 <= e.coverage_mean <= 1 - alpha + 0.08, (m, e.coverage_mean)
         assert e.n_infinite == 0
@@ -198,7 +207,7 @@ def test_conformal_validity_on_the_demo_arena(demo_frame, alpha):
 
 
 def test_judge_ensemble_is_one_more_method():
-    from core.heldout import ensemble_targets
+    from core.stats.heldout import ensemble_targets
 
     rng = np.random.default_rng(9)
     _, f = _arena(rng, m=10, n=4000)

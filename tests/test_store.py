@@ -6,39 +6,46 @@ import subprocess
 import sys
 import textwrap
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
-from core.store import SCHEMA_VERSION, Store, StoreError, StoreLockedError, soft_target
-from core.tables import DatasetTables
+from core.domain import DatasetTables, soft_target
+from core.store import SCHEMA_VERSION, Store, StoreError, StoreLockedError
 
 
 def _tiny_tables(name: str = "t") -> DatasetTables:
     models = pd.DataFrame({"model": ["x", "y", "z"], "family": ["f", "f", "g"], "true_elo": [1600.0, 1500.0, 1400.0]})
-    battles = pd.DataFrame({
-        "battle_key": [0, 1, 2, 3, 4, 5],
-        "model_a": ["x", "y", "z", "x", "y", "x"],
-        "model_b": ["y", "z", "x", "z", "x", "y"],
-        "language": ["en", "en", "de", None, "en", "fr"],
-    })
-    votes = pd.DataFrame({
-        "battle_key": [0, 1, 2, 3, 3, 4],
-        "winner": ["a", "b", "tie", "a", "b", "both_bad"],
-        "annotator": ["u1", "u2", "u1", "u2", "u3", "u1"],
-    })
-    j = pd.DataFrame({
-        "battle_key": [0, 0, 1, 1, 2, 3, 4, 4, 5, 5],
-        "judge": ["J"] * 10,
-        "order": ["ab", "ba", "ab", "ba", "ab", "avg", "ab", "ba", "ab", "ba"],
-        "verdict": ["a", "a", "b", "a", None, "b", "a", "tie", "a", "b"],
-        # battle 1: forward gap -1, reversed gap +1 -> signs flip -> tie
-        "a_adherence": [8, 7, 5, 6, 5, 4, np.nan, np.nan, np.nan, np.nan],
-        "b_adherence": [6, 6, 6, 5, 5, 9, np.nan, np.nan, np.nan, np.nan],
-        "a_clarity": [9, np.nan, 5, 6, 7, np.nan, np.nan, np.nan, np.nan, np.nan],
-        "b_clarity": [5, 3, 6, 5, 6, np.nan, np.nan, np.nan, np.nan, np.nan],
-        "p_a": [0.9, 0.7, 0.2, 0.6, np.nan, np.nan, 0.8, 0.5, 0.6, 0.3],
-    })
+    battles = pd.DataFrame(
+        {
+            "battle_key": [0, 1, 2, 3, 4, 5],
+            "model_a": ["x", "y", "z", "x", "y", "x"],
+            "model_b": ["y", "z", "x", "z", "x", "y"],
+            "language": ["en", "en", "de", None, "en", "fr"],
+        }
+    )
+    votes = pd.DataFrame(
+        {
+            "battle_key": [0, 1, 2, 3, 3, 4],
+            "winner": ["a", "b", "tie", "a", "b", "both_bad"],
+            "annotator": ["u1", "u2", "u1", "u2", "u3", "u1"],
+        }
+    )
+    j = pd.DataFrame(
+        {
+            "battle_key": [0, 0, 1, 1, 2, 3, 4, 4, 5, 5],
+            "judge": ["J"] * 10,
+            "order": ["ab", "ba", "ab", "ba", "ab", "avg", "ab", "ba", "ab", "ba"],
+            "verdict": ["a", "a", "b", "a", None, "b", "a", "tie", "a", "b"],
+            # battle 1: forward gap -1, reversed gap +1 -> signs flip -> tie
+            "a_adherence": [8, 7, 5, 6, 5, 4, np.nan, np.nan, np.nan, np.nan],
+            "b_adherence": [6, 6, 6, 5, 5, 9, np.nan, np.nan, np.nan, np.nan],
+            "a_clarity": [9, np.nan, 5, 6, 7, np.nan, np.nan, np.nan, np.nan, np.nan],
+            "b_clarity": [5, 3, 6, 5, 6, np.nan, np.nan, np.nan, np.nan, np.nan],
+            "p_a": [0.9, 0.7, 0.2, 0.6, np.nan, np.nan, 0.8, 0.5, 0.6, 0.3],
+        }
+    )
     return DatasetTables(name=name, source="test", models=models, battles=battles, votes=votes, judgments=j)
 
 
@@ -81,7 +88,7 @@ def test_soft_target_and_pair_stats_match_an_independent_groupby(store):
     np.testing.assert_allclose(f["soft_y"].dropna(), expected_soft.dropna())
     for target, col in (("human", "human_y"), ("hard", "judge_hard"), ("soft", "soft_y")):
         got = store.pair_stats("t", target, judge=None if target == "human" else "J", tau=tau)
-        want = (f.dropna(subset=[col]).groupby(["model_a", "model_b"])[col].agg(["count", "sum"]).reset_index())
+        want = f.dropna(subset=[col]).groupby(["model_a", "model_b"])[col].agg(["count", "sum"]).reset_index()
         got = got.sort_values(["model_a", "model_b"]).reset_index(drop=True)
         np.testing.assert_array_equal(got[["model_a", "model_b"]].to_numpy(), want[["model_a", "model_b"]].to_numpy())
         np.testing.assert_allclose(got["n"], want["count"])
@@ -118,10 +125,17 @@ def test_round_trip_through_a_file(tmp_path):
 def test_failed_write_leaves_the_store_unchanged(store):
     before, token = store.info(), store.version_token()
     bad = _tiny_tables("u")
-    bad.judgments.loc[0, "order"] = "sideways"  # violates the CHECK constraint mid-transaction
-    with pytest.raises(Exception):
+    # the same (battle, judge, order) twice: the UNIQUE constraint fails mid-transaction, after the
+    # dataset, models, battles and votes rows were inserted
+    bad.judgments = pd.concat([bad.judgments, bad.judgments.iloc[[0]]], ignore_index=True)
+    with pytest.raises(duckdb.ConstraintException):
         store.write_dataset(bad)
     assert store.info() == before and store.version_token() == token
+    sideways = _tiny_tables("v")
+    sideways.judgments.loc[0, "order"] = "sideways"  # caught before the transaction, naming table and column
+    with pytest.raises(StoreError, match="judgments.order has 'sideways'"):
+        store.write_dataset(sideways)
+    assert store.info() == before
     with pytest.raises(StoreError, match="already exists"):
         store.write_dataset(_tiny_tables("t"))
     assert store.info() == before
@@ -131,8 +145,14 @@ def test_record_judgment_is_idempotent_and_a_success_replaces_a_failure(store):
     ds = store.battle_frame("t", "J")
     bid = int(ds["battle_id"].iloc[5])
     jid = int(store.judge("J")["judge_id"])
-    row = {"battle_id": bid, "judge_id": jid, "order": "ab", "prompt_version": "v2", "raw_output": "???",
-           "parse_error": "no JSON found"}
+    row = {
+        "battle_id": bid,
+        "judge_id": jid,
+        "order": "ab",
+        "prompt_version": "v2",
+        "raw_output": "???",
+        "parse_error": "no JSON found",
+    }
     assert store.record_judgment(row)
     assert not store.record_judgment(row)
     ok = {**row, "parse_error": None, "verdict": "a", "raw_output": "[[A]]"}
@@ -161,13 +181,18 @@ def test_a_store_held_by_another_process_fails_with_a_message(tmp_path):
     path = tmp_path / "locked.duckdb"
     Store.open(path).close()
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import duckdb, sys, time
             con = duckdb.connect({str(path)!r})
             print('ready', flush=True)
             time.sleep(30)
-        """)],
-        stdout=subprocess.PIPE, text=True,
+        """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "ready"

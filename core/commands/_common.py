@@ -1,23 +1,47 @@
-"""Argument helpers shared by the command modules."""
+"""Argument helpers shared by the command modules.
+
+Kept light: the CLI imports every command module to build its parser, so
+the use-case layer (pandas, DuckDB) is imported only when a command runs.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, TypeVar
 
 from core.cli import UserError
 from core.datahome import DEFAULT_DB
 
+if TYPE_CHECKING:
+    from core.app import Store, Unavailable
+
+T = TypeVar("T")
+
 
 def add_db_arg(p: argparse.ArgumentParser, required: bool = False) -> None:
-    p.add_argument("--db", default=None if required else str(DEFAULT_DB), required=required,
-                   help=f"DuckDB store file (default {DEFAULT_DB})")
+    p.add_argument(
+        "--db",
+        default=None if required else str(DEFAULT_DB),
+        required=required,
+        help=f"DuckDB store file (default {DEFAULT_DB})",
+    )
 
 
-def open_store(path: str, read_only: bool = True):
+def open_store(path: str, read_only: bool = True) -> Store:
     """Open a store, turning store errors into clean CLI errors (exit 2)."""
-    from core.store import Store, StoreError
+    from core.app import StoreError
+    from core.app.data import open_store as open_
 
     try:
-        return Store.open(path, read_only=read_only)
+        return open_(path, read_only=read_only)
     except StoreError as exc:
         raise UserError(str(exc)) from None
+
+
+def required(result: T | Unavailable) -> T:
+    """The result, or exit 2 with the reason it is unavailable."""
+    from core.app import Unavailable
+
+    if isinstance(result, Unavailable):
+        raise UserError(result.reason)
+    return result

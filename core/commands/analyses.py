@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from core.cli import UserError, clean_json, print_json
-from core.commands._common import add_db_arg, open_store
+from core.commands._common import add_db_arg, open_store, required
+
+if TYPE_CHECKING:
+    from core.app import Store
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("alignment", help="accuracy vs pairwise rankings (Kendall τ, K_D; discriminative pairs)")
     _common_args(p)
     p.add_argument("--bootstrap", type=int, default=100, help="prompt-bootstrap replicates for the intervals")
@@ -29,12 +35,16 @@ def register(sub) -> None:
 
     p = sub.add_parser("languages", help="per-language battle counts, τ, Hard/Soft MAE and Spearman")
     _common_args(p, judge_required=True)
-    p.add_argument("--min-decisive", type=int, default=50,
-                   help="decisive human battles a language needs for its own τ (below: warning)")
+    p.add_argument(
+        "--min-decisive",
+        type=int,
+        default=50,
+        help="decisive human battles a language needs for its own τ (below: warning)",
+    )
     p.set_defaults(func=run_languages)
 
 
-def _common_args(p, judge_required: bool = False) -> None:
+def _common_args(p: argparse.ArgumentParser, judge_required: bool = False) -> None:
     add_db_arg(p)
     p.add_argument("--dataset", required=True)
     p.add_argument("--judge", required=judge_required)
@@ -42,28 +52,25 @@ def _common_args(p, judge_required: bool = False) -> None:
     p.add_argument("--json", action="store_true")
 
 
-def _run(args, fn):
-    from core.analyses import AnalysisUnavailable
-    from core.store import StoreError
+def _run(args: argparse.Namespace, fn: Callable[[Store], dict]) -> int:
+    from core.app import StoreError
 
     t0 = time.perf_counter()
     with open_store(args.db, read_only=True) as store:
         try:
             out = fn(store)
-        except (AnalysisUnavailable, StoreError) as exc:
+        except (ValueError, StoreError) as exc:
             raise UserError(str(exc)) from None
     out["seconds"] = time.perf_counter() - t0
     print_json(clean_json(out))
     return 0
 
 
-def run_alignment(args) -> int:
-    from core.analyses import alignment_from_store
+def run_alignment(args: argparse.Namespace) -> int:
+    from core.app.analyses import alignment
 
-    def fn(store):
-        res = alignment_from_store(store, args.dataset, args.judge, n_boot=args.bootstrap, seed=args.seed)
-        if res.reason:
-            raise UserError(res.reason)
+    def fn(store: Store) -> dict:
+        res = required(alignment(store, args.dataset, args.judge, n_boot=args.bootstrap, seed=args.seed))
         return {
             "discriminative_share": res.discriminative_share,
             "rows": res.table().to_dict("records"),
@@ -75,20 +82,22 @@ def run_alignment(args) -> int:
     return _run(args, fn)
 
 
-def run_aggregation(args) -> int:
-    from core.analyses import aggregation_from_store
+def run_aggregation(args: argparse.Namespace) -> int:
+    from core.app.analyses import aggregation
 
-    def fn(store):
-        res = aggregation_from_store(store, args.dataset, args.judge, reference=args.reference,
-                                     n_shuffles=args.shuffles, seed=args.seed)
-        return {"reference": res.reference_name, "n_battles": res.n_battles,
-                "methods": res.table.to_dict("records")}
+    def fn(store: Store) -> dict:
+        res = required(
+            aggregation(
+                store, args.dataset, args.judge, reference=args.reference, n_shuffles=args.shuffles, seed=args.seed
+            )
+        )
+        return {"reference": res.reference_name, "n_battles": res.n_battles, "methods": res.table.to_dict("records")}
 
     return _run(args, fn)
 
 
-def run_budget(args) -> int:
-    from core.analyses import budget_from_store
+def run_budget(args: argparse.Namespace) -> int:
+    from core.app.analyses import budget
 
     try:
         budgets = [int(x) for x in args.budgets.split(",") if x.strip()]
@@ -97,21 +106,27 @@ def run_budget(args) -> int:
     if not budgets or min(budgets) < 2:
         raise UserError("--budgets needs at least one budget of 2 or more battles per model")
 
-    def fn(store):
-        res = budget_from_store(store, args.dataset, args.judge, budgets=budgets, repeats=args.repeats,
-                                alpha=args.alpha, seed=args.seed)
-        return {"budgets": budgets, "repeats": args.repeats, "curves": res.summary.to_dict("records"),
-                "tau_stability": res.tau_summary.to_dict("records")}
+    def fn(store: Store) -> dict:
+        res = required(
+            budget(
+                store, args.dataset, args.judge, budgets=budgets, repeats=args.repeats, alpha=args.alpha, seed=args.seed
+            )
+        )
+        return {
+            "budgets": budgets,
+            "repeats": args.repeats,
+            "curves": res.summary.to_dict("records"),
+            "tau_stability": res.tau_summary.to_dict("records"),
+        }
 
     return _run(args, fn)
 
 
-def run_languages(args) -> int:
-    from core.analyses import languages_from_store
+def run_languages(args: argparse.Namespace) -> int:
+    from core.app.analyses import languages
 
-    def fn(store):
-        res = languages_from_store(store, args.dataset, args.judge, min_decisive=args.min_decisive)
-        return {"pooled_tau": res.pooled_tau, "languages": res.table.to_dict("records"),
-                "warnings": list(res.warnings)}
+    def fn(store: Store) -> dict:
+        res = required(languages(store, args.dataset, args.judge, min_decisive=args.min_decisive))
+        return {"pooled_tau": res.pooled_tau, "languages": res.table.to_dict("records"), "warnings": list(res.warnings)}
 
     return _run(args, fn)

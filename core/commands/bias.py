@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import time
 
 from core.cli import UserError, clean_json, print_json
 from core.commands._common import add_db_arg, open_store
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bias", help="judge bias diagnostics (METHODS §9)")
     add_db_arg(p)
     p.add_argument("--dataset", required=True)
@@ -17,9 +18,9 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from core.service import bias_report
-    from core.store import StoreError
+def run(args: argparse.Namespace) -> int:
+    from core.app import StoreError
+    from core.app.bias import bias_report
 
     t0 = time.perf_counter()
     with open_store(args.db, read_only=True) as store:

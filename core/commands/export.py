@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import argparse
 
 from core.cli import UserError
 from core.commands._common import add_db_arg, open_store
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="export battles or judgments of a dataset")
     add_db_arg(p)
     p.add_argument("--dataset", required=True)
@@ -17,21 +17,14 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from core.store import StoreError
+def run(args: argparse.Namespace) -> int:
+    from core.app import StoreError
+    from core.app.data import export_table
 
-    out = Path(args.out)
-    if out.suffix.lower() not in (".parquet", ".csv"):
-        raise UserError(f"--out {out}: expected a .parquet or .csv file name")
     with open_store(args.db, read_only=True) as store:
         try:
-            df = store.table_frame(args.dataset, args.table)
-        except StoreError as exc:
+            n = export_table(store, args.dataset, args.table, args.out)
+        except (StoreError, ValueError) as exc:
             raise UserError(str(exc)) from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.suffix.lower() == ".parquet":
-        df.to_parquet(out, index=False)
-    else:
-        df.to_csv(out, index=False)
-    print(f"wrote {len(df)} rows to {out}")
+    print(f"wrote {n} rows to {args.out}")
     return 0

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from core.cli import UserError, print_json
 from core.commands._common import add_db_arg, open_store
+from core.methods import IMPORT_FORMATS
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("import", help="import a battle file into the store (all-or-nothing)")
     add_db_arg(p)
-    p.add_argument("--format", required=True, choices=["softelo", "lmarena", "contests", "arena-hard"])
+    p.add_argument("--format", required=True, choices=list(IMPORT_FORMATS))
     p.add_argument("path", help="file (or Arena-Hard directory) to import")
     p.add_argument("--dataset", help="dataset name (default: the file name)")
     p.add_argument("--judge", help="judge name for the file's judgments (softelo; default softelo-judge)")
@@ -19,9 +21,9 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from core.ingest import IngestError, import_path
-    from core.store import StoreError
+def run(args: argparse.Namespace) -> int:
+    from core.app import IngestError, StoreError
+    from core.app.data import import_path
 
     store = open_store(args.db, read_only=False)
     try:
@@ -35,6 +37,8 @@ def run(args) -> int:
     elif result.status == "already-imported":
         print(f"{args.path} was already imported as dataset {result.dataset!r}; nothing changed", file=sys.stderr)
     else:
-        print(f"imported {args.path} as dataset {result.dataset!r}: {result.n_battles} battles, "
-              f"{result.n_votes} votes, {result.n_judgments} judgments, {result.n_completions} completions")
+        print(
+            f"imported {args.path} as dataset {result.dataset!r}: {result.n_battles} battles, "
+            f"{result.n_votes} votes, {result.n_judgments} judgments, {result.n_completions} completions"
+        )
     return 0

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
 import time
 
 from core.cli import UserError, clean_json, print_json
-from core.commands._common import add_db_arg, open_store
+from core.commands._common import add_db_arg, open_store, required
+from core.methods import RATING_METHODS
 
 
-def register(sub) -> None:
-    p = sub.add_parser("leaderboard", help="a leaderboard from the store (human, hard, soft, online-elo, am-elo)")
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("leaderboard", help=f"a leaderboard from the store ({', '.join(RATING_METHODS)})")
     add_db_arg(p)
     p.add_argument("--dataset", required=True)
     p.add_argument("--judge", help="judge name (hard and soft methods)")
-    p.add_argument("--method", required=True, choices=["human", "hard", "soft", "online-elo", "am-elo"])
+    p.add_argument("--method", required=True, choices=list(RATING_METHODS))
     p.add_argument("--tau", type=float, help="soft-target temperature (default: fitted on human votes)")
     p.add_argument("--ci", choices=["sandwich", "bootstrap", "none"], default="sandwich")
     p.add_argument("--bootstrap", type=int, default=200, help="bootstrap replicates (or online-Elo shuffles)")
@@ -22,26 +24,39 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from core.leaderboard import LeaderboardError, leaderboard
-    from core.store import StoreError
+def run(args: argparse.Namespace) -> int:
+    from core.app import StoreError
+    from core.app.leaderboard import ratings
 
     if args.tau is not None and not args.tau > 0:
         raise UserError(f"--tau must be positive, got {args.tau}")
     t0 = time.perf_counter()
     with open_store(args.db, read_only=True) as store:
         try:
-            res = leaderboard(store, args.dataset, args.method, judge=args.judge, tau=args.tau,
-                              ci=None if args.ci == "none" else args.ci, n_boot=args.bootstrap, seed=args.seed)
-        except (LeaderboardError, StoreError) as exc:
+            res = required(
+                ratings(
+                    store,
+                    args.dataset,
+                    args.method,
+                    judge=args.judge,
+                    tau=args.tau,
+                    ci=None if args.ci == "none" else args.ci,
+                    n_boot=args.bootstrap,
+                    seed=args.seed,
+                )
+            )
+        except (ValueError, StoreError) as exc:
             raise UserError(str(exc)) from None
     out = res.to_json()
     out["seconds"] = time.perf_counter() - t0
     if args.json:
         print_json(clean_json(out))
         return 0
-    print(f"{args.method} leaderboard of {args.dataset} ({res.n_battles} battles"
-          + (f", τ = {res.tau:.3f}" if res.tau else "") + ")")
+    print(
+        f"{args.method} leaderboard of {args.dataset} ({res.n_battles} battles"
+        + (f", τ = {res.tau:.3f}" if res.tau else "")
+        + ")"
+    )
     for r in res.frame.itertuples():
         ci = f"  [{r.lower:7.1f}, {r.upper:7.1f}]" if r.lower == r.lower else ""
         print(f"{r.rank:3d}  {r.model:40s} {r.elo:7.1f}{ci}  n={r.n_battles}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
@@ -9,7 +10,7 @@ from core.cli import UserError
 from core.commands._common import add_db_arg, open_store
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("simulate", help="build the demo arena (seeded, with stored ground truth)")
     add_db_arg(p)
     p.add_argument("--seed", type=int, default=0)
@@ -19,23 +20,21 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from core.simulate import DemoConfig, simulate_arena
-    from core.store import StoreError
+def run(args: argparse.Namespace) -> int:
+    from core.app import StoreError
+    from core.app.data import build_demo
 
     t0 = time.perf_counter()
-    tables = simulate_arena(args.seed, DemoConfig.small() if args.small else None)
-    tables.name = args.dataset
     store = open_store(args.db, read_only=False)
     try:
-        if args.dataset in set(store.datasets()["name"]) and not args.replace:
-            raise UserError(f"dataset {args.dataset!r} already exists in {args.db}; pass --replace to rebuild it")
-        store.write_dataset(tables, replace=args.replace)
+        built = build_demo(store, seed=args.seed, dataset=args.dataset, small=args.small, replace=args.replace)
     except StoreError as exc:
         raise UserError(str(exc)) from None
     finally:
         store.close()
-    print(f"built dataset {args.dataset!r} in {args.db}: {len(tables.models)} models, {len(tables.battles)} battles, "
-          f"{0 if tables.judgments is None else len(tables.judgments)} judgments "
-          f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+    print(
+        f"built dataset {built.dataset!r} in {args.db}: {built.n_models} models, {built.n_battles} battles, "
+        f"{built.n_judgments} judgments ({time.perf_counter() - t0:.1f} s)",
+        file=sys.stderr,
+    )
     return 0

@@ -16,10 +16,13 @@ non-default security option) goes through the SDK's builder unchanged;
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx2
 import openai
+
+from core.judging.config import JudgeConfig
 
 _OPTION_FIELDS = openai._models.FinalRequestOptions.model_fields
 _DEFAULT_SECURITY = _OPTION_FIELDS["security"].default if "security" in _OPTION_FIELDS else None
@@ -27,11 +30,18 @@ _DEFAULT_SECURITY = _OPTION_FIELDS["security"].default if "security" in _OPTION_
 
 def _is_repeatable_post(options: Any) -> bool:
     """A JSON POST whose request differs from its predecessors only in body and idempotency key."""
-    return (options.method == "post" and isinstance(options.content, bytes) and options.json_data is None
-            and not options.params
-            and isinstance(options.headers, openai.NotGiven) and isinstance(options.timeout, openai.NotGiven)
-            and options.files is None and options.extra_json is None
-            and options.follow_redirects is None and getattr(options, "security", None) == _DEFAULT_SECURITY)
+    return (
+        options.method == "post"
+        and isinstance(options.content, bytes)
+        and options.json_data is None
+        and not options.params
+        and isinstance(options.headers, openai.NotGiven)
+        and isinstance(options.timeout, openai.NotGiven)
+        and options.files is None
+        and options.extra_json is None
+        and options.follow_redirects is None
+        and getattr(options, "security", None) == _DEFAULT_SECURITY
+    )
 
 
 class JudgeClient(openai.AsyncOpenAI):
@@ -66,3 +76,33 @@ class JudgeClient(openai.AsyncOpenAI):
         if self._idempotency_header and options.idempotency_key:  # the OpenAI client sends none
             headers = [*headers, (self._idempotency_header.encode(), options.idempotency_key.encode())]
         return httpx2.Request("POST", url, headers=headers, content=options.content, extensions=dict(extensions))
+
+
+def connection_test(cfg: JudgeConfig) -> dict:
+    """One cheap call: model name, latency and whether logprobs come back (never the key)."""
+    client = openai.OpenAI(base_url=cfg.base_url, api_key=cfg.api_key(), max_retries=0, timeout=cfg.timeout_s)
+    t0 = time.perf_counter()
+    try:
+        resp = client.chat.completions.create(
+            model=cfg.model,
+            messages=[{"role": "user", "content": "Reply A or B."}],
+            max_tokens=1,
+            temperature=0,
+            logprobs=True,
+            top_logprobs=2,
+        )
+    except openai.APIConnectionError as exc:
+        return {"ok": False, "error": f"cannot reach {cfg.base_url}: {exc}"}
+    except openai.APIStatusError as exc:
+        return {"ok": False, "error": f"HTTP {exc.status_code}: {str(exc)[:200]}"}
+    finally:
+        client.close()
+    choice = resp.choices[0] if resp.choices else None
+    has_lp = bool(choice is not None and choice.logprobs is not None and choice.logprobs.content)
+    return {
+        "ok": True,
+        "model": resp.model,
+        "latency_ms": (time.perf_counter() - t0) * 1000,
+        "logprobs": has_lp,
+        "reply": choice.message.content if choice else None,
+    }

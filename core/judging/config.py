@@ -80,9 +80,11 @@ def from_mapping(data: dict, source: str = "configuration") -> JudgeConfig:
     if any("key" in k.lower() and k != "api_key_env" for k in data):
         raise ConfigError(f"{source}: put the API key in an environment variable and name it with api_key_env")
     checks = {
-        "template": lambda v: v in TEMPLATES, "both_orders": lambda v: isinstance(v, bool),
+        "template": lambda v: v in TEMPLATES,
+        "both_orders": lambda v: isinstance(v, bool),
         "temperature": lambda v: isinstance(v, (int, float)) and 0 <= v <= 2,
-        "max_tokens": lambda v: isinstance(v, int) and v > 0, "top_logprobs": lambda v: isinstance(v, int) and 1 <= v <= 20,
+        "max_tokens": lambda v: isinstance(v, int) and v > 0,
+        "top_logprobs": lambda v: isinstance(v, int) and 1 <= v <= 20,
         "concurrency": lambda v: isinstance(v, int) and 1 <= v <= 512,
         "timeout_s": lambda v: isinstance(v, (int, float)) and v > 0,
         "max_retries": lambda v: isinstance(v, int) and v >= 0,

@@ -11,7 +11,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from core.tables import CRITERIA
+from core.domain import CRITERIA
 
 
 @dataclass
@@ -53,7 +53,7 @@ def _first_json_object(text: str) -> dict | None:
                 depth -= 1
                 if depth == 0:
                     try:
-                        obj = json.loads(text[start:k + 1])
+                        obj = json.loads(text[start : k + 1])
                         if isinstance(obj, dict):
                             return obj
                     except json.JSONDecodeError:
@@ -105,9 +105,9 @@ def ab_probability(top_logprobs: list[dict] | None) -> float | None:
     best: dict[str, float] = {}
     for item in top_logprobs:
         tok = str(item.get("token", "")).strip().strip("[]()*.:").upper()
-        if tok in ("A", "B"):
-            lp = float(item.get("logprob"))
-            best[tok] = max(best.get(tok, -math.inf), lp)
+        lp = item.get("logprob")
+        if tok in ("A", "B") and isinstance(lp, (int, float)) and math.isfinite(lp):
+            best[tok] = max(best.get(tok, -math.inf), float(lp))
     if not best:
         return None
     la, lb = best.get("A", -math.inf), best.get("B", -math.inf)
@@ -129,6 +129,7 @@ def parse_ab(text: str | None, order: str, top_logprobs: list[dict] | None) -> P
     if p_first is not None:
         out.p_a = p_first if order == "ab" else 1 - p_first
     if label is None:
+        assert p_first is not None  # checked above
         label = "A" if p_first >= 0.5 else "B"
     out.verdict = _to_battle_side(label, order)
     return out

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from core.tables import CRITERIA
+from core.domain import CRITERIA
 
 TEMPLATE_VERSIONS = {"rubric": "v1", "ab-logprob": "v1", "two-stage": "v1", "echo": "v1"}
 
@@ -49,26 +49,37 @@ ECHO_SYSTEM = (
 
 
 def _pair_message(prompt: str, first: str, second: str) -> str:
-    return (f"[User request]\n{prompt}\n\n[Answer A]\n{first}\n[End of Answer A]\n\n"
-            f"[Answer B]\n{second}\n[End of Answer B]")
+    return (
+        f"[User request]\n{prompt}\n\n[Answer A]\n{first}\n[End of Answer A]\n\n[Answer B]\n{second}\n[End of Answer B]"
+    )
 
 
 def render(template: str, prompt: str, text_a: str, text_b: str, order: str) -> list[dict]:
     """Chat messages for one call; ``order`` 'ab' shows the battle's a first, 'ba' shows b first."""
     first, second = (text_a, text_b) if order == "ab" else (text_b, text_a)
     if template == "rubric":
-        return [{"role": "system", "content": RUBRIC_SYSTEM},
-                {"role": "user", "content": _pair_message(prompt, first, second)}]
+        return [
+            {"role": "system", "content": RUBRIC_SYSTEM},
+            {"role": "user", "content": _pair_message(prompt, first, second)},
+        ]
     if template == "ab-logprob":
-        return [{"role": "system", "content": AB_SYSTEM},
-                {"role": "user", "content": _pair_message(prompt, first, second) + "\n\nWhich answer is better? "
-                                                                                    "Reply A or B."}]
+        return [
+            {"role": "system", "content": AB_SYSTEM},
+            {
+                "role": "user",
+                "content": _pair_message(prompt, first, second) + "\n\nWhich answer is better? Reply A or B.",
+            },
+        ]
     if template == "two-stage":
-        return [{"role": "system", "content": TWO_STAGE_SYSTEM},
-                {"role": "user", "content": _pair_message(prompt, first, second)}]
+        return [
+            {"role": "system", "content": TWO_STAGE_SYSTEM},
+            {"role": "user", "content": _pair_message(prompt, first, second)},
+        ]
     if template == "echo":
-        return [{"role": "system", "content": ECHO_SYSTEM},
-                {"role": "user", "content": f"[Question]\n{prompt}\n\n[Response]\n{text_a}"}]
+        return [
+            {"role": "system", "content": ECHO_SYSTEM},
+            {"role": "user", "content": f"[Question]\n{prompt}\n\n[Response]\n{text_a}"},
+        ]
     raise ValueError(f"unknown template {template!r}")
 
 

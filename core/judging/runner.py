@@ -1,10 +1,11 @@
-"""Plan and execute a judge run: bounded concurrency, back-off, budget, cancel, resume.
+"""Execute a judge run: bounded concurrency, back-off, budget, cancel.
 
-Work units are (battle, order) pairs with no stored judgment under this
-judge's prompt version.  Each finished call (success, parse failure or a call
-that failed after its retries) is written at once with
-``Store.record_judgment``, whose idempotency key makes a repeated call a no-op:
-kill the process at any moment and the next run plans exactly what is missing.
+Work units are (battle, order) pairs; ``core.app.judging`` plans them (those
+with no stored judgment under this judge's prompt version) and keeps the run's
+row.  Each finished call (success, parse failure or a call that failed after
+its retries) goes to the run's ledger (the store), whose idempotency key makes
+a repeated call a no-op: kill the process at any moment and the next run plans
+exactly what is missing.
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-
-import numpy as np
-import pandas as pd
+from typing import Protocol
 
 from core.judging.config import JudgeConfig
 from core.judging.parsing import parse
@@ -28,10 +27,6 @@ from core.judging.prompts import render
 
 class EndpointUnreachable(RuntimeError):
     """The endpoint refused connections before any call succeeded."""
-
-
-class PlanError(ValueError):
-    """The dataset cannot be judged with this configuration (and why)."""
 
 
 @dataclass(frozen=True)
@@ -71,89 +66,6 @@ class RunStats:
         return (self.planned - self.finished) / rate if rate > 0 else None
 
 
-def register_judge(store, cfg: JudgeConfig) -> int:
-    return store.save_judge_config(cfg.name, cfg.to_store(), model=cfg.model, base_url=cfg.base_url,
-                                   template=cfg.template, prompt_version=cfg.version)
-
-
-def plan(store, dataset: str, cfg: JudgeConfig, limit: int | None = None, sample: str = "all",
-         seed: int = 0) -> list[Unit]:
-    """Units still missing for this judge and prompt version (optionally a balanced sample)."""
-    battles = store.battles_for_judging(dataset)
-    if battles.empty:
-        raise PlanError(f"dataset {dataset!r} has no battles")
-    texts = battles["text_a"].notna() & battles["text_b"].notna() & battles["prompt"].notna()
-    if cfg.template == "echo":
-        texts = battles["text_a"].notna() & battles["prompt"].notna()
-    if not texts.any():
-        raise PlanError(f"dataset {dataset!r} has no prompt and completion texts to show a judge "
-                        "(import completions, e.g. an Arena-Hard directory or LMArena conversations)")
-    battles = battles[texts]
-    judge_id = register_judge(store, cfg)
-    done = store.existing_judgment_keys(judge_id, cfg.version, dataset)
-    have = set(zip(done["battle_id"].tolist(), done["order"].tolist()))
-    orders = ["ab", "ba"] if cfg.both_orders and cfg.template != "echo" else ["ab"]
-    if sample == "balanced":
-        from core.analyses import balanced_subsample
-
-        n_models = len(set(battles["model_a"]) | set(battles["model_b"]))
-        target = limit if limit else len(battles) * len(orders)
-        per_model = max(1, int(np.ceil(2 * target / len(orders) / max(n_models, 1))))
-        battles = balanced_subsample(battles, per_model, np.random.default_rng(seed))
-    elif sample != "all":
-        raise PlanError(f"unknown sample {sample!r}: expected 'all' or 'balanced'")
-    units = [Unit(int(r.battle_id), o, r.prompt, r.text_a, r.text_b if r.text_b is not None else "")
-             for r in battles.itertuples() for o in orders if (int(r.battle_id), o) not in have]
-    return units[:limit] if limit else units
-
-
-def plan_echo_intervention(store, dataset: str, cfg: JudgeConfig, sample_size: int = 100, seed: int = 0
-                           ) -> list[Unit]:
-    """The echo intervention (correct-looks-better §5.4) through the real pipeline.
-
-    A seeded sample of battles where neither answer echoes is judged three ways:
-    as is, and with the question–answer text appended three times to side a
-    (variant 'echo_a') or side b ('echo_b'); stored as judgment variants.
-    """
-    from core.echo import detect_echo, make_echo_variant
-
-    if cfg.template == "echo":
-        raise PlanError("the echo intervention needs a pairwise template, not 'echo'")
-    battles = store.battles_for_judging(dataset)
-    ok = battles["text_a"].notna() & battles["text_b"].notna() & battles["prompt"].notna()
-    battles = battles[ok]
-    clean = [not detect_echo(a).is_echo and not detect_echo(b).is_echo
-             for a, b in zip(battles["text_a"], battles["text_b"])]
-    battles = battles[np.array(clean, bool)] if len(battles) else battles
-    if battles.empty:
-        raise PlanError(f"dataset {dataset!r} has no battles with texts where neither answer echoes")
-    sample = battles.sample(min(sample_size, len(battles)), random_state=seed)
-    judge_id = register_judge(store, cfg)
-    units = []
-    for variant in ("original", "echo_a", "echo_b"):
-        have = store.existing_judgment_keys(judge_id, cfg.version, dataset, variant=variant)
-        done = set(zip(have["battle_id"].tolist(), have["order"].tolist()))
-        for r in sample.itertuples():
-            a = make_echo_variant(r.prompt, r.text_a) if variant == "echo_a" else r.text_a
-            b = make_echo_variant(r.prompt, r.text_b) if variant == "echo_b" else r.text_b
-            for order in ("ab", "ba"):
-                if (int(r.battle_id), order) not in done:
-                    units.append(Unit(int(r.battle_id), order, r.prompt, a, b, variant))
-    return units
-
-
-def echo_intervention_results(store, dataset: str, judge: str):
-    """The stored intervention judgments, summarised: P(a ≻ b) per variant with 95% intervals."""
-    from core.bias import echo_intervention_summary
-
-    j = store.judgments_frame(dataset, judge, variant=None)
-    j = j[j["parse_error"].isna()]
-    runs = j[j["battle_id"].isin(j.loc[j["variant"] != "original", "battle_id"])]
-    if runs.empty:
-        return None
-    return echo_intervention_summary(runs[["battle_key", "variant", "order", "p_a", "verdict"]])
-
-
 def _retry_after(exc) -> float | None:
     resp = getattr(exc, "response", None)
     headers = getattr(resp, "headers", None)
@@ -188,11 +100,19 @@ def _read_completion(body: bytes) -> dict:
     logprobs = choice.get("logprobs")
     content = logprobs.get("content") if isinstance(logprobs, dict) else None
     if isinstance(content, list) and content and isinstance(content[0], dict):
-        top = [{"token": t.get("token"), "logprob": t.get("logprob")}
-               for t in content[0].get("top_logprobs") or [] if isinstance(t, dict)]
+        top = [
+            {"token": t.get("token"), "logprob": t.get("logprob")}
+            for t in content[0].get("top_logprobs") or []
+            if isinstance(t, dict)
+        ]
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    return {"raw_output": text, "top": top, "prompt_tokens": int(usage.get("prompt_tokens") or 0),
-            "completion_tokens": int(usage.get("completion_tokens") or 0), "finish": choice.get("finish_reason")}
+    return {
+        "raw_output": text,
+        "top": top,
+        "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+        "completion_tokens": int(usage.get("completion_tokens") or 0),
+        "finish": choice.get("finish_reason"),
+    }
 
 
 def idempotency_key(judge_id: int, unit: Unit, version: str) -> str:
@@ -204,8 +124,7 @@ def idempotency_key(judge_id: int, unit: Unit, version: str) -> str:
     return f"judge{judge_id}-battle{unit.battle_id}-{unit.order}-{version}-{unit.variant}"
 
 
-async def _call(client, cfg: JudgeConfig, unit: Unit, stats: RunStats, budget_ok: Callable[[], bool],
-                key: str):
+async def _call(client, cfg: JudgeConfig, unit: Unit, stats: RunStats, budget_ok: Callable[[], bool], key: str):
     """One judgment with retries; returns (row fields, None) or (None, failure reason)."""
     import openai
 
@@ -226,8 +145,9 @@ async def _call(client, cfg: JudgeConfig, unit: Unit, stats: RunStats, budget_ok
             # typed-parameter transform and response model are skipped, our
             # idempotency key replaces the SDK's random one per request, and
             # JSON bytes as the content let JudgeClient reuse the request it built.
-            body = await client.post("/chat/completions", content=payload, cast_to=bytes,
-                                     options={"idempotency_key": key})
+            body = await client.post(
+                "/chat/completions", content=payload, cast_to=bytes, options={"idempotency_key": key}
+            )
             result = _read_completion(body)
         except openai.APIConnectionError as exc:  # includes timeouts
             last = f"{type(exc).__name__}: {exc}"
@@ -263,26 +183,30 @@ async def _probe(client) -> None:
         pass  # reachable; some servers do not implement /models
 
 
-def run_units(store, dataset: str, cfg: JudgeConfig, units: list[Unit],
-              progress: Callable[[RunStats], None] | None = None,
-              cancel: threading.Event | None = None) -> tuple[int, RunStats]:
-    """Execute ``units`` (blocking); returns the run id and its statistics."""
-    judge_id = register_judge(store, cfg)
-    stats = RunStats(planned=len(units))
-    run_id = store.create_run(judge_id, dataset, len(units), cfg.to_store())
-    try:
-        asyncio.run(_run(store, cfg, judge_id, run_id, units, stats, progress, cancel))
-    except EndpointUnreachable as exc:
-        stats.status, stats.message = "unreachable", str(exc)
-        store.update_run(run_id, status="unreachable", message=str(exc), finished=True)
-        raise
-    except BaseException as exc:  # noqa: BLE001 - record, then re-raise
-        store.update_run(run_id, status="failed", message=f"{type(exc).__name__}: {exc}", finished=True)
-        raise
-    store.update_run(run_id, status=stats.status, done=stats.done, failed=stats.failed,
-                     parse_errors=stats.parse_errors, prompt_tokens=stats.prompt_tokens,
-                     completion_tokens=stats.completion_tokens, message=stats.message, finished=True)
-    return run_id, stats
+class RunLedger(Protocol):
+    """Where a run's finished calls and counters go (``core.store.Store`` is one)."""
+
+    def record_judgments(self, rows: list[dict], run_progress: tuple[int, dict] | None = None) -> int: ...
+
+
+def execute(
+    ledger: RunLedger,
+    judge_id: int,
+    run_id: int,
+    cfg: JudgeConfig,
+    units: list[Unit],
+    stats: RunStats,
+    progress: Callable[[RunStats], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> RunStats:
+    """Judge ``units`` (blocking), writing each finished call to ``ledger`` under ``run_id``.
+
+    Raises :class:`EndpointUnreachable` when the endpoint refuses the probe.
+    ``stats.status`` says how the run ended: 'done', 'cancelled' or 'stopped'
+    (budget exhausted).
+    """
+    asyncio.run(_run(ledger, cfg, judge_id, run_id, units, stats, progress, cancel))
+    return stats
 
 
 class _Writer(threading.Thread):
@@ -299,10 +223,18 @@ class _Writer(threading.Thread):
     judgment.
     """
 
-    def __init__(self, store, run_id: int, stats: RunStats, progress, batch_rows: int = 64,
-                 window_s: float = 1.0, poll_s: float = 0.02):
+    def __init__(
+        self,
+        ledger: RunLedger,
+        run_id: int,
+        stats: RunStats,
+        progress: Callable[[RunStats], None] | None,
+        batch_rows: int = 64,
+        window_s: float = 1.0,
+        poll_s: float = 0.02,
+    ):
         super().__init__(name=f"judge-writer-{run_id}", daemon=True)
-        self.store, self.run_id, self.stats, self.progress = store, run_id, stats, progress
+        self.ledger, self.run_id, self.stats, self.progress = ledger, run_id, stats, progress
         self.batch_rows, self.window_s, self.poll_s = batch_rows, window_s, poll_s
         self.queue: queue.Queue = queue.Queue()
         self.closing = threading.Event()
@@ -318,8 +250,12 @@ class _Writer(threading.Thread):
     def _gather(self) -> tuple[list[dict], bool]:
         batch = [self.queue.get()]  # sleeps until there is work
         deadline = time.monotonic() + self.window_s
-        while (batch[0] is not None and not self.closing.is_set()
-               and self.queue.qsize() + 1 < self.batch_rows and time.monotonic() < deadline):
+        while (
+            batch[0] is not None
+            and not self.closing.is_set()
+            and self.queue.qsize() + 1 < self.batch_rows
+            and time.monotonic() < deadline
+        ):
             time.sleep(self.poll_s)
         while batch[-1] is not None:
             try:
@@ -337,11 +273,19 @@ class _Writer(threading.Thread):
             if now - self._last_flush > 1.0:  # the run list's counters, in the same commit
                 self._last_flush = now
                 s = self.stats
-                progress = (self.run_id, {"done": s.done, "failed": s.failed, "parse_errors": s.parse_errors,
-                                          "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens})
+                progress = (
+                    self.run_id,
+                    {
+                        "done": s.done,
+                        "failed": s.failed,
+                        "parse_errors": s.parse_errors,
+                        "prompt_tokens": s.prompt_tokens,
+                        "completion_tokens": s.completion_tokens,
+                    },
+                )
             try:
-                self.store.record_judgments(rows, run_progress=progress)
-            except BaseException as exc:  # noqa: BLE001 - surfaced by the runner
+                self.ledger.record_judgments(rows, run_progress=progress)
+            except BaseException as exc:
                 self.error = exc
                 return
             self.commits += bool(rows)
@@ -375,13 +319,23 @@ def make_async_client(cfg: JudgeConfig, transport: str | None = None):
         http_client = openai.DefaultAsyncHttpxClient(limits=limits, timeout=cfg.timeout_s)
     else:
         raise ValueError(f"JUDGE_HTTP_TRANSPORT={transport!r}: expected 'aiohttp' or 'httpx'")
-    return JudgeClient(base_url=cfg.base_url, api_key=cfg.api_key(), max_retries=0,
-                       timeout=cfg.timeout_s, http_client=http_client)
+    return JudgeClient(
+        base_url=cfg.base_url, api_key=cfg.api_key(), max_retries=0, timeout=cfg.timeout_s, http_client=http_client
+    )
 
 
-async def _run(store, cfg, judge_id, run_id, units, stats, progress, cancel):
+async def _run(
+    ledger: RunLedger,
+    cfg: JudgeConfig,
+    judge_id: int,
+    run_id: int,
+    units: list[Unit],
+    stats: RunStats,
+    progress: Callable[[RunStats], None] | None,
+    cancel: threading.Event | None,
+) -> None:
     client = make_async_client(cfg)
-    writer = _Writer(store, run_id, stats, progress, batch_rows=max(64, 2 * cfg.concurrency))
+    writer = _Writer(ledger, run_id, stats, progress, batch_rows=max(64, 2 * cfg.concurrency))
     writer.start()
     try:
         await _probe(client)
@@ -397,12 +351,19 @@ async def _run(store, cfg, judge_id, run_id, units, stats, progress, cancel):
             return cfg.max_tokens_total is None or used < cfg.max_tokens_total
 
         async def one(unit: Unit):
-            result, failure = await _call(client, cfg, unit, stats, budget_ok,
-                                          idempotency_key(judge_id, unit, cfg.version))
+            result, failure = await _call(
+                client, cfg, unit, stats, budget_ok, idempotency_key(judge_id, unit, cfg.version)
+            )
             if failure == "budget exhausted":
                 return
-            row = {"battle_id": unit.battle_id, "judge_id": judge_id, "order": unit.order,
-                   "prompt_version": cfg.version, "run_id": run_id, "variant": unit.variant}
+            row = {
+                "battle_id": unit.battle_id,
+                "judge_id": judge_id,
+                "order": unit.order,
+                "prompt_version": cfg.version,
+                "run_id": run_id,
+                "variant": unit.variant,
+            }
             if failure is not None:
                 row.update(parse_error=f"call failed: {failure}")
                 stats.failed += 1
@@ -410,10 +371,17 @@ async def _run(store, cfg, judge_id, run_id, units, stats, progress, cancel):
                 parsed = parse(cfg.template, result["raw_output"], unit.order, result["top"])
                 if result["finish"] == "length" and parsed.parse_error:
                     parsed.parse_error += " (output truncated at max_tokens)"
-                row.update(raw_output=result["raw_output"], latency_ms=result["latency_ms"],
-                           prompt_tokens=result["prompt_tokens"], completion_tokens=result["completion_tokens"],
-                           verdict=parsed.verdict, p_a=parsed.p_a, confidence=parsed.confidence,
-                           parse_error=parsed.parse_error, **parsed.scores)
+                row.update(
+                    raw_output=result["raw_output"],
+                    latency_ms=result["latency_ms"],
+                    prompt_tokens=result["prompt_tokens"],
+                    completion_tokens=result["completion_tokens"],
+                    verdict=parsed.verdict,
+                    p_a=parsed.p_a,
+                    confidence=parsed.confidence,
+                    parse_error=parsed.parse_error,
+                    **parsed.scores,
+                )
                 if parsed.parse_error:
                     stats.parse_errors += 1
                 stats.done += 1
@@ -442,10 +410,3 @@ async def _run(store, cfg, judge_id, run_id, units, stats, progress, cancel):
         await client.close()
     if writer.error is not None:
         raise writer.error
-
-
-def summary_frame(stats: RunStats) -> pd.DataFrame:
-    return pd.DataFrame([{"planned": stats.planned, "done": stats.done, "failed": stats.failed,
-                          "parse_errors": stats.parse_errors, "calls": stats.calls, "retries": stats.retries,
-                          "tokens": stats.prompt_tokens + stats.completion_tokens,
-                          "throughput_per_s": stats.throughput(), "status": stats.status}])

@@ -1,0 +1,1 @@
+"""The dashboard's pages (``app.py`` routes to them with ``st.navigation``)."""

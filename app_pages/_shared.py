@@ -1,0 +1,441 @@
+"""What every page shares: the store handle, the selection, cached loaders, notices, downloads.
+
+The selection (dataset, judge, τ, α, the SCOPE α, the Leaderboard's method
+toggles, presentation mode) has one home: :class:`Selection` in
+``st.session_state``.  A fresh session reads it from the URL
+(``st.query_params``); every widget that edits it writes it back through its
+callback, before the script reruns; ``app.py`` mirrors it into the URL on
+every run, so a pasted link reproduces the view and moving between pages
+keeps every value.  Widgets never own the state: their keys are rewritten
+from the home before they are drawn, because Streamlit forgets the value of
+a widget that the current page does not draw.
+
+Loaders are cached on their arguments and on the store's data version, so
+new data invalidates them and sliders never enter the keys of the expensive
+steps.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+import streamlit as st
+
+from core.app import Store, StoreError, Unavailable
+from core.app import data as app_data
+from core.app import export as app_export
+from core.app import leaderboard as app_leaderboard
+from core.charts import title_of
+from core.methods import RATING_METHODS
+
+T = TypeVar("T")
+
+TAU_RANGE = (0.01, 5.0)
+ALPHA_RANGE = (0.05, 0.5)
+SCOPE_ALPHA_RANGE = (0.05, 0.4)
+DASHBOARD_METHODS = tuple(name for name, m in RATING_METHODS.items() if m.dashboard)
+
+
+# ==================================================================== store
+def db_path() -> str:
+    return os.environ.get("ARENA_DB", str(app_data.DEFAULT_DB))
+
+
+@st.cache_resource(show_spinner=False)
+def _open_store(path: str) -> Store:
+    return app_data.open_store(path, read_only=False)
+
+
+def get_store() -> Store | None:
+    """The process-wide store (one writer per DuckDB file), or None with a message."""
+    try:
+        return _open_store(db_path())
+    except StoreError as exc:
+        st.error(f"The battle store could not be opened. {exc}")
+        return None
+
+
+def current_store() -> Store:
+    """The store, inside cached loaders of a page that has passed :func:`require_selection`."""
+    store = get_store()
+    if store is None:
+        raise StoreError(f"the store {db_path()} could not be opened")
+    return store
+
+
+def version() -> str:
+    """Cache key for derived results: the store file and its data version.
+
+    Passed to cached loaders as a normal (hashed) argument so new data, or
+    another store in the same process, never reuses a stale result.
+    """
+    store = get_store()
+    return f"{db_path()}|{app_data.version_token(store)}" if store is not None else f"{db_path()}|none"
+
+
+@st.cache_data(show_spinner=False)
+def dataset_options(token: str) -> list[str]:
+    store = get_store()
+    return [] if store is None else app_data.dataset_names(store)
+
+
+@st.cache_data(show_spinner=False)
+def judge_options(dataset: str, token: str) -> list[str]:
+    store = get_store()
+    return [] if store is None else app_data.judge_names(store, dataset)
+
+
+# ================================================================ selection
+@dataclass
+class Selection:
+    """What defines a view; one per browser session (``st.session_state``), mirrored in the URL."""
+
+    dataset: str | None = None
+    judge: str | None = None
+    tau: float | None = None  # None: the selected judge's fitted τ
+    alpha: float = 0.1  # miscoverage of the conformal intervals (Leaderboard, Residuals)
+    scope_alpha: float = 0.1  # SCOPE's target error rate among accepted judgments
+    scope_source: str | None = None  # where SCOPE's P(a ≻ b) comes from; None: the best the judge supports
+    show: tuple[str, ...] = DASHBOARD_METHODS  # leaderboards drawn on the Leaderboard page
+    present: bool = False
+
+    def to_params(self) -> dict[str, str]:
+        """The URL form: only values that differ from a fresh session's."""
+        default = Selection()
+        out: dict[str, str] = {}
+        if self.dataset is not None:
+            out["dataset"] = self.dataset
+        if self.judge is not None:
+            out["judge"] = self.judge
+        if self.tau is not None:
+            out["tau"] = f"{self.tau:.2f}"
+        if self.alpha != default.alpha:
+            out["alpha"] = f"{self.alpha:.2f}"
+        if self.scope_alpha != default.scope_alpha:
+            out["scope_alpha"] = f"{self.scope_alpha:.2f}"
+        if self.scope_source is not None:
+            out["source"] = self.scope_source
+        if self.show != default.show:
+            out["show"] = ",".join(self.show)
+        if self.present:
+            out["present"] = "1"
+        return out
+
+
+def _number(params: dict[str, str], key: str, lo: float, hi: float) -> float | None:
+    """A numeric query parameter inside its slider's range, else None (bad or absent values are ignored)."""
+    try:
+        v = float(params[key])
+    except (KeyError, ValueError):
+        return None
+    return min(max(v, lo), hi) if v == v else None
+
+
+def _from_params(params: dict[str, str]) -> Selection:
+    s = Selection(
+        dataset=params.get("dataset"),
+        judge=params.get("judge"),
+        scope_source=params.get("source"),
+        tau=_number(params, "tau", *TAU_RANGE),
+        present=params.get("present") == "1",
+    )
+    s.alpha = _number(params, "alpha", *ALPHA_RANGE) or s.alpha
+    s.scope_alpha = _number(params, "scope_alpha", *SCOPE_ALPHA_RANGE) or s.scope_alpha
+    if "show" in params:
+        s.show = tuple(m for m in DASHBOARD_METHODS if m in params["show"].split(","))
+    return s
+
+
+def selection() -> Selection:
+    """The session's selection (read from the URL on the session's first run)."""
+    if "_selection" not in st.session_state:
+        st.session_state["_selection"] = _from_params(st.query_params.to_dict())
+    sel: Selection = st.session_state["_selection"]
+    return sel
+
+
+def update(**fields: Any) -> None:
+    """Change the selection (from a callback or before anything depending on it is drawn)."""
+    sel = selection()
+    for name, value in fields.items():
+        setattr(sel, name, value)
+
+
+def sync_url() -> None:
+    """Mirror the selection into the URL (``app.py`` calls this on every run)."""
+    want = selection().to_params()
+    if st.query_params.to_dict() != want:
+        st.query_params.from_dict(want)
+
+
+def _bound(field: str, to_value: Callable[[Any], Any] = lambda v: v) -> tuple[str, Callable[[], None]]:
+    """The widget key of a selection field and the callback that writes the widget's value home."""
+    key = field
+
+    def write_home() -> None:
+        update(**{field: to_value(st.session_state[key])})
+
+    return key, write_home
+
+
+def bound_slider(
+    field: str, label: str, lo: float, hi: float, shown: float, step: float = 0.01, **kwargs: Any
+) -> float:
+    """A slider that edits ``Selection.<field>``; ``shown`` is the value it starts from."""
+    key, write_home = _bound(field, float)
+    st.session_state[key] = min(max(float(shown), lo), hi)
+    return float(st.slider(label, lo, hi, step=step, key=key, on_change=write_home, **kwargs))
+
+
+def bound_radio(field: str, label: str, options: list[str], shown: str, **kwargs: Any) -> str:
+    """A horizontal radio that edits ``Selection.<field>``; ``shown`` is the option it starts from."""
+    key, write_home = _bound(field)
+    st.session_state[key] = shown if shown in options else options[0]
+    return str(st.radio(label, options, key=key, on_change=write_home, horizontal=True, **kwargs))
+
+
+def _resolve_choices() -> None:
+    """Make the dataset and judge valid for the store (first option when absent or unknown)."""
+    sel = selection()
+    token = version()
+    datasets = dataset_options(token)
+    if sel.dataset not in datasets:
+        sel.dataset, sel.judge, sel.tau = (datasets[0] if datasets else None), None, None
+    judges = judge_options(sel.dataset, token) if sel.dataset else []
+    if sel.judge not in judges:
+        sel.judge, sel.tau = (judges[0] if judges else None), None
+
+
+def _on_dataset() -> None:
+    update(dataset=st.session_state["dataset"], judge=None, tau=None, scope_source=None)
+
+
+def _on_judge() -> None:
+    # A τ only means something for the judge whose score gaps it scales.
+    update(judge=st.session_state["judge"], tau=None, scope_source=None)
+
+
+def sidebar() -> None:
+    """Dataset and judge selectors and presentation mode; the selection is made valid first."""
+    _resolve_choices()
+    sel = selection()
+    token = version()
+    with st.sidebar:
+        st.caption(f"Store: `{Path(db_path()).name}`")
+        datasets = dataset_options(token)
+        if not datasets:
+            st.info("The store is empty. Build the demo with `python -m core simulate` or import a file.")
+            return
+        st.session_state["dataset"] = sel.dataset
+        st.selectbox("Dataset", datasets, key="dataset", on_change=_on_dataset)
+        judges = judge_options(sel.dataset, token) if sel.dataset else []
+        if judges:
+            st.session_state["judge"] = sel.judge
+            st.selectbox("Judge", judges, key="judge", on_change=_on_judge)
+        else:
+            st.caption("No judge has judged this dataset yet.")
+        key, write_home = _bound("present", bool)
+        st.session_state[key] = sel.present
+        st.toggle(
+            "Presentation mode",
+            key=key,
+            on_change=write_home,
+            help="Hides the sidebar and enlarges text, for showing results to others.",
+        )
+
+
+def apply_presentation_mode() -> None:
+    """Presentation mode: no sidebar, larger text, and a way back out."""
+    if not selection().present:
+        return
+    st.markdown(
+        """<style>
+        section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+        [data-testid="stExpandSidebarButton"] {display: none !important;}
+        .stMainBlockContainer, [data-testid="stMainBlockContainer"] {max-width: 100%; padding-left: 3rem;
+            padding-right: 3rem;}
+        .stMarkdown p, .stMarkdown li, [data-testid="stCaptionContainer"], [data-testid="stMetricValue"],
+        [data-testid="stAlertContainer"] p {font-size: 1.25rem !important;}
+        h1 {font-size: 3rem !important;}
+        h2, h3 {font-size: 2rem !important;}
+        </style>""",
+        unsafe_allow_html=True,
+    )
+    st.button(
+        "Exit presentation mode",
+        icon=":material/close_fullscreen:",
+        key="exit_present",
+        on_click=update,
+        kwargs={"present": False},
+    )
+
+
+# =================================================================== notices
+def require(result: T | Unavailable) -> T:
+    """The result; when it is unavailable, say why (one way on every page) and stop the page."""
+    if isinstance(result, Unavailable):
+        notice(result.reason)
+        st.stop()
+    return result
+
+
+def notice(text: str) -> None:
+    """A result the data cannot support: the reason, shown the same way on every page."""
+    st.info(text[:1].upper() + text[1:], icon=":material/info:")
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a page needs once its selection is valid."""
+
+    store: Store
+    dataset: str
+    judge: str | None
+    token: str
+
+
+def require_selection(needs_judge: str | None = None) -> Context:
+    """The store and selection; stops the page with a notice when there is no dataset (or no judge).
+
+    ``needs_judge``: why the page needs a judge (shown when the dataset has none).
+    """
+    store = get_store()
+    sel = selection()
+    if store is None:
+        st.stop()
+    assert store is not None
+    if sel.dataset is None:
+        notice(
+            "no dataset yet: build the demo (`make run` or `python -m core simulate`) or import a file "
+            "with `python -m core import`."
+        )
+        st.stop()
+    assert sel.dataset is not None
+    if needs_judge and sel.judge is None:
+        notice(
+            f"dataset **{sel.dataset}** has no judgments: {needs_judge} Run a judge from the Admin page or "
+            "import judgments."
+        )
+        st.stop()
+    return Context(store, sel.dataset, sel.judge, version())
+
+
+@contextmanager
+def page_guard(name: str) -> Iterator[None]:
+    """No page ever shows a traceback: errors become a message with details folded away."""
+    try:
+        yield
+    except Exception as exc:
+        st.error(f"{name} could not be shown: {exc}")
+        with st.expander("Details"):
+            st.code(traceback.format_exc())
+
+
+# ============================================================ charts, tables
+def caption(text: str) -> None:
+    st.caption(f"**How to read this:** {text}")
+
+
+def show_chart(fig: Any, key: str | None = None, how_to_read: str | None = None) -> None:
+    """Draw a figure in the Streamlit theme (light or dark) with a PNG download in its toolbar.
+
+    The modebar's camera button saves the chart as PNG in the browser (no
+    kaleido); the file is named after the chart's title.
+    """
+    name = "".join(ch if ch.isalnum() else "_" for ch in title_of(fig).lower()).strip("_")[:60] or "chart"
+    st.plotly_chart(
+        fig,
+        theme="streamlit",
+        width="stretch",
+        key=key,
+        config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}},
+    )
+    if how_to_read:
+        caption(how_to_read)
+
+
+def export_buttons(table: pd.DataFrame, stem: str, title: str, key: str) -> None:
+    """CSV, Markdown and LaTeX downloads of a table (formatters in core.app.export)."""
+    row = st.container(horizontal=True)
+    row.download_button(
+        "CSV", app_export.to_csv(table), f"{stem}.csv", "text/csv", key=f"{key}_csv", icon=":material/download:"
+    )
+    row.download_button(
+        "Markdown",
+        app_export.to_markdown(table),
+        f"{stem}.md",
+        "text/markdown",
+        key=f"{key}_md",
+        icon=":material/download:",
+    )
+    row.download_button(
+        "LaTeX",
+        app_export.to_latex(table, caption=title),
+        f"{stem}.tex",
+        "application/x-tex",
+        key=f"{key}_tex",
+        icon=":material/download:",
+    )
+
+
+def progress_callback(text: str) -> tuple[Any, Callable[[int, int], None]]:
+    """A progress bar and the ``progress(done, total)`` callback the use cases accept."""
+    bar = st.progress(0.0, text=text)
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / total, text=f"{text} {done}/{total}")
+
+    return bar, progress
+
+
+# ================================================================== loaders
+# Cached on (dataset, judge, token): token changes with the data, so a new
+# judge run or import is picked up; sliders never enter these keys.
+@st.cache_data(show_spinner=False)
+def load_frame(dataset: str, judge: str | None, token: str) -> pd.DataFrame:
+    return app_data.battle_frame(current_store(), dataset, judge)
+
+
+@st.cache_data(show_spinner=False)
+def load_tau(dataset: str, judge: str, token: str) -> Any:
+    return app_data.tau_fit(load_frame(dataset, judge, token))
+
+
+@st.cache_data(show_spinner=False)
+def load_heldout(dataset: str, judge: str, token: str, all_methods: bool = False) -> Any:
+    frame = load_frame(dataset, judge, token)
+    bar, progress = progress_callback("Leave-one-model-out fits (cached after the first run): held-out model")
+    try:
+        return app_leaderboard.heldout(frame, all_methods=all_methods, progress=progress)
+    finally:
+        bar.empty()
+
+
+def fitted_tau_or_default(fit: Any) -> float:
+    """The fitted τ inside the slider's range (1.0 when τ cannot be fitted)."""
+    return float(min(max(fit.tau, TAU_RANGE[0]), TAU_RANGE[1])) if fit.ok else 1.0
+
+
+def tau_slider(fit: Any, label: str, disabled: bool = False, help: str | None = None) -> float:
+    """The τ slider shared by Leaderboard and Calibration (starts at the fitted τ unless the user chose one)."""
+    sel = selection()
+    shown = sel.tau if sel.tau is not None else fitted_tau_or_default(fit)
+    return bound_slider("tau", label, *TAU_RANGE, shown=shown, disabled=disabled, help=help)
+
+
+def back_to_fitted_tau_button(fit: Any) -> None:
+    st.button(
+        "Back to fitted τ",
+        disabled=not fit.ok or selection().tau is None,
+        icon=":material/restart_alt:",
+        help="Reset the slider to the maximum-likelihood τ",
+        on_click=update,
+        kwargs={"tau": None},
+    )

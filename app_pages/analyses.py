@@ -1,0 +1,116 @@
+"""Analyses from the papers: accuracy alignment, aggregation methods, budget curves, languages."""
+
+import streamlit as st
+
+from app_pages._shared import caption, current_store, notice, page_guard, progress_callback, require_selection
+from core import charts
+from core.app import Unavailable, analyses
+
+st.title("Analyses")
+
+
+@st.cache_data(show_spinner=False)
+def alignment(dataset: str, judge: str | None, token: str) -> analyses.AlignmentResult | Unavailable:
+    bar, progress = progress_callback("Bootstrapping prompts…")
+    try:
+        return analyses.alignment(current_store(), dataset, judge, n_boot=100, progress=progress)
+    finally:
+        bar.empty()
+
+
+@st.cache_data(show_spinner=False)
+def aggregation(dataset: str, judge: str | None, token: str) -> analyses.AggregationResult | Unavailable:
+    return analyses.aggregation(current_store(), dataset, judge, n_shuffles=30)
+
+
+@st.cache_data(show_spinner=False)
+def budget(dataset: str, judge: str, token: str, budgets: tuple[int, ...]) -> analyses.BudgetCurves | Unavailable:
+    bar, progress = progress_callback("Subsampling and refitting…")
+    try:
+        return analyses.budget(current_store(), dataset, judge, list(budgets), repeats=5, progress=progress)
+    finally:
+        bar.empty()
+
+
+@st.cache_data(show_spinner=False)
+def languages(dataset: str, judge: str, token: str) -> analyses.LanguageBreakdown | Unavailable:
+    return analyses.languages(current_store(), dataset, judge)
+
+
+with page_guard("The analyses page"):
+    ctx = require_selection()
+    dataset, judge, v = ctx.dataset, ctx.judge, ctx.token
+    tabs = st.tabs(["Accuracy alignment", "Aggregation methods", "Budget curves", "Languages"])
+    with tabs[0]:
+        res = alignment(dataset, judge, v)
+        if isinstance(res, Unavailable):
+            notice(res.reason)
+        else:
+            st.markdown(f"**Finding on this data:** {res.finding}.")
+            st.dataframe(res.table().round(3), hide_index=True)
+            caption(
+                "Kendall's τ between the accuracy ranking and each pairwise ranking, with K_D = (1 − τ)/2 the "
+                "share of model pairs to swap; intervals resample prompts. Discriminative pairs: exactly one "
+                f"answer correct ({res.discriminative_share:.0%} of graded battles)."
+            )
+            ranking = st.selectbox("ranking", sorted(res.scores["ranking"].unique()), key="align_ranking")
+            st.plotly_chart(charts.alignment_scatter(res.scores, ranking), width="stretch")
+            caption(
+                "each point is a model: further right is more accurate, higher is stronger by pairwise "
+                "judgments; a rising cloud means the judge's ranking recovers accuracy."
+            )
+            if res.direct is not None:
+                st.metric("direct judge (grading single answers) Kendall τ vs accuracy", f"{res.direct.kendall:.3f}")
+    with tabs[1]:
+        agg = aggregation(dataset, judge, v)
+        if isinstance(agg, Unavailable):
+            notice(agg.reason)
+        else:
+            st.dataframe(agg.table.round(3), hide_index=True)
+            caption(
+                f"rank agreement of each aggregation of the same {agg.n_battles:,} battles with the reference "
+                f"({agg.reference_name}); TrueSkill is the openskill package's Thurstone–Mosteller model."
+            )
+    with tabs[2]:
+        if judge is None:
+            notice("no judge selected.")
+        else:
+            budgets = st.multiselect(
+                "judged battles per model", [10, 25, 50, 100, 200, 400], [25, 50, 100, 200], key="budgets"
+            )
+            if st.button("Compute budget curves", key="run_budget") or st.session_state.get("budget_ran"):
+                st.session_state["budget_ran"] = True
+                bc = budget(dataset, judge, v, tuple(sorted(budgets)))
+                if isinstance(bc, Unavailable):
+                    notice(bc.reason)
+                else:
+                    c1, c2 = st.columns(2)
+                    c1.plotly_chart(charts.budget_curve(bc.summary, "mae", "held-out MAE (Elo)"), width="stretch")
+                    c2.plotly_chart(
+                        charts.budget_curve(bc.summary, "spearman", "Spearman ρ with human Elo"), width="stretch"
+                    )
+                    caption(
+                        "five random balanced subsamples per budget (band: min–max); the human reference uses "
+                        "all human votes. Soft-Elo's advantage should hold at every budget."
+                    )
+                    st.dataframe(bc.tau_summary.round(3), hide_index=True)
+                    caption("τ across held-out folds and subsamples: a stable τ is a property of the judge and data.")
+            else:
+                st.caption("Runs the held-out protocol 5 times per budget; press the button to start.")
+    with tabs[3]:
+        if judge is None:
+            notice("no judge selected.")
+        else:
+            lang = languages(dataset, judge, v)
+            if isinstance(lang, Unavailable):
+                notice(lang.reason)
+            else:
+                st.caption(f"pooled τ = {lang.pooled_tau:.3f}" if lang.pooled_tau else "pooled τ undefined")
+                st.dataframe(lang.table.round(3), hide_index=True)
+                caption(
+                    "per language: battle counts, its own τ next to the pooled one, and Hard/Soft-Elo fitted on "
+                    "that language (with the pooled τ) against the human Elo from all battles."
+                )
+                if lang.warnings:
+                    with st.expander(f"{len(lang.warnings)} languages have too few decisive battles for their own τ"):
+                        st.write("\n".join(f"- {w}" for w in lang.warnings))

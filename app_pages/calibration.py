@@ -1,0 +1,107 @@
+"""Calibration: is σ(τ·score gap) a trustworthy probability that humans prefer a?
+
+τ slider → core.app.calibration.reliability_curves(τ) / tau_profile → Store.battle_frame
+         → core.charts.reliability_diagram
+"""
+
+import streamlit as st
+
+from app_pages._shared import (
+    back_to_fitted_tau_button,
+    load_frame,
+    load_tau,
+    notice,
+    page_guard,
+    require_selection,
+    show_chart,
+    tau_slider,
+)
+from core import charts
+from core.app import calibration
+
+st.title("Calibration")
+Q_OPTIONS = [0.55, 0.65, 0.75, 0.85, 0.95]
+
+
+@st.cache_data(show_spinner=False)
+def load_agreement(dataset: str, judge: str, token: str) -> calibration.GapAgreement:
+    return calibration.agreement(load_frame(dataset, judge, token), load_tau(dataset, judge, token).tau)
+
+
+with page_guard("The calibration page"):
+    ctx = require_selection(needs_judge="calibration compares a judge's score gaps with human votes.")
+    dataset, judge, v = ctx.dataset, ctx.judge, ctx.token
+    assert judge is not None
+    frame = load_frame(dataset, judge, v)
+    if frame["gap"].notna().sum() == 0:
+        notice(
+            f"judge **{judge}** has no rubric scores on **{dataset}**: there is no score gap to calibrate "
+            "(verdict-only judges have hard labels only)."
+        )
+        st.stop()
+    fit = load_tau(dataset, judge, v)
+    if not fit.ok:
+        notice(
+            f"τ cannot be fitted here: {fit.reason}. Calibration needs battles with both a score gap and a "
+            "decisive human vote."
+        )
+        st.stop()
+    c1, c2 = st.columns(2)
+    with c1:
+        tau = tau_slider(
+            fit,
+            "τ to compare with the fitted one",
+            help="Drawn as a second soft-target curve in the reliability diagram and a dashed line on the profile.",
+        )
+        st.caption(fit.caption() + (f" — the optimum sits on the {fit.at_bound} search bound" if fit.at_bound else ""))
+        back_to_fitted_tau_button(fit)
+    q = c2.select_slider(
+        "label-smoothing q (baseline)",
+        options=Q_OPTIONS,
+        value=0.75,
+        key="ls_q",
+        help="Label smoothing puts confidence q on the judge's side of every battle.",
+    )
+
+    agree = load_agreement(dataset, judge, v)
+    if agree.warning:
+        st.warning("Low-τ warning: " + agree.warning)
+
+    left, right = st.columns(2)
+    with left:
+        show_chart(
+            charts.tau_profile(calibration.tau_profile(frame, fit, tau), fit.tau, fit.lower, fit.upper, tau),
+            key="tau_profile",
+            how_to_read="the curve is twice the log-likelihood lost by moving τ away from its best value; "
+            "τ values under the dotted line form the 95% interval (shaded).",
+        )
+    with right:
+        if len(agree.bins):
+            show_chart(
+                charts.gap_agreement(agree.bins),
+                key="gap_agreement",
+                how_to_read="battles grouped by how far apart the judge scored the two answers; a rising "
+                "curve means the gap measures how sure humans are, which Soft-Elo relies on.",
+            )
+        else:
+            notice(agree.warning or "too few decisive battles for the agreement curve.")
+
+    curves = calibration.reliability_curves(frame, fit.tau, tau, q)
+    show_chart(
+        charts.reliability_diagram(curves),
+        key="reliability_chart",
+        how_to_read="points on the dotted diagonal are calibrated: when a target puts 80% on the judge's "
+        "side, humans agree 80% of the time. Hard labels claim 100% and sit far below it; "
+        "hard labels and label smoothing have one confidence value, hence one point.",
+    )
+    st.dataframe(
+        [
+            {"target": c.label, "ECE": round(c.ece, 4), "battles": c.n, "agreement with humans": round(c.accuracy, 3)}
+            for c in curves
+        ],
+        hide_index=True,
+    )
+    st.caption(
+        "ECE: expected calibration error, Σ (battles in bin / all) × |agreement − confidence|. Soft "
+        "targets skip battles with a zero gap; hard labels and label smoothing skip judge ties."
+    )

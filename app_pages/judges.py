@@ -1,0 +1,161 @@
+"""Judges & annotators: judge consistency vs judge Elo, am-ELO annotator abilities, online-Elo instability.
+
+δ slider        → core.app.app_judges.annotator_abilities → Store.votes_frame → core.charts.annotator_abilities
+shuffles slider → core.app.app_judges.shuffle_study       → Store.votes_frame → core.charts.shuffle_instability
+"""
+
+import pandas as pd
+import streamlit as st
+
+from app_pages._shared import current_store, notice, page_guard, require_selection, show_chart
+from core import charts
+from core.app import Unavailable
+from core.app import judges as app_judges
+
+st.title("Judges & annotators")
+
+
+@st.cache_data(show_spinner=False)
+def load_judge_elo(dataset: str, token: str) -> app_judges.JudgeElo | Unavailable:
+    return app_judges.judge_arena_elo(current_store(), dataset)
+
+
+@st.cache_data(show_spinner="Scoring judge consistency…")
+def load_consistency(
+    dataset: str, token: str, judge_elo: pd.Series | None
+) -> app_judges.ConsistencyStudy | Unavailable:
+    return app_judges.consistency_study(current_store(), dataset, judge_elo)
+
+
+@st.cache_data(show_spinner="Fitting am-ELO…")
+def load_amelo(dataset: str, token: str, min_records: int) -> pd.DataFrame | Unavailable:
+    return app_judges.annotator_abilities(current_store(), dataset, min_records)
+
+
+@st.cache_data(show_spinner="Replaying online Elo in shuffled orders…")
+def load_shuffles(dataset: str, token: str, n: int) -> app_judges.ShuffleStudy | Unavailable:
+    return app_judges.shuffle_study(current_store(), dataset, n)
+
+
+@st.cache_data(show_spinner=False)
+def n_votes(dataset: str, token: str) -> tuple[int, int]:
+    return app_judges.vote_counts(current_store(), dataset)
+
+
+with page_guard("The judges & annotators page"):
+    ctx = require_selection()
+    dataset, v = ctx.dataset, ctx.token
+
+    # --------------------------------------------------------- consistency
+    st.subheader("Judge consistency vs judge Elo")
+    known = load_judge_elo(dataset, v)
+    elo, elo_source = (None, None) if isinstance(known, Unavailable) else known
+    with st.expander("Use other judge Elo values (CSV with columns judge, arena_elo)", expanded=False):
+        upload = st.file_uploader("Judges' own arena Elo", type="csv", key="judge_elo_csv")
+    if upload is not None:
+        try:
+            elo, elo_source = app_judges.read_judge_elo(upload, upload.name)
+        except ValueError as exc:
+            st.warning(f"{exc}.")
+    cs = load_consistency(dataset, v, elo)
+    if isinstance(cs, Unavailable):
+        notice(cs.reason)
+    else:
+        judges = cs.judges
+        with_elo = judges.dropna(subset=["arena_elo"]) if "arena_elo" in judges else judges.iloc[0:0]
+        if len(with_elo) >= 3 and pd.notna(cs.pearson_r):
+            show_chart(
+                charts.consistency_vs_elo(with_elo, cs.slope, cs.intercept, cs.pearson_r),
+                key="consistency_elo",
+                how_to_read="each point is a judge; the dashed line is the least-squares fit. If more "
+                "consistent judges (same winner for the same matchup) are stronger models, "
+                f"consistency is a cheap proxy for Elo. Judge Elo from {elo_source}; "
+                f"line MAE {cs.elo_mae:.1f} Elo in-sample, {cs.elo_mae_loo:.1f} leaving each "
+                "judge out.",
+            )
+        else:
+            if len(with_elo) < 3:
+                notice(
+                    "The judges' own arena Elo is known for fewer than three of them, so consistency is shown "
+                    "alone. Upload a CSV (judge, arena_elo) above to correlate the two."
+                )
+            show_chart(
+                charts.consistency_bars(judges),
+                key="consistency_bars",
+                how_to_read="consistency = 1 − 4 × the contest-weighted variance of each matchup's outcome "
+                "(METHODS §8): 1 means the judge always picks the same winner for a matchup.",
+            )
+        cols = [
+            c
+            for c in ("judge", "consistency", "arena_elo", "predicted_elo", "n_contests", "first_position_win_rate")
+            if c in judges
+        ]
+        st.dataframe(
+            judges[cols].sort_values("consistency", ascending=False),
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "consistency": st.column_config.NumberColumn(format="%.3f"),
+                "arena_elo": st.column_config.NumberColumn("arena Elo", format="%.0f"),
+                "predicted_elo": st.column_config.NumberColumn("Elo predicted from consistency", format="%.0f"),
+                "first_position_win_rate": st.column_config.NumberColumn("first-position win rate", format="%.3f"),
+            },
+        )
+
+    total_votes, n_annotators = n_votes(dataset, v)
+    # --------------------------------------------------------------- am-ELO
+    st.subheader("Annotator reliability (am-ELO)")
+    if total_votes == 0 or n_annotators == 0:
+        notice("no human votes with annotator ids: am-ELO estimates each annotator's ability from who voted what.")
+    else:
+        min_records = st.slider(
+            "minimum votes per annotator (δ)",
+            10,
+            200,
+            50,
+            step=10,
+            key="amelo_delta",
+            help="Annotators with fewer votes are left out of the fit (am-ELO's δ).",
+        )
+        ann = load_amelo(dataset, v, min_records)
+        if isinstance(ann, Unavailable):
+            st.warning(ann.reason)
+        else:
+            show_chart(
+                charts.annotator_abilities(ann),
+                key="amelo",
+                how_to_read="each point is an annotator; ability says how strongly their votes follow the "
+                "consensus ranking (1 = average). At or below zero they vote against it or at "
+                "random: flagged anomalous (orange ×).",
+            )
+            kept = ann[~ann["excluded"]]
+            st.metric(
+                "anomalous annotators",
+                f"{int(kept['anomalous'].sum())} of {len(kept)}",
+                help=f"{int(ann['excluded'].sum())} annotators with fewer than {min_records} votes left out",
+            )
+            if "kind" in kept and kept["kind"].notna().any():
+                truth = kept["kind"].ne("honest")
+                hits = int((truth & kept["anomalous"]).sum())
+                st.caption(
+                    f"Simulated truth: {int(truth.sum())} of these annotators are flippers or random voters; "
+                    f"am-ELO flags {hits} of them and {int((~truth & kept['anomalous']).sum())} honest ones."
+                )
+
+    # ------------------------------------------------------- online Elo
+    st.subheader("Online Elo instability")
+    if total_votes == 0:
+        notice("no human votes to replay.")
+    else:
+        n = st.select_slider("shuffled battle orders", [20, 50, 100], value=50, key="shuffles")
+        study = load_shuffles(dataset, v, n)
+        if isinstance(study, Unavailable):
+            notice(study.reason)
+            st.stop()
+        show_chart(
+            charts.shuffle_instability(study.frame),
+            key="shuffles_chart",
+            how_to_read=f"online Elo (K = 4) replayed in {n} random orders of the same votes moves each model "
+            f"by {study.online_spread:.1f} Elo on average (sd; bars span min–max); the "
+            f"maximum-likelihood fit (m-ELO) moves by {study.mle_spread:.1e}.",
+        )

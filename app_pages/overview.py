@@ -1,0 +1,106 @@
+"""Overview: what the store holds, and for the selected dataset its models, judges, languages and coverage.
+
+dataset selector → core.app.overview.overview → Store.info / models_frame / pair_coverage
+                 → core.charts.coverage_heatmap
+"""
+
+import streamlit as st
+
+from app_pages._shared import current_store, notice, page_guard, require_selection, show_chart
+from core import charts
+from core.app import overview
+
+st.title("Overview")
+
+
+@st.cache_data(show_spinner=False)
+def load_overview(dataset: str, token: str) -> overview.Overview:
+    return overview.overview(current_store(), dataset)
+
+
+with page_guard("The overview"):
+    ctx = require_selection()
+    ov = load_overview(ctx.dataset, ctx.token)
+    info = ov.info
+    c = st.columns(6)
+    c[0].metric("Models", info["n_models"])
+    c[1].metric("Battles", f"{info['n_battles']:,}")
+    c[2].metric("Human votes", f"{info['n_human_votes']:,}")
+    c[3].metric("Annotators", info["n_annotators"])
+    c[4].metric("Prompts", info["n_prompts"])
+    c[5].metric("Judges", len(info["judges"]))
+    if info["n_human_votes"] == 0:
+        notice(
+            "this dataset has no human votes: human Elo, τ calibration and conformal intervals need them. "
+            "Judge-only views (Hard-Elo, bias, consistency) still work."
+        )
+    if not info["judges"]:
+        notice("no judge has judged this dataset yet: the Admin page runs one, or import judgments.")
+
+    with st.expander(f"Datasets in the store ({len(ov.datasets)})", expanded=len(ov.datasets) > 1):
+        st.dataframe(
+            ov.datasets.rename(
+                columns={
+                    "n_human_votes": "human votes",
+                    "n_models": "models",
+                    "n_battles": "battles",
+                    "n_annotators": "annotators",
+                    "n_prompts": "prompts",
+                    "n_judges": "judges",
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+
+    left, right = st.columns([1, 1])
+    with left:
+        st.subheader("Models")
+        show = ov.models.rename(columns={"true_elo": "true Elo (simulated)", "n_battles": "battles"})
+        if show["true Elo (simulated)"].isna().all():
+            show = show.drop(columns=["true Elo (simulated)"])
+        st.dataframe(
+            show,
+            hide_index=True,
+            width="stretch",
+            column_config={"true Elo (simulated)": st.column_config.NumberColumn(format="%.0f")},
+        )
+    with right:
+        st.subheader("Judges")
+        if ov.judges.empty:
+            st.caption("No judgments in this dataset yet.")
+        else:
+            j = ov.judges[["judge", "family", "template", "n_judgments", "orders", "n_parse_errors"]].copy()
+            j["orders"] = j["orders"].map(lambda o: ", ".join(o))
+            st.dataframe(
+                j.rename(columns={"n_judgments": "judgments", "n_parse_errors": "parse errors"}),
+                hide_index=True,
+                width="stretch",
+            )
+        st.subheader("Languages")
+        if ov.languages.empty:
+            st.caption("No battles.")
+        else:
+            show_chart(
+                charts.count_bars(
+                    ov.languages.head(20),
+                    "language",
+                    "n_battles",
+                    "Battles per language",
+                    "prompt language",
+                    "battles (count)",
+                ),
+                key="languages",
+                how_to_read="each bar counts the battles whose prompt is in that language (top 20).",
+            )
+
+    st.subheader("Battle-graph coverage")
+    if ov.pairs.empty:
+        notice("no battles in this dataset.")
+    else:
+        show_chart(
+            charts.coverage_heatmap(ov.pairs, sorted(ov.models["model"])),
+            key="coverage",
+            how_to_read="each cell counts battles between two models (hover for the number); blank cells "
+            "are pairs never compared. Bradley–Terry needs a connected graph, not a full one.",
+        )

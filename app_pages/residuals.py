@@ -1,0 +1,131 @@
+"""Residuals: where and by how much the judge's Elo misses the human Elo (each model held out).
+
+α slider → core.app.residuals.residual_view (q̂ and random splits; the leave-one-out table is cached)
+         → core.charts.width_decomposition / split_evaluation
+"""
+
+import streamlit as st
+
+from app_pages._shared import (
+    ALPHA_RANGE,
+    bound_slider,
+    load_heldout,
+    notice,
+    page_guard,
+    require,
+    require_selection,
+    selection,
+    show_chart,
+)
+from core import charts
+from core.app import residuals
+
+st.title("Residuals")
+
+LABELS = {"hard": "Hard-Elo", "soft": "Soft-Elo"}
+
+with page_guard("The residuals page"):
+    ctx = require_selection(needs_judge="residuals compare a judge's Elo with the human Elo.")
+    assert ctx.judge is not None
+    held = require(load_heldout(ctx.dataset, ctx.judge, ctx.token, all_methods=True))
+    if held.table.empty:
+        notice(
+            f"nothing to compare on **{ctx.dataset}**: no model has enough battles with both a human vote and "
+            "a judge label. Residuals are judge Elo minus human Elo for each model left out of the judge fit."
+        )
+        st.stop()
+    alpha = bound_slider(
+        "alpha",
+        "α (miscoverage)",
+        *ALPHA_RANGE,
+        shown=selection().alpha,
+        help="Sets the conformal quantile q̂ and the coverage target 1 − α of the split evaluation.",
+    )
+    table = held.table
+    view = residuals.residual_view(held, alpha)
+    methods = list(view.summary["method"])
+    shown = {m: LABELS[m] for m in ("hard", "soft") if m in methods}
+    if held.tau_reason:
+        notice(f"Soft-Elo is missing: {held.tau_reason}.")
+
+    show_chart(
+        charts.judge_vs_human(table, shown),
+        key="judge_vs_human",
+        how_to_read="each point is a model left out of the judge fit; on the dotted line the judge's Elo "
+        "equals the human Elo. Hard labels stretch the scale: points fan out from the line.",
+    )
+    c1, c2 = st.columns(2)
+    with c1:
+        ramp = residuals.residual_ramp(table, list(shown))
+        if len(ramp):
+            show_chart(
+                charts.residual_ramp(ramp, shown),
+                key="residual_ramp",
+                how_to_read="bars above zero mean the judge over-rates that quarter of models; a ramp from "
+                "negative to positive means the error grows with strength.",
+            )
+        else:
+            notice("fewer than four held-out models: no quartiles.")
+    with c2:
+        show_chart(
+            charts.width_decomposition(view.summary),
+            key="width_decomposition",
+            how_to_read="interval width is 2·q̂·SE, so each dotted line is one width: a method narrows its "
+            "intervals by a smaller SE (left) or a smaller calibrated multiplier q̂ (down).",
+        )
+    st.subheader("Held-out accuracy and intervals over random splits")
+    for note in view.notes:
+        st.warning(note)
+    if view.splits_defined and len(view.per_split):
+        show_chart(
+            charts.split_evaluation(view.per_split[view.per_split["method"].isin(methods)], alpha),
+            key="split_evaluation",
+            how_to_read=f"each box summarises {view.per_split['split'].nunique()} random half/half splits of "
+            f"the {len(table)} held-out models: calibrate q̂ on one half, check the other. "
+            f"Coverage should sit near {1 - alpha:.0%} or above; narrower is better at equal "
+            "coverage.",
+        )
+    s = view.summary
+    out = s[
+        [
+            "method",
+            "mae",
+            "spearman",
+            "kendall",
+            "median_se",
+            "qhat",
+            "coverage",
+            "coverage_min",
+            "coverage_max",
+            "median_width",
+            "unbounded_splits",
+        ]
+    ].rename(
+        columns={
+            "mae": "MAE (Elo)",
+            "spearman": "Spearman ρ",
+            "kendall": "Kendall τ",
+            "median_se": "median SE (Elo)",
+            "qhat": "q̂ (all models)",
+            "coverage": "coverage (mean)",
+            "coverage_min": "coverage (min)",
+            "coverage_max": "coverage (max)",
+            "median_width": "median width (Elo)",
+            "unbounded_splits": "splits with q̂ = ∞",
+        }
+    )
+    st.dataframe(
+        out,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            c: st.column_config.NumberColumn(format="%.2f")
+            for c in out.columns
+            if c not in ("method", "splits with q̂ = ∞")
+        },
+    )
+    st.caption(
+        "MAE, Spearman and Kendall compare held-out judge Elo with human Elo; ls_q rows are label smoothing "
+        "with confidence q (baselines). A q̂ of ∞ or an empty coverage cell means the calibration pool was "
+        "too small for α."
+    )

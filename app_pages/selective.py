@@ -1,0 +1,178 @@
+"""Selective judging (SCOPE): accept a judgment only when it is confident enough for an error target α.
+
+α slider → core.app.selective.scope_at_alpha (λ̂ and the selective leaderboard) → Store.battle_frame
+         → core.charts.coverage_risk (the curves over the default α grid are cached; the slider's α is one more
+           point computed alone)
+"""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app_pages._shared import (
+    SCOPE_ALPHA_RANGE,
+    bound_radio,
+    bound_slider,
+    load_frame,
+    notice,
+    page_guard,
+    progress_callback,
+    require,
+    require_selection,
+    selection,
+    show_chart,
+)
+from core import charts
+from core.app import Unavailable, selective
+from core.methods import SCOPE_RULES, SCOPE_SOURCES
+
+st.title("Selective judging (SCOPE)")
+N_SPLITS = 300
+SOURCE_HELP = "; ".join(f"{s.name}: {s.description}" for s in SCOPE_SOURCES.values())
+
+
+@st.cache_data(show_spinner=False)
+def load_curves(
+    dataset: str, judge: str, source: str, token: str, alphas: tuple[float, ...]
+) -> selective.ScopeCurves | Unavailable:
+    frame = load_frame(dataset, judge, token)
+    bar, progress = progress_callback(f"Evaluating {N_SPLITS} calibration/test splits: split")
+    try:
+        return selective.scope_curves(frame, source, alphas, n_splits=N_SPLITS, progress=progress)
+    finally:
+        bar.empty()
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def load_at_alpha(
+    dataset: str, judge: str, source: str, token: str, alpha: float
+) -> selective.ScopeAtAlpha | Unavailable:
+    return selective.scope_at_alpha(load_frame(dataset, judge, token), source, alpha)
+
+
+with page_guard("The selective judging page"):
+    ctx = require_selection(needs_judge="SCOPE decides which judge verdicts to trust.")
+    dataset, judge, v = ctx.dataset, ctx.judge, ctx.token
+    assert judge is not None
+    frame = load_frame(dataset, judge, v)
+    if frame["human_y"].notna().sum() == 0:
+        notice(
+            "no human votes: SCOPE calibrates its threshold on battles where the human verdict is known, and "
+            "its risk is the share of accepted judgments that disagree with humans."
+        )
+        st.stop()
+    sources = selective.scope_sources(frame)
+    c1, c2 = st.columns(2)
+    with c1:
+        source = bound_radio(
+            "scope_source", "Source of P(a ≻ b)", sources, shown=selection().scope_source or "", help=SOURCE_HELP
+        )
+    with c2:
+        alpha = bound_slider(
+            "scope_alpha",
+            "α (target error rate among accepted judgments)",
+            *SCOPE_ALPHA_RANGE,
+            shown=selection().scope_alpha,
+        )
+    if len(sources) == 1:
+        notice(
+            "this judge was not run in both presentation orders (or gave no probabilities), so BPE — averaging "
+            "the two orders — is not available; only the single-order baseline is shown."
+        )
+
+    curves = require(load_curves(dataset, judge, source, v, tuple(selective.DEFAULT_ALPHAS)))
+    table = curves.table
+    if not np.isclose(list(selective.DEFAULT_ALPHAS), alpha).any():
+        extra = require(load_curves(dataset, judge, source, v, (round(alpha, 2),)))
+        table = pd.concat([table, extra.table], ignore_index=True)
+    methods = list(SCOPE_RULES)
+    show_chart(
+        charts.coverage_risk(table, methods, alpha),
+        key="scope_risk",
+        how_to_read="each line is a rule for choosing which judgments to trust; on or under the dotted line "
+        "its error rate among accepted judgments met the target. A × marks an α where the mean "
+        f"risk went over it. Bands are ±1σ over {curves.n_splits} random calibration/test splits "
+        f"of {curves.n_instances:,} human-voted battles; heuristic and vanilla are uncalibrated "
+        "baselines.",
+    )
+    over = table[(table["risk_mean"] > table["alpha"] + 1e-12)].sort_values(["method", "alpha"])
+    if len(over):
+        by_method = over.groupby("method", sort=False)["alpha"].apply(lambda a: ", ".join(f"{x:.2f}" for x in a))
+        st.warning(
+            "Mean test risk above α — "
+            + "; ".join(f"**{m}** at α = {a}" for m, a in by_method.items())
+            + ". The SCOPE rule does not guarantee the bound in general (METHODS §6); LTT does with "
+            "probability 1 − δ (δ = 0.1) per calibration set."
+        )
+    else:
+        st.caption("No method's mean test risk exceeds α at any α shown.")
+    show_chart(
+        charts.coverage_curve(table, methods, alpha),
+        key="scope_coverage",
+        how_to_read="how much of the judging each rule keeps; a useful rule keeps a lot while staying under "
+        "the target in the chart above.",
+    )
+
+    st.subheader(f"At α = {alpha:.2f}")
+    at = require(load_at_alpha(dataset, judge, source, v, round(alpha, 4)))
+    th = at.threshold
+    if th.feasible:
+        st.success(
+            f"SCOPE calibrated on all {th.n_calibration:,} human-voted battles accepts judgments with "
+            f"uncertainty ≤ **{th.lam:.3f} nats** (binary entropy of the averaged P(a ≻ b)): "
+            f"**{th.calibration_coverage:.0%}** accepted, of which {th.calibration_risk:.1%} disagree with "
+            "the human vote."
+        )
+    else:
+        st.warning(f"At α = {alpha:.2f}: {th.reason}.")
+    st.dataframe(
+        curves.quality,
+        hide_index=True,
+        width="stretch",
+        column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("accuracy", "ece", "auroc", "auprc")},
+    )
+    st.caption(
+        "Quality of the judge's confidence against human votes: accuracy, calibration error (ECE), and how "
+        "well confidence separates right from wrong (AUROC, AUPRC). Averaging both orders (BPE) should beat "
+        "the forward order alone for a position-biased judge."
+    )
+    ex = at.examples
+    cols = ["model_a", "model_b", "p_fwd", "p_rev", "p_bar", "uncertainty", "human_a", "judge_right"]
+    fmt = {c: st.column_config.NumberColumn(format="%.3f") for c in ("p_fwd", "p_rev", "p_bar", "uncertainty")}
+    a, b = st.columns(2)
+    with a:
+        st.markdown("**Examples accepted** (most confident first)")
+        acc = ex[ex["accepted"]]
+        if acc.empty:
+            st.caption("None: at this α the rule abstains on every battle.")
+        else:
+            st.dataframe(acc.nsmallest(8, "uncertainty")[cols], hide_index=True, column_config=fmt)
+    with b:
+        st.markdown("**Examples abstained** (least confident first)")
+        rej = ex[~ex["accepted"]]
+        if rej.empty:
+            st.caption("None: every battle is accepted at this α.")
+        else:
+            st.dataframe(rej.nlargest(8, "uncertainty")[cols], hide_index=True, column_config=fmt)
+    st.caption(
+        "p_fwd / p_rev: P(a ≻ b) with a shown first / second; p_bar their mean; human_a: the human "
+        "preferred a; judge_right: the judge's pick agrees."
+    )
+
+    st.subheader("Selective leaderboard")
+    if at.leaderboard.empty:
+        notice("no leaderboard: " + "; ".join(at.notes))
+    else:
+        st.dataframe(
+            at.leaderboard,
+            width="stretch",
+            column_config={c: st.column_config.NumberColumn(format="%.1f") for c in at.leaderboard.columns},
+        )
+        st.caption(
+            "Bradley–Terry Elo on all hard judge labels, on the accepted judgments only, and on the accepted "
+            "ones plus the abstained battles handed to their human vote. Battles used: "
+            + ", ".join(f"{k}: {n:,}" for k, n in at.counts.items())
+            + "."
+        )
+        for note in at.notes:
+            st.caption(note)

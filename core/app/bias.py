@@ -1,0 +1,103 @@
+"""The judge bias report: position, verbosity, self-preference, style control and echo (METHODS §9)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from core.app.leaderboard import heldout
+from core.stats import bias, bt
+from core.stats.heldout import HeldoutResult
+from core.store import Store
+
+
+def bias_report(store: Store, dataset: str, judge: str) -> dict:
+    """Every bias diagnostic for one judge, as plain data (CLI ``bias`` and the Judge bias page)."""
+    bf = store.battle_frame(dataset, judge)
+    judges = store.judges_frame(dataset)
+    judge_family = dict(zip(judges["judge"], judges["family"]))
+    models = store.models_frame(dataset)
+    model_family = dict(zip(models["model"], models["family"]))
+    pos = bias.position_bias(bf)
+    held = heldout(bf) if bf["human_y"].notna().any() and bf["gap"].notna().any() else None
+    residuals = None
+    if isinstance(held, HeldoutResult) and len(held.table):
+        residuals = held.table[["model", "human_elo"]].assign(residual=held.table["hard_resid"])
+    verb = bias.verbosity(bf, residuals)
+    sp = bias.self_preference(store.judgments_frame(dataset), judge_family, model_family)
+    mine = next((x for x in sp if x.judge == judge), None)
+    elo_excess = None
+    if len(judges) >= 2:
+        elos = {}
+        for j in judges["judge"]:
+            jf = bf if j == judge else store.battle_frame(dataset, j)
+            ok = jf["judge_hard"].notna()
+            if ok.sum() < 2:
+                continue
+            fit = bt.fit_bt(
+                bt.comparisons_from_battles(
+                    jf["model_a"][ok].to_numpy(), jf["model_b"][ok].to_numpy(), jf["judge_hard"][ok].to_numpy(float)
+                ),
+                lam=0.01,
+            )
+            elos[j] = pd.Series(fit.elo, index=fit.models)
+        elo_excess = bias.self_preference_elo(pd.DataFrame(elos), judge_family, model_family).get(judge)
+    intervention = None
+    meta = store.dataset_meta(dataset)
+    if meta.get("description", "").startswith("seeded demo arena") and judge.startswith("judge-"):
+        from core.simulate import DemoConfig, rejudge_with_echo
+
+        try:
+            runs = rejudge_with_echo(
+                int(meta.get("seed", 0)), judge, sample_size=300, config=DemoConfig(**meta["config"])
+            )
+            intervention = bias.echo_intervention_summary(runs).to_dict("records")
+        except ValueError:
+            intervention = None
+    has_echo = bf["echo_a"].notna().any()
+    style = bias.style_control(bf, echo=bool(has_echo))
+    comps = store.completions_frame(dataset)
+    echo = bias.echo_preference(bf, comps) if has_echo and len(comps) else None
+    return {
+        "judge": judge,
+        "dataset": dataset,
+        "position": {
+            "first_win_rate": pos.first_win_rate,
+            "ci": list(pos.ci),
+            "n_decisive": pos.n_decisive,
+            "flip_rate": pos.flip_rate,
+            "n_both_orders": pos.n_both_orders,
+            "first_score_advantage": pos.first_score_advantage,
+            "biased": pos.biased,
+            "note": pos.note,
+            "elo": None if pos.elo is None else pos.elo.to_dict("records"),
+        },
+        "verbosity": {
+            "longer_win_rate": verb.longer_win_rate,
+            "ci": list(verb.ci),
+            "n_near_ties": verb.n_near_ties,
+            "residual_length_partial_r": verb.residual_length_partial_r,
+            "note": verb.note,
+        },
+        "self_preference": {
+            "family": None if mine is None else mine.family,
+            "excess": None if mine is None else mine.excess,
+            "n_same_family": 0 if mine is None else mine.n_same,
+            "note": None if mine is None else mine.note,
+            "elo_excess": elo_excess,
+            "all_judges": [x.__dict__ for x in sp],
+        },
+        "echo_intervention": intervention,
+        "style": {
+            "coefficients": style.coefficients.to_dict("records"),
+            "n_battles": style.n_battles,
+            "leaderboard": style.leaderboard.to_dict("records"),
+            "note": style.note,
+        },
+        "echo": None
+        if echo is None
+        else {
+            "rates": echo.rates.to_dict("records"),
+            "preference": echo.preference.to_dict("records"),
+            "note": echo.note,
+        },
+    }

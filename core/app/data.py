@@ -1,0 +1,131 @@
+"""The store and its catalogue: open, what it holds, battle frames, import, export, the demo arena."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from core.datahome import DEFAULT_DB
+from core.ingest import ImportResult, IngestError, content_hash, load
+from core.stats.calibration import TauFit, fit_tau
+from core.store import Store, StoreError
+
+EXPORT_TABLES = ("battles", "judgments")
+
+
+def open_store(path: str | Path | None = None, read_only: bool = False) -> Store:
+    """The store at ``path`` (default ``data/arena.duckdb``); raises ``StoreError`` with the reason."""
+    return Store.open(path if path is not None else DEFAULT_DB, read_only=read_only)
+
+
+def version_token(store: Store) -> str:
+    """Changes whenever the store's data changes: a cache key for derived results."""
+    return store.version_token()
+
+
+def dataset_names(store: Store) -> list[str]:
+    return [str(n) for n in store.datasets()["name"]]
+
+
+def judge_names(store: Store, dataset: str) -> list[str]:
+    """Judges with judgments in ``dataset``, by name."""
+    return [str(n) for n in store.judges_frame(dataset)["judge"]]
+
+
+def info(store: Store) -> dict:
+    """Counts per dataset (models, prompts, battles, votes, annotators, completions, judges)."""
+    return store.info()
+
+
+def battle_frame(store: Store, dataset: str, judge: str | None) -> pd.DataFrame:
+    """One row per battle (``core.domain.BATTLE_FRAME``) with the judge's labels when a judge is given."""
+    return store.battle_frame(dataset, judge)
+
+
+def tau_fit(frame: pd.DataFrame) -> TauFit:
+    """τ fitted on the frame's human-decisive battles with a score gap (METHODS §2)."""
+    return fit_tau(frame["gap"].to_numpy(float), frame["human_y"].to_numpy(float))
+
+
+# ------------------------------------------------------------------ import
+def import_path(
+    store: Store, path: str | Path, fmt: str, dataset: str | None = None, judge: str | None = None
+) -> ImportResult:
+    """Validate ``path`` fully, then write it in one transaction.
+
+    Content already imported (same hash) is not written again: the result's
+    status is ``'already-imported'`` and names the existing dataset.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise IngestError(path, "file does not exist")
+    digest = content_hash(path)
+    previous = store.import_record(digest)
+    if previous is not None:
+        return ImportResult(previous, "already-imported", 0, 0, 0, 0)
+    tables = load(path, fmt, dataset=dataset, judge=judge)
+    if tables.name in set(dataset_names(store)):
+        raise IngestError(
+            path,
+            f"a dataset named {tables.name!r} already exists with other content; choose another name with --dataset",
+        )
+    try:
+        store.write_dataset(tables, content_hash=digest, fmt=fmt, source_path=str(path))
+    except StoreError as exc:
+        raise IngestError(path, str(exc)) from None
+
+    def count(df: pd.DataFrame | None) -> int:
+        return 0 if df is None else len(df)
+
+    return ImportResult(
+        tables.name,
+        "imported",
+        len(tables.battles),
+        count(tables.votes),
+        count(tables.judgments),
+        count(tables.completions),
+    )
+
+
+# ------------------------------------------------------------------ export
+def export_table(store: Store, dataset: str, table: str, out: str | Path) -> int:
+    """Write one table of a dataset ('battles' or 'judgments') to .parquet or .csv; returns the row count."""
+    out = Path(out)
+    if out.suffix.lower() not in (".parquet", ".csv"):
+        raise ValueError(f"{out}: expected a .parquet or .csv file name")
+    if table not in EXPORT_TABLES:
+        raise ValueError(f"unknown table {table!r}: expected one of {', '.join(EXPORT_TABLES)}")
+    df = store.table_frame(dataset, table)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix.lower() == ".parquet":
+        df.to_parquet(out, index=False)
+    else:
+        df.to_csv(out, index=False)
+    return len(df)
+
+
+# -------------------------------------------------------------------- demo
+@dataclass(frozen=True)
+class DemoBuilt:
+    dataset: str
+    n_models: int
+    n_battles: int
+    n_judgments: int
+
+
+def build_demo(
+    store: Store, seed: int = 0, dataset: str = "demo", small: bool = False, replace: bool = False
+) -> DemoBuilt:
+    """Simulate the seeded demo arena (with stored ground truth) into ``store``."""
+    from core.simulate import DemoConfig, simulate_arena
+
+    if dataset in set(dataset_names(store)) and not replace:
+        raise StoreError(f"dataset {dataset!r} already exists in {store.path}; pass --replace to rebuild it")
+    tables = simulate_arena(seed, DemoConfig.small() if small else None)
+    tables.name = dataset
+    store.write_dataset(tables, replace=replace)
+    return DemoBuilt(
+        dataset, len(tables.models), len(tables.battles), 0 if tables.judgments is None else len(tables.judgments)
+    )

@@ -1,0 +1,117 @@
+"""Table export: CSV, Markdown and LaTeX text from a DataFrame.
+
+Written here rather than with ``DataFrame.to_markdown`` / ``to_latex``: the
+first needs the optional ``tabulate`` package, the second ``jinja2``, and
+both format numbers their own way.  Floats get a fixed number of digits,
+integer-valued columns (ranks, counts) print without decimals, and a missing
+value prints as an empty cell (Markdown, CSV) or ``--`` (LaTeX).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+_LATEX_SPECIAL = (
+    ("\\", r"\textbackslash{}"),
+    ("&", r"\&"),
+    ("%", r"\%"),
+    ("$", r"\$"),
+    ("#", r"\#"),
+    ("_", r"\_"),
+    ("{", r"\{"),
+    ("}", r"\}"),
+    ("~", r"\textasciitilde{}"),
+    ("^", r"\textasciicircum{}"),
+)
+
+
+def _is_missing(v) -> bool:
+    if v is None or v is pd.NA or v is pd.NaT:
+        return True
+    return isinstance(v, (float, np.floating)) and not math.isfinite(float(v))
+
+
+def _integer_columns(df: pd.DataFrame) -> set[str]:
+    """Columns whose every present value is a whole number (ranks, counts): printed without decimals."""
+    out = set()
+    for c in df.columns:
+        s = df[c]
+        if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
+            continue
+        v = pd.to_numeric(s, errors="coerce").to_numpy(float)
+        v = v[np.isfinite(v)]
+        if pd.api.types.is_integer_dtype(s) or (len(v) and np.all(v == np.round(v))):
+            out.add(c)
+    return out
+
+
+def _cells(df: pd.DataFrame, digits: int, missing: str, text) -> list[list[str]]:
+    ints = _integer_columns(df)
+    rows = []
+    for row in df.itertuples(index=False):
+        cells = []
+        for col, v in zip(df.columns, row):
+            if _is_missing(v):
+                cells.append(missing)
+            elif isinstance(v, (bool, np.bool_)):
+                cells.append("yes" if v else "no")
+            elif col in ints and isinstance(v, (int, float, np.integer, np.floating)):
+                cells.append(f"{int(round(float(v)))}")
+            elif isinstance(v, (float, np.floating)):
+                cells.append(f"{float(v):.{digits}f}")
+            else:
+                cells.append(text(str(v)))
+        rows.append(cells)
+    return rows
+
+
+def to_csv(df: pd.DataFrame) -> str:
+    """Plain CSV with full precision (a spreadsheet re-reads exact values)."""
+    return df.to_csv(index=False)
+
+
+def to_markdown(df: pd.DataFrame, digits: int = 1) -> str:
+    """A GitHub-flavoured Markdown table; numeric columns right-aligned."""
+    esc = lambda s: s.replace("|", r"\|").replace("\n", " ")
+    cols = [esc(str(c)) for c in df.columns]
+    align = [
+        "---:" if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) else ":---"
+        for c in df.columns
+    ]
+    lines = ["| " + " | ".join(cols) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(r) + " |" for r in _cells(df, digits, "", esc)]
+    return "\n".join(lines) + "\n"
+
+
+def latex_escape(s: str) -> str:
+    out = []
+    for ch in s:
+        out.append(next((rep for c, rep in _LATEX_SPECIAL if c == ch), ch))
+    return "".join(out)
+
+
+def to_latex(df: pd.DataFrame, digits: int = 1, caption: str = "", label: str = "") -> str:
+    """A booktabs ``table`` environment (needs ``\\usepackage{booktabs}``)."""
+    spec = "".join(
+        "r" if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) else "l"
+        for c in df.columns
+    )
+    out = [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\begin{tabular}{" + spec + "}",
+        r"\toprule",
+        " & ".join(latex_escape(str(c)) for c in df.columns) + r" \\",
+        r"\midrule",
+    ]
+    out += [" & ".join(r) + r" \\" for r in _cells(df, digits, "--", latex_escape)]
+    out += [r"\bottomrule", r"\end{tabular}"]
+    if caption:
+        out.append(r"\caption{" + latex_escape(caption) + "}")
+    if label:
+        out.append(r"\label{" + label + "}")
+    out.append(r"\end{table}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,129 @@
+"""Judges and annotators: consistency as a proxy for judge strength, am-ELO abilities, online-Elo instability."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import IO
+
+import pandas as pd
+
+from core.app import Unavailable
+from core.datahome import shared_file
+from core.stats.amelo import fit_amelo
+from core.stats.consistency import ConsistencyStudy, study
+from core.stats.ratings import ShuffleStudy, online_elo_shuffles
+from core.store import Store
+
+__all__ = [
+    "ConsistencyStudy",
+    "JudgeElo",
+    "ShuffleStudy",
+    "annotator_abilities",
+    "consistency_from_contests",
+    "consistency_study",
+    "contests",
+    "judge_arena_elo",
+    "read_judge_elo",
+    "shuffle_study",
+    "vote_counts",
+]
+
+JudgeElo = tuple[pd.Series, str]  # the judges' own arena Elo, and where it came from
+
+
+def judge_arena_elo(store: Store, dataset: str) -> JudgeElo | Unavailable:
+    """The judges' own arena Elo, where known.
+
+    Looked up in the judges' stored parameters (``arena_elo``), then in the
+    shared ``judge_elo.csv`` of the consistency paper when at least three of
+    this dataset's judges are named there.
+    """
+    judges = store.judges_frame(dataset)
+    if judges.empty:
+        return Unavailable(f"dataset {dataset!r} has no judges")
+    stored = {}
+    for name, params in zip(judges["judge"], judges["params_json"]):
+        try:
+            v = json.loads(params or "{}").get("arena_elo")
+        except (TypeError, ValueError):
+            v = None
+        if isinstance(v, (int, float)) and math.isfinite(v):
+            stored[name] = float(v)
+    if len(stored) >= 3:
+        return pd.Series(stored, dtype=float), "the judges' stored parameters"
+    path = shared_file("judge_elo.csv")
+    if path is not None:
+        e = pd.read_csv(path)
+        if {"judge", "arena_elo"} <= set(e.columns):
+            known = e[e["judge"].isin(set(judges["judge"]))]
+            if len(known) >= 3:
+                return known.set_index("judge")["arena_elo"].astype(float), f"{path.name} (shared datasets)"
+    return Unavailable("the judges' own arena Elo is known for fewer than three of them")
+
+
+def read_judge_elo(file: str | IO[bytes], name: str) -> JudgeElo:
+    """Judge Elo values from a CSV with columns judge, arena_elo (an upload); ValueError naming what is missing."""
+    e = pd.read_csv(file)
+    if not {"judge", "arena_elo"} <= set(e.columns):
+        raise ValueError(f"{name} needs the columns judge and arena_elo (found {', '.join(map(str, e.columns))})")
+    return e.set_index("judge")["arena_elo"].astype(float), f"the uploaded {name}"
+
+
+def consistency_study(store: Store, dataset: str, judge_elo: pd.Series | None) -> ConsistencyStudy | Unavailable:
+    """Consistency per judge (and against ``judge_elo`` when given)."""
+    contests = store.contests_frame(dataset)
+    if contests.empty:
+        return Unavailable(
+            "no judge verdicts in this dataset: consistency counts how often a judge picks the same "
+            "winner for the same matchup"
+        )
+    return study(contests, judge_elo)
+
+
+def vote_counts(store: Store, dataset: str) -> tuple[int, int]:
+    """(human votes, annotators with an id) in the dataset."""
+    d = next(d for d in store.info()["datasets"] if d["name"] == dataset)
+    return int(d["n_human_votes"]), int(d["n_annotators"])
+
+
+def annotator_abilities(store: Store, dataset: str, min_records: int) -> pd.DataFrame | Unavailable:
+    """am-ELO abilities per annotator, with the simulated kind and true ability when the store has them."""
+    votes = store.votes_frame(dataset)
+    if votes.empty or votes["annotator"].isna().all():
+        return Unavailable(
+            "no human votes with annotator ids: am-ELO estimates each annotator's ability from who voted what"
+        )
+    try:
+        res = fit_amelo(votes, min_records=min_records)
+    except ValueError as exc:
+        return Unavailable(f"am-ELO cannot be fitted: {exc}")
+    truth = store.annotators_frame(dataset)[["annotator", "kind", "true_ability"]]
+    return res.annotators.merge(truth, on="annotator", how="left")
+
+
+def shuffle_study(store: Store, dataset: str, n_shuffles: int, seed: int = 0) -> ShuffleStudy | Unavailable:
+    """Online Elo replayed in ``n_shuffles`` random orders of the human votes, beside m-ELO."""
+    votes = store.votes_frame(dataset)
+    if votes.empty:
+        return Unavailable("no human votes to replay")
+    return online_elo_shuffles(votes, n_shuffles=n_shuffles, seed=seed)
+
+
+def consistency_from_contests(
+    contests: pd.DataFrame,
+    judge_elo: pd.Series | None,
+    contestant_elo: pd.Series | None = None,
+    top_matchups: int | None = None,
+) -> ConsistencyStudy:
+    """The consistency study of a contests frame (judge, first, second, question_id, winner)."""
+    if contests.empty:
+        raise ValueError("no contests with a verdict to score")
+    if top_matchups is not None and contestant_elo is None:
+        raise ValueError("--top-matchups needs --contestant-elo (the contested models' Elo)")
+    return study(contests, judge_elo, contestant_elo, top_matchups)
+
+
+def contests(store: Store, dataset: str) -> pd.DataFrame:
+    """The dataset's judge verdicts as contests in presentation order (judge_contests.csv layout)."""
+    return store.contests_frame(dataset)

@@ -1,0 +1,155 @@
+"""Selective judging (SCOPE): which judgments to accept at a target error rate α (METHODS §6).
+
+The page caches :func:`scope_curves` per (dataset, judge, source, α grid);
+the α slider adds one point and :func:`scope_at_alpha` (λ̂ calibrated on every
+human-voted battle, what it accepts, the selective leaderboard).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from core.app import Unavailable
+from core.methods import SCOPE_RULES, SCOPE_SOURCES
+from core.stats import selective
+from core.stats.selective import DEFAULT_ALPHAS, Threshold
+from core.store import Store
+
+__all__ = [
+    "DEFAULT_ALPHAS",
+    "ScopeAtAlpha",
+    "ScopeCurves",
+    "scope_at_alpha",
+    "scope_curves",
+    "scope_report",
+    "scope_sources",
+    "instances_from_store",
+]
+
+
+def scope_sources(frame: pd.DataFrame) -> list[str]:
+    """The sources of P(a ≻ b) this judge's battles support, in registry order (best first)."""
+    return [s.name for s in SCOPE_SOURCES.values() if all(c in frame and frame[c].notna().any() for c in s.columns)]
+
+
+@dataclass(frozen=True)
+class ScopeCurves:
+    source: str
+    n_instances: int
+    table: pd.DataFrame  # CurveResult.table: method, alpha, risk/coverage statistics
+    n_splits: int
+    quality: pd.DataFrame  # BPE vs single-order quality of the confidence
+
+
+def scope_curves(
+    frame: pd.DataFrame,
+    source: str,
+    alphas: Sequence[float],
+    n_splits: int = 300,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> ScopeCurves | Unavailable:
+    """Coverage–risk statistics over random calibration/test splits for each α (cache per α grid)."""
+    inst = selective.instances_from_battles(frame, source)
+    if inst.reason:
+        return Unavailable(f"no SCOPE curves for the source {source!r}: {inst.reason}")
+    if len(inst.frame) < 4:
+        return Unavailable(
+            f"only {len(inst.frame)} battles have a decisive human vote and a judge probability: "
+            "the split protocol needs at least 4"
+        )
+    u = inst.uncertainty()
+    res = selective.evaluate(
+        u,
+        sorted({float(a) for a in alphas}),
+        n_splits=n_splits,
+        seed=seed,
+        methods=tuple(SCOPE_RULES),
+        progress=progress,
+    )
+    f = inst.frame
+    single = selective.single_order(f["p_fwd"].to_numpy(float), f["human_a"].to_numpy(bool))
+    label = "single order" if source == "single" else "BPE (both orders)"
+    quality = pd.DataFrame(
+        [{"probabilities": label, **selective.quality(u).as_dict()}]
+        + (
+            []
+            if source == "single"
+            else [{"probabilities": "forward order only", **selective.quality(single).as_dict()}]
+        )
+    )
+    return ScopeCurves(source, len(f), res.table, res.n_splits, quality)
+
+
+@dataclass(frozen=True)
+class ScopeAtAlpha:
+    alpha: float
+    threshold: Threshold  # fitted on every human-voted instance
+    examples: pd.DataFrame  # judged battles with a decisive human vote: probabilities, uncertainty, accepted
+    leaderboard: pd.DataFrame  # wide: model × leaderboard (Elo)
+    counts: dict  # battles used per leaderboard
+    notes: tuple[str, ...] = ()
+
+
+def scope_at_alpha(frame: pd.DataFrame, source: str, alpha: float, method: str = "scope") -> ScopeAtAlpha | Unavailable:
+    """λ̂ at α calibrated on all human-voted battles, what it accepts, and the selective leaderboard."""
+    sl = selective.fit_selective_leaderboard(frame, source, alpha, method)
+    if isinstance(sl, str):
+        return Unavailable(sl)
+    th = sl.threshold
+    if th is None:
+        return Unavailable(f"no threshold could be calibrated at α = {alpha:g}")
+    inst = selective.instances_from_battles(frame, source)
+    u = inst.uncertainty()
+    ex = inst.frame.assign(p_bar=u.p, uncertainty=u.score, accepted=u.score <= th.lam, judge_right=u.correct)
+    long = sl.frame()
+    wide = (
+        long.pivot_table(index="model", columns="leaderboard", values="elo").round(1) if len(long) else pd.DataFrame()
+    )
+    if len(wide.columns):
+        wide = wide[[c for c in selective.LEADERBOARDS if c in wide.columns]]
+        wide = wide.sort_values(wide.columns[0], ascending=False)
+    notes = tuple(f"{p.name}: {p.reason}" for p in sl.parts if p.reason)
+    return ScopeAtAlpha(alpha, th, ex, wide, sl.counts(), notes)
+
+
+# --------------------------------------------------------------- the CLI
+Instances = tuple[np.ndarray, np.ndarray, np.ndarray]  # p_fwd, p_rev, human prefers a
+
+
+def instances_from_store(store: Store, dataset: str, judge: str, source: str | None) -> Instances:
+    """(forward P, reverse P, human prefers a) of a judge's human-decisive battles; default source logprob/rubric."""
+    bf = store.battle_frame(dataset, judge)
+    has_lp = bf["p_ab"].notna().any() and bf["p_ba"].notna().any()
+    source = source or ("logprob" if has_lp else "rubric")
+    inst = selective.instances_from_battles(bf, source)
+    if inst.reason:
+        raise ValueError(f"judge {judge!r} on {dataset!r}, source {source!r}: {inst.reason}")
+    f = inst.frame
+    return f["p_fwd"].to_numpy(float), f["p_rev"].to_numpy(float), f["human_a"].to_numpy(bool)
+
+
+def scope_report(
+    instances: Instances, alphas: Sequence[float], n_splits: int = 1000, delta: float = 0.1, seed: int = 0
+) -> dict:
+    """Every rule's risk and coverage over random splits at each α, and the quality of the confidence."""
+    p_fwd, p_rev, human_a = instances
+    if len(p_fwd) < 4:
+        raise ValueError(f"only {len(p_fwd)} instances with a decisive human vote: at least 4 are needed to split")
+    u = selective.bpe(p_fwd, p_rev, human_a)
+    single = selective.single_order(p_fwd, human_a)
+    curves = selective.evaluate(u, alphas, n_splits=n_splits, delta=delta, seed=seed)
+    quality_keys = ("accuracy", "ece", "auroc", "auprc")
+    return {
+        "alphas": list(alphas),
+        "n_instances": int(len(u)),
+        "methods": curves.method_lists(selective.METHODS),
+        "uncertainty": {
+            name: {k: getattr(selective.quality(x), k) for k in quality_keys}
+            for name, x in (("bpe", u), ("single_order", single))
+        },
+    }

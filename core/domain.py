@@ -1,0 +1,436 @@
+"""The contract every layer shares: outcomes, label rules, the Elo scale and the battle frame.
+
+Read this module first.  It defines, once:
+
+* the rubric criteria and the outcome codes of votes and verdicts;
+* the label rules of METHODS §1–2: outcome → fitting target ``y``, the judge's
+  hard label, the score gap, the soft target σ(τ·gap) and its clip, label
+  smoothing, the SoftElo preference mapping;
+* the Elo scale (θ on the logit scale → Elo) and the normal quantile ``Z95``;
+* the Wilson interval for a binomial share;
+* the per-battle frame (:data:`BATTLE_FRAME`: name → dtype kind → meaning)
+  that the store produces and the statistics read, with :func:`validate`;
+* :class:`DatasetTables`, the shape of one dataset on its way into the store.
+
+``core.store`` builds its SQL for targets and labels from the constants here,
+so a rule changes in one place.  Nothing in this module touches a store, a
+file or the network.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+# ============================================================ rubric, outcomes
+CRITERIA: tuple[str, ...] = (
+    "adherence",
+    "helpfulness",
+    "factuality",
+    "completeness",
+    "clarity",
+    "fluency",
+)
+SCORE_COLUMNS: tuple[str, ...] = tuple(f"{side}_{c}" for side in ("a", "b") for c in CRITERIA)
+
+ORDERS = ("ab", "ba", "avg")  # presentation order of a judgment; 'avg' = both orders already merged
+HUMAN_WINNERS = ("a", "b", "tie", "both_bad")
+VERDICTS = ("a", "b", "tie")
+
+# Outcome → fitting target y = P(a beats b) (METHODS §1): every tie kind counts
+# half a win for each side.  Human winners and judge verdicts share the rule.
+OUTCOME_Y: dict[str, float] = {"a": 1.0, "b": 0.0, "tie": 0.5, "both_bad": 0.5}
+
+# The winner values of LMArena-style battle files and the outcome code each means.
+ARENA_WINNERS: dict[str, str] = {
+    "model_a": "a",
+    "model_b": "b",
+    "tie": "tie",
+    "tie (bothbad)": "both_bad",
+    "both_bad": "both_bad",
+}
+
+
+def outcome_y(outcomes: pd.Series | np.ndarray | list) -> np.ndarray:
+    """Fitting targets of outcome codes ('a', 'b', 'tie', 'both_bad'); anything else → NaN."""
+    return pd.Series(outcomes, dtype=object).map(OUTCOME_Y).to_numpy(dtype=float)
+
+
+def outcome_of_target(y: np.ndarray) -> np.ndarray:
+    """The outcome code of a hard target: 1 → 'a', 0 → 'b', anything else → 'tie'."""
+    y = np.asarray(y, dtype=float)
+    return np.where(y == 1.0, "a", np.where(y == 0.0, "b", "tie"))
+
+
+# ================================================================= Elo scale
+ELO_BASE = 1500.0
+ELO_PER_LOGIT = 400.0 / math.log(10.0)
+Z95 = 1.959963984540054  # the 97.5% standard normal quantile: 95% two-sided intervals
+
+
+def theta_to_elo(theta: np.ndarray | float, centre: bool = True) -> np.ndarray:
+    """Logit strengths on the Elo scale, ``1500 + (400 / ln 10)·θ``, after centring θ to mean 0.
+
+    ``centre=False`` converts θ as given: for a strength already placed
+    against centred anchors (the held-out protocol).
+    """
+    theta = np.asarray(theta, dtype=float)
+    if centre and theta.size:
+        theta = theta - theta.mean()
+    return np.asarray(ELO_BASE + ELO_PER_LOGIT * theta)
+
+
+def elo_units(logits: np.ndarray | float) -> np.ndarray:
+    """A logit difference or standard error in Elo points (no offset: differences only)."""
+    return ELO_PER_LOGIT * np.asarray(logits, dtype=float)
+
+
+def sigmoid(x: np.ndarray | float) -> np.ndarray:
+    """σ(x) = 1 / (1 + e^{-x}) without overflow warnings; NaN stays NaN."""
+    with np.errstate(over="ignore"):  # e^{-x} overflows to inf for x ≪ 0, and 1/inf = 0 is right
+        return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=float)))
+
+
+def wilson(k: np.ndarray | float, n: np.ndarray | float, z: float = Z95) -> tuple[Any, Any]:
+    """Wilson score interval of a binomial share k/n (95% by default); NaN where n ≤ 0.
+
+    Scalars in, floats out; arrays in, arrays out.
+    """
+    scalar = np.ndim(k) == 0 and np.ndim(n) == 0
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+        denom = 1 + z * z / n
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    lo, hi = centre - half, centre + half
+    bad = ~(n > 0)
+    lo, hi = np.where(bad, np.nan, lo), np.where(bad, np.nan, hi)
+    return (float(lo), float(hi)) if scalar else (lo, hi)
+
+
+# =============================================================== label rules
+SOFT_CLIP = 1e-6  # soft targets are clipped to [SOFT_CLIP, 1 − SOFT_CLIP] before fitting (METHODS §2)
+TIE_Y = OUTCOME_Y["tie"]
+PREFERENCE_TIE_BAND = 0.05  # SoftElo preference p with |p − 0.5| ≤ this is a tie
+LABEL_SMOOTHING_Q: tuple[float, ...] = (0.55, 0.65, 0.75, 0.85, 0.95)
+
+
+def soft_target(gap: np.ndarray | float, tau: float) -> np.ndarray:
+    """The Soft-Elo target σ(τ·gap), clipped to [1e-6, 1 − 1e-6]; a missing gap stays NaN."""
+    y = sigmoid(float(tau) * np.asarray(gap, dtype=float))
+    return np.clip(y, SOFT_CLIP, 1 - SOFT_CLIP)
+
+
+def smoothed_target(hard: np.ndarray, q: float) -> np.ndarray:
+    """Label smoothing: decisive hard labels become q / 1 − q, ties stay 0.5, anything else NaN."""
+    h = np.asarray(hard, dtype=float)
+    return np.where(h == 1.0, q, np.where(h == 0.0, 1 - q, np.where(h == TIE_Y, TIE_Y, np.nan)))
+
+
+def preference_to_target(p: np.ndarray) -> np.ndarray:
+    """SoftElo preference (0 = a wins, 1 = b wins, 0.5 = tie) → P(a wins) (METHODS §2)."""
+    p = np.asarray(p, dtype=float)
+    # the band is inclusive in decimal terms: 0.55 − 0.5 is 0.05000000000000004 in binary floating point
+    tie = np.abs(p - 0.5) <= PREFERENCE_TIE_BAND + 1e-12
+    return np.where(tie, TIE_Y, np.where(p < 0.5, 1.0, 0.0))
+
+
+def rubric_gap(scores_a: np.ndarray, scores_b: np.ndarray) -> np.ndarray:
+    """Score gap Δ: the mean over criteria present for both sides of (a − b); NaN when none is.
+
+    ``scores_a`` and ``scores_b`` are (battles × criteria) arrays with NaN for
+    a missing score.
+    """
+    d = np.asarray(scores_a, dtype=float) - np.asarray(scores_b, dtype=float)
+    present = np.isfinite(d)
+    count = present.sum(axis=-1)
+    total = np.where(present, d, 0.0).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _sign_label(x: np.ndarray) -> np.ndarray:
+    return np.sign(x) * 0.5 + 0.5
+
+
+def hard_label(
+    verdict_avg: np.ndarray,
+    gap_avg: np.ndarray,
+    gap_ab: np.ndarray,
+    gap_ba: np.ndarray,
+    gap_mean: np.ndarray,
+    verdict_mean: np.ndarray,
+) -> np.ndarray:
+    """The judge's hard label of a battle (METHODS §2), first rule that applies:
+
+    1. an imported verdict on an order-averaged judgment (``verdict_avg``, an outcome code);
+    2. the sign of the order-averaged rubric gap ``gap_avg``;
+    3. forward and reversed gaps of opposite signs → tie;
+    4. the sign of the mean of the order gaps ``gap_mean``;
+    5. the sign of the mean verdict target minus 0.5 (verdict-only judges).
+
+    NaN when nothing applies.  ``core.store`` computes the same rule in SQL.
+    """
+    va = outcome_y(verdict_avg)
+    g_avg, g_ab, g_ba = (np.asarray(x, dtype=float) for x in (gap_avg, gap_ab, gap_ba))
+    g_mean, v_mean = np.asarray(gap_mean, dtype=float), np.asarray(verdict_mean, dtype=float)
+    disagree = np.isfinite(g_ab) & np.isfinite(g_ba) & (np.sign(g_ab) * np.sign(g_ba) < 0)
+    return np.select(
+        [np.isfinite(va), np.isfinite(g_avg), disagree, np.isfinite(g_mean), np.isfinite(v_mean)],
+        [va, _sign_label(g_avg), np.full(va.shape, TIE_Y), _sign_label(g_mean), _sign_label(v_mean - 0.5)],
+        default=np.nan,
+    )
+
+
+# ============================================================= battle frame
+Kind = Literal["int", "float", "text", "bool"]
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    kind: Kind
+    meaning: str
+
+
+# One row per battle: what every fit and diagnostic reads.  The store produces
+# it (``Store.battle_frame``); a SoftElo file produces it too
+# (``core.ingest.softelo.battle_frame``).  Judge columns are missing (NaN) when
+# no judge is selected.  Sides are always the battle's a / b: a judgment shown
+# in the order (b, a) is mapped back to battle terms.
+BATTLE_FRAME: tuple[Column, ...] = (
+    Column("battle_id", "int", "store id of the battle"),
+    Column("battle_key", "int", "the battle's key within its dataset"),
+    Column("external_id", "text", "the battle's id in its source file"),
+    Column("model_a", "text", "model on side a"),
+    Column("model_b", "text", "model on side b"),
+    Column("prompt_id", "int", "store id of the prompt"),
+    Column("language", "text", "prompt language"),
+    Column("turn", "int", "conversation turn the battle compares"),
+    Column("tstamp", "float", "time of the battle (Unix seconds)"),
+    Column("human_y", "float", "mean human target over the battle's votes (OUTCOME_Y)"),
+    Column("n_votes", "int", "human votes on the battle"),
+    Column("completion_a", "int", "store id of a's completion"),
+    Column("completion_b", "int", "store id of b's completion"),
+    Column("gap_ab", "float", "rubric gap a − b when a was shown first"),
+    Column("gap_ba", "float", "rubric gap a − b when b was shown first"),
+    Column("gap_avg", "float", "rubric gap of an order-averaged judgment"),
+    Column("p_ab", "float", "P(a ≻ b) from A/B logprobs, a shown first"),
+    Column("p_ba", "float", "P(a ≻ b) from A/B logprobs, b shown first"),
+    Column("verdict_ab", "text", "judge verdict (battle terms), a shown first"),
+    Column("verdict_ba", "text", "judge verdict (battle terms), b shown first"),
+    Column("verdict_avg", "text", "judge verdict of an order-averaged judgment"),
+    Column("verdict_mean", "float", "mean verdict target over the judge's judgments"),
+    Column("conf_ab", "float", "the judge's stated confidence, a shown first"),
+    Column("conf_ba", "float", "the judge's stated confidence, b shown first"),
+    Column("n_judgments", "int", "the judge's parsed judgments of the battle"),
+    Column("judge_hard", "float", "the judge's hard label (hard_label)"),
+    Column("gap", "float", "the battle's score gap Δ (orders averaged)"),
+    Column("len_a", "int", "characters in a's answer"),
+    Column("len_b", "int", "characters in b's answer"),
+    Column("headers_a", "int", "markdown headers in a's answer"),
+    Column("headers_b", "int", "markdown headers in b's answer"),
+    Column("bold_a", "int", "bold spans in a's answer"),
+    Column("bold_b", "int", "bold spans in b's answer"),
+    Column("lists_a", "int", "list items in a's answer"),
+    Column("lists_b", "int", "list items in b's answer"),
+    Column("correct_a", "bool", "a's answer is correct (verifiable prompts)"),
+    Column("correct_b", "bool", "b's answer is correct (verifiable prompts)"),
+    Column("echo_a", "bool", "a's answer echoes"),
+    Column("echo_b", "bool", "b's answer echoes"),
+    Column("family_a", "text", "family / organisation of model a"),
+    Column("family_b", "text", "family / organisation of model b"),
+)
+BATTLE_COLUMNS: tuple[str, ...] = tuple(c.name for c in BATTLE_FRAME)
+SOFT_Y = Column("soft_y", "float", "soft target σ(τ·gap), present when a τ was given")
+
+_EMPTY_DTYPE: dict[Kind, str] = {"int": "Int64", "text": "object", "bool": "boolean"}
+
+
+def _missing(n: int, kind: Kind) -> pd.Series:
+    if kind == "float":
+        return pd.Series(np.full(n, np.nan))
+    return pd.Series([pd.NA] * n, dtype=_EMPTY_DTYPE[kind])
+
+
+def _kind_ok(s: pd.Series, kind: Kind) -> bool:
+    if s.isna().all():
+        return True
+    api = pd.api.types
+    if kind == "int":
+        return bool(api.is_integer_dtype(s))
+    if kind == "float":
+        return bool(api.is_numeric_dtype(s) and not api.is_bool_dtype(s))
+    if kind == "bool":
+        return bool(api.is_bool_dtype(s))
+    return bool(api.is_string_dtype(s) or api.is_object_dtype(s))
+
+
+def validate(frame: pd.DataFrame, source: str = "battle frame") -> pd.DataFrame:
+    """Check that ``frame`` has every battle-frame column with a value of its kind; return it.
+
+    Raises ``ValueError`` naming the first missing or mistyped column.
+    """
+    missing = [c for c in BATTLE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{source} lacks the column(s) {missing}")
+    for col in (*BATTLE_FRAME, SOFT_Y):
+        if col.name in frame.columns and not _kind_ok(frame[col.name], col.kind):
+            raise ValueError(
+                f"{source}: column {col.name!r} should hold {col.kind} values, has dtype {frame[col.name].dtype}"
+            )
+    return frame
+
+
+def battle_frame(columns: dict[str, object]) -> pd.DataFrame:
+    """A battle frame from the columns a source has; every other column is missing (NA of its kind).
+
+    Raises ``ValueError`` for a name that is not a battle-frame column.
+    """
+    unknown = sorted(set(columns) - set(BATTLE_COLUMNS) - {SOFT_Y.name})
+    if unknown:
+        raise ValueError(f"not battle-frame columns: {unknown}")
+    given = pd.DataFrame(columns)
+    out = pd.DataFrame(
+        {c.name: given[c.name] if c.name in given else _missing(len(given), c.kind) for c in BATTLE_FRAME}
+    )
+    if SOFT_Y.name in given:
+        out[SOFT_Y.name] = given[SOFT_Y.name]
+    return validate(out)
+
+
+# ================================================================= ratings
+RATING_COLUMNS: tuple[str, ...] = ("model", "elo", "lower", "upper", "se", "rank", "n_battles")
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """A leaderboard under one rating method: the same ``frame`` columns for every method.
+
+    ``frame``: :data:`RATING_COLUMNS` first (``lower``/``upper`` the 95%
+    interval, NaN without one), then method-specific columns; best first.
+    ``issues``: reasons to read the fit with care (disconnected graph, a
+    perfect record, ...), never silently fixed.
+    """
+
+    method: str
+    frame: pd.DataFrame
+    n_battles: int
+    converged: bool = True
+    iterations: int = 0
+    tau: float | None = None
+    ci: str | None = None
+    issues: tuple[str, ...] = ()
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "method": self.method,
+            "n_battles": self.n_battles,
+            "converged": self.converged,
+            "iterations": self.iterations,
+            "tau": self.tau,
+            "ci": self.ci,
+            "issues": list(self.issues),
+            "models": self.frame[list(RATING_COLUMNS)].to_dict("records"),
+        }
+
+
+def ranked(frame: pd.DataFrame) -> pd.DataFrame:
+    """A rating table sorted best first, with integer ranks and every :data:`RATING_COLUMNS` column."""
+    out = frame.sort_values("elo", ascending=False, kind="stable").reset_index(drop=True)
+    out["rank"] = out["elo"].rank(ascending=False, method="min").astype(int)
+    for c in RATING_COLUMNS:
+        if c not in out:
+            out[c] = np.nan
+    out["n_battles"] = out["n_battles"].round().astype(int)
+    return out[[*RATING_COLUMNS, *(c for c in out.columns if c not in RATING_COLUMNS)]]
+
+
+# ============================================================ dataset tables
+# Required and optional columns of each table a dataset writes.  Keys are local
+# to the dataset (``prompt_key``, ``battle_key``): the store assigns global ids.
+# Human winners are HUMAN_WINNERS, verdicts VERDICTS, always in battle terms;
+# missing values are NaN / None / NA, never a sentinel number.
+TABLE_SPEC: dict[str, dict[str, tuple[str, ...]]] = {
+    "models": {
+        "required": ("model",),
+        "optional": ("family", "true_elo", "notes"),
+    },
+    "prompts": {
+        "required": ("prompt_key",),
+        "optional": ("external_id", "text", "language", "category", "reference", "verifiable"),
+    },
+    "completions": {
+        "required": ("prompt_key", "model"),
+        "optional": ("text", "length", "n_headers", "n_bold", "n_list_items", "correct", "echo", "direct_label"),
+    },
+    "battles": {
+        "required": ("battle_key", "model_a", "model_b"),
+        "optional": ("prompt_key", "external_id", "language", "turn", "tstamp"),
+    },
+    "votes": {
+        "required": ("battle_key", "winner"),
+        "optional": ("annotator",),
+    },
+    "annotators": {
+        "required": ("annotator",),
+        "optional": ("kind", "true_ability"),
+    },
+    "judges": {
+        "required": ("judge",),
+        "optional": ("family", "model", "base_url", "template", "prompt_version", "profile", "params_json"),
+    },
+    "judgments": {
+        "required": ("battle_key", "judge", "order"),
+        "optional": (
+            "prompt_version",
+            "verdict",
+            *SCORE_COLUMNS,
+            "p_a",
+            "confidence",
+            "raw_output",
+            "parse_error",
+            "latency_ms",
+            "prompt_tokens",
+            "completion_tokens",
+            "variant",
+        ),
+    },
+}
+
+
+@dataclass
+class DatasetTables:
+    """One dataset's rows, ready for :meth:`core.store.Store.write_dataset`.
+
+    Importers and the demo simulator produce it.  ``meta`` holds free-form
+    facts about the dataset (source, seed, ground-truth parameters), stored as
+    JSON.
+    """
+
+    name: str
+    source: str
+    models: pd.DataFrame
+    battles: pd.DataFrame
+    prompts: pd.DataFrame | None = None
+    completions: pd.DataFrame | None = None
+    votes: pd.DataFrame | None = None
+    annotators: pd.DataFrame | None = None
+    judges: pd.DataFrame | None = None
+    judgments: pd.DataFrame | None = None
+    meta: dict = field(default_factory=dict)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables present, by name (absent optional tables are left out)."""
+        out = {}
+        for name in TABLE_SPEC:
+            df = getattr(self, name)
+            if df is not None:
+                out[name] = df
+        return out

@@ -1,0 +1,1164 @@
+"""Bradley–Terry by Newton's method on pair-aggregated sufficient statistics.
+
+Model (METHODS.md §1): ``P(a ≻ b) = σ(θ_a − θ_b + wᵀx)``; maximise
+``Σ_rows [s·ln σ(η) + (n − s)·ln σ(−η)] − (λ/2)‖θ‖²`` where each row is a
+*cell* of battles: an ordered pair (or a pair and feature vector, or a pair
+and outcome) with ``n = Σ w`` and ``s = Σ w·y``.  The log-likelihood depends
+on the battles only through these sums, for hard labels, ties and soft
+targets alike, so a fit costs O(#cells) per iteration whatever the number of
+battles.  Features are not penalised.
+
+The Hessian of the θ block is a weighted graph Laplacian: singular along the
+all-ones vector of each connected component (only differences are
+identified).  The gauge is fixed by centring each component: the projector
+onto those directions is added to the Hessian, which leaves the Newton step
+unchanged on the centred subspace and makes the system positive definite, so
+every solve is a Cholesky solve.  (Cholesky also keeps small solves fast on a
+busy machine, where multithreaded LU factorisations stall.)
+
+Uncertainty
+-----------
+* Sandwich ``H⁺ G H⁺`` with ``G`` the sum of per-battle gradient outer
+  products, exact from the cell sums (``n, s`` and ``ss = Σ w·y²`` or a
+  homogeneous cell); without ``ss`` a cell whose battles may differ is used as
+  a cluster (its summed gradient), which is still consistent but noisier.
+* Battle bootstrap: resampling the N battles with replacement is a
+  multinomial draw of cell counts over cells of identical battles; the
+  per-battle Poisson(1) bootstrap draws Poisson cell counts.  All replicates
+  share the pair structure, so they are solved together by a Newton iteration
+  preconditioned with the point estimate's information matrix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import linalg as sla
+from scipy import sparse
+from scipy.sparse.csgraph import connected_components
+
+from core.domain import Z95, Ratings, elo_units, ranked, sigmoid, theta_to_elo
+
+DEFAULT_MIN_BATTLES = 10
+FALLBACK_LAM = 0.01
+
+
+# --------------------------------------------------------------------- data
+@dataclass(frozen=True)
+class Comparisons:
+    """Cells of battles: side indices, weight sum ``n``, target sum ``s``.
+
+    Optional per-cell sums: ``ss = Σ w·y²`` makes the sandwich exact for cells
+    that mix outcomes; ``count`` is the number of battles (defaults to ``n``,
+    i.e. unit weights) and is what a battle bootstrap resamples.
+    """
+
+    models: tuple
+    i: np.ndarray
+    j: np.ndarray
+    n: np.ndarray
+    s: np.ndarray
+    x: np.ndarray | None = None
+    feature_names: tuple[str, ...] = ()
+    ss: np.ndarray | None = None
+    count: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        # Accept any array-likes; store contiguous numpy arrays of the right dtype.
+        for name, dtype in (
+            ("i", np.int64),
+            ("j", np.int64),
+            ("n", float),
+            ("s", float),
+            ("ss", float),
+            ("count", float),
+            ("x", float),
+        ):
+            v = getattr(self, name)
+            if v is not None:
+                object.__setattr__(self, name, np.ascontiguousarray(v, dtype=dtype))
+        object.__setattr__(self, "models", tuple(self.models))
+        object.__setattr__(self, "feature_names", tuple(self.feature_names))
+        rows = len(self.n)
+        if not (len(self.i) == len(self.j) == len(self.s) == rows):
+            raise ValueError("Comparisons: i, j, n and s must have one entry per cell")
+        for name in ("ss", "count"):
+            v = getattr(self, name)
+            if v is not None and len(v) != rows:
+                raise ValueError(f"Comparisons: {name} must have one entry per cell")
+        if self.x is not None and (self.x.ndim != 2 or self.x.shape[0] != rows):
+            raise ValueError("Comparisons: x must be a (cells, features) matrix")
+        if self.x is not None and len(self.feature_names) != self.x.shape[1]:
+            raise ValueError("Comparisons: one feature name per column of x")
+        if rows:
+            m = len(self.models)
+            if min(self.i.min(), self.j.min()) < 0 or max(self.i.max(), self.j.max()) >= m:
+                raise ValueError("Comparisons: model index out of range")
+            if (
+                np.any(self.n < 0)
+                or np.any(self.s < -1e-9 * np.maximum(self.n, 1))
+                or np.any(self.s > self.n * (1 + 1e-9) + 1e-12)
+            ):
+                raise ValueError("Comparisons: need 0 <= s <= n in every cell (s is a sum of targets in [0, 1])")
+
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    @property
+    def n_features(self) -> int:
+        return 0 if self.x is None else self.x.shape[1]
+
+    @property
+    def battle_counts(self) -> np.ndarray:
+        return self.n if self.count is None else self.count
+
+    def cell_mean(self) -> np.ndarray:
+        """Mean target of each cell (0.5 for empty cells)."""
+        return np.where(self.n > 0, self.s / np.where(self.n > 0, self.n, 1.0), 0.5)
+
+    def homogeneous_cells(self, tol: float = 1e-9) -> np.ndarray:
+        """Per cell: are all its battles known to carry the same target?
+
+        With ``ss`` this is "zero within-cell variance"; without it only cells
+        whose mean is 0 or 1 are known to be homogeneous.
+        """
+        ybar = self.cell_mean()
+        if self.ss is None:
+            return (self.n == 0) | (ybar <= tol) | (ybar >= 1 - tol)
+        var = np.where(self.n > 0, self.ss / np.where(self.n > 0, self.n, 1.0) - ybar**2, 0.0)
+        return var <= tol
+
+    def is_homogeneous(self, tol: float = 1e-9) -> bool:
+        """Every cell holds battles with one target value (what the bootstrap resamples)."""
+        return bool(np.all(self.homogeneous_cells(tol)))
+
+    def battles_per_model(self) -> np.ndarray:
+        """Weight sum of the battles each model took part in."""
+        m = self.n_models
+        return np.bincount(self.i, weights=self.n, minlength=m) + np.bincount(self.j, weights=self.n, minlength=m)
+
+
+def _codes(values: np.ndarray, models: tuple) -> np.ndarray:
+    codes = pd.Categorical(values, categories=list(models)).codes.astype(np.int64)
+    if np.any(codes < 0):
+        missing = pd.unique(np.asarray(values, dtype=object)[codes < 0])[:3]
+        raise ValueError(f"model(s) {list(missing)} are not in the model list")
+    return codes
+
+
+ArrayLike = Sequence[Any] | np.ndarray
+
+
+def _validate(
+    models: Sequence[Any] | None,
+    a: ArrayLike,
+    b: ArrayLike,
+    y: ArrayLike,
+    weight: ArrayLike | None,
+    x: np.ndarray | None,
+    feature_names: Sequence[str],
+) -> tuple[tuple, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, tuple[str, ...]]:
+    a = np.asarray(a, dtype=object)
+    b = np.asarray(b, dtype=object)
+    y = np.asarray(y, dtype=float)
+    if not (len(a) == len(b) == len(y)):
+        raise ValueError("model_a, model_b and y must have the same length")
+    if np.any(~np.isfinite(y)) or np.any((y < 0) | (y > 1)):
+        raise ValueError("targets y must be finite and in [0, 1] (drop battles without a target first)")
+    w = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=float)
+    if len(w) != len(y) or np.any(~np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("weights must be finite, non-negative and one per battle")
+    if x is not None:
+        x = np.asarray(x, dtype=float)
+        if x.ndim == 1:
+            x = x[:, None]
+        if x.shape[0] != len(y) or not np.all(np.isfinite(x)):
+            raise ValueError("feature matrix x must be finite with one row per battle")
+        names = tuple(feature_names) or tuple(f"x{k}" for k in range(x.shape[1]))
+        if len(names) != x.shape[1]:
+            raise ValueError(f"{x.shape[1]} feature columns but {len(names)} feature names")
+    else:
+        names = ()
+    if np.any(a == b):
+        raise ValueError("a model cannot battle itself")
+    if models is None:
+        models = sorted(set(a.tolist()) | set(b.tolist()))
+    return tuple(models), a, b, y, w, x, names
+
+
+def _combine(key: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Dense codes of the pair (key, codes); stays below len(key) so it never overflows."""
+    both = key * (int(codes.max()) + 1 if len(codes) else 1) + codes
+    return pd.factorize(both)[0].astype(np.int64)
+
+
+def comparisons_from_battles(
+    model_a: ArrayLike,
+    model_b: ArrayLike,
+    y: ArrayLike,
+    weight: ArrayLike | None = None,
+    x: np.ndarray | None = None,
+    feature_names: Sequence[str] = (),
+    models: Sequence | None = None,
+    aggregate: bool | str = True,
+) -> Comparisons:
+    """Battles → cells.
+
+    ``y`` is P(a beats b) in [0, 1] (1, 0, 0.5 or any soft target; clipping
+    soft targets is the caller's business, METHODS §2).
+
+    ``aggregate=True``: one cell per (unordered pair, target value[, weight
+    value when weights differ][, feature row]), oriented so that ``i < j``
+    (the likelihood is unchanged by swapping a and b with y → 1 − y): exact
+    for fitting, the sandwich and the battle bootstrap; hard labels give at
+    most three cells per pair.  ``aggregate='pair'``: one cell per unordered
+    pair (and feature row): the smallest table; ``ss`` keeps the sandwich
+    exact.  ``aggregate=False``: one cell per battle.
+    """
+    names, a, b, yy, w, x, feature_names = _validate(models, model_a, model_b, y, weight, x, feature_names)
+    ia, ib = _codes(a, names), _codes(b, names)
+    ones = np.ones(len(yy))
+    if aggregate is False or len(yy) == 0:
+        return Comparisons(names, ia, ib, w.copy(), w * yy, x, feature_names, w * yy * yy, ones)
+    if aggregate not in (True, "pair"):
+        raise ValueError(f"aggregate must be True, 'pair' or False, got {aggregate!r}")
+    flip = ia > ib
+    ia, ib = np.where(flip, ib, ia), np.where(flip, ia, ib)
+    yy = np.where(flip, 1.0 - yy, yy)
+    if x is not None:
+        x = np.where(flip[:, None], -x, x)
+    key = pd.factorize(ia * len(names) + ib)[0].astype(np.int64)
+    if aggregate is True:
+        key = _combine(key, pd.factorize(yy)[0])
+        if np.ptp(w) > 0:
+            key = _combine(key, pd.factorize(w)[0])
+    if x is not None and x.shape[1]:
+        key = _combine(key, pd.factorize(pd.MultiIndex.from_arrays(list(x.T)))[0])
+    uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    k = len(uniq)
+    n = np.bincount(inv, weights=w, minlength=k)
+    s = np.bincount(inv, weights=w * yy, minlength=k)
+    ss = np.bincount(inv, weights=w * yy * yy, minlength=k)
+    count = np.bincount(inv, minlength=k).astype(float)
+    xc = None if x is None else x[first]
+    return Comparisons(names, ia[first], ib[first], n, s, xc, feature_names, ss, count)
+
+
+def comparisons_from_pair_table(df: pd.DataFrame, models: Sequence | None = None) -> Comparisons:
+    """A pair table (columns model_a, model_b, n, s[, ss][, count]) → cells.
+
+    This is what SQL aggregation returns (``Store.pair_stats``): ``n`` battle
+    count (or weight sum) and ``s`` target sum per ordered pair.  ``ss`` (Σ y²)
+    keeps the sandwich exact and lets a bootstrap split hard-label pairs into
+    their win/tie/loss cells.
+    """
+    missing = [col for col in ("model_a", "model_b", "n", "s") if col not in df.columns]
+    if missing:
+        raise ValueError(f"pair table lacks column(s) {missing} (has {list(df.columns)})")
+    a = df["model_a"].to_numpy(dtype=object)
+    b = df["model_b"].to_numpy(dtype=object)
+    if models is None:
+        models = sorted(set(a.tolist()) | set(b.tolist()))
+    models = tuple(models)
+    opt = {col: df[col].to_numpy(float) for col in ("ss", "count") if col in df.columns}
+    return Comparisons(
+        models,
+        _codes(a, models),
+        _codes(b, models),
+        df["n"].to_numpy(float),
+        df["s"].to_numpy(float),
+        ss=opt.get("ss"),
+        count=opt.get("count"),
+    )
+
+
+# ---------------------------------------------------------------- results
+@dataclass(frozen=True)
+class FitIssue:
+    """A reason to read a fit with care: which models, and why."""
+
+    kind: str  # 'disconnected' | 'no_mle' | 'few_battles' | 'not_converged' | 'regularised'
+    models: tuple
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "models": list(self.models), "message": self.message}
+
+
+@dataclass(frozen=True)
+class BTFit:
+    """A Bradley–Terry fit: centred θ (per component), Elo, feature coefficients, diagnostics.
+
+    ``lam`` is the penalty actually used: when the unpenalised MLE does not
+    exist it is the fallback ridge and ``well_defined`` is False.
+    """
+
+    models: tuple
+    theta: np.ndarray
+    coef: np.ndarray
+    feature_names: tuple[str, ...]
+    converged: bool
+    iterations: int
+    grad_norm: float
+    lam: float
+    n_battles: np.ndarray
+    issues: tuple[FitIssue, ...]
+    well_defined: bool
+    loglik: float
+    components: np.ndarray  # component label per model (0 = largest)
+
+    @property
+    def elo(self) -> np.ndarray:
+        return theta_to_elo(self.theta, centre=False)  # θ is centred by the fit
+
+    @property
+    def beta(self) -> np.ndarray:
+        """All parameters: θ then feature coefficients."""
+        return np.concatenate([self.theta, self.coef])
+
+    def frame(self) -> pd.DataFrame:
+        """model, elo, rank, n_battles, theta; best first."""
+        df = pd.DataFrame(
+            {"model": list(self.models), "elo": self.elo, "n_battles": self.n_battles, "theta": self.theta}
+        )
+        df["rank"] = df["elo"].rank(ascending=False, method="min").astype(int)
+        return df.sort_values("elo", ascending=False, kind="stable").reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- solver
+def _log_sigmoid(z):
+    return -np.logaddexp(0.0, -z)
+
+
+def _eta(c: Comparisons, beta: np.ndarray) -> np.ndarray:
+    m = c.n_models
+    eta = beta[c.i] - beta[c.j]
+    if c.x is not None:
+        eta = eta + c.x @ beta[m:]
+    return eta
+
+
+def loglik(c: Comparisons, beta: np.ndarray, lam: float = 0.0) -> float:
+    """Penalised log-likelihood (the objective that is maximised); ``beta`` = (θ, w)."""
+    eta = _eta(c, beta)
+    ll = float(np.sum(c.s * _log_sigmoid(eta) + (c.n - c.s) * _log_sigmoid(-eta)))
+    return ll - 0.5 * lam * float(beta[: c.n_models] @ beta[: c.n_models])
+
+
+def _scatter(i, j, v, m) -> np.ndarray:
+    """Σ over cells of v·(e_i − e_j): the θ part of a gradient-like sum."""
+    return np.bincount(i, weights=v, minlength=m) - np.bincount(j, weights=v, minlength=m)
+
+
+def gradient(c: Comparisons, beta: np.ndarray, lam: float = 0.0) -> np.ndarray:
+    """Gradient of :func:`loglik`."""
+    m = c.n_models
+    r = c.s - c.n * sigmoid(_eta(c, beta))
+    g = np.zeros(m + c.n_features)
+    g[:m] = _scatter(c.i, c.j, r, m) - lam * beta[:m]
+    if c.x is not None:
+        g[m:] = c.x.T @ r
+    return g
+
+
+def _laplacian(i, j, d, m) -> np.ndarray:
+    flat = np.bincount(i * m + j, weights=d, minlength=m * m) + np.bincount(j * m + i, weights=d, minlength=m * m)
+    lap = -flat.reshape(m, m)
+    lap[np.diag_indices(m)] = np.bincount(i, weights=d, minlength=m) + np.bincount(j, weights=d, minlength=m)
+    return lap
+
+
+def _outer_blocks(c: Comparisons, d: np.ndarray) -> np.ndarray:
+    """Σ_cells d · a aᵀ with a = (e_i − e_j, x): the shape of both the Hessian and the meat."""
+    m, k = c.n_models, c.n_features
+    out = np.zeros((m + k, m + k))
+    out[:m, :m] = _laplacian(c.i, c.j, d, m)
+    if c.x is not None and k:
+        dx = d[:, None] * c.x
+        cross = np.stack([_scatter(c.i, c.j, dx[:, f], m) for f in range(k)], axis=1)
+        out[:m, m:] = cross
+        out[m:, :m] = cross.T
+        out[m:, m:] = c.x.T @ dx
+    return out
+
+
+def information(c: Comparisons, beta: np.ndarray, lam: float = 0.0) -> np.ndarray:
+    """Negative Hessian of the penalised log-likelihood (positive semi-definite)."""
+    eta = _eta(c, beta)
+    d = c.n * sigmoid(eta) * sigmoid(-eta)  # p(1−p) without cancellation at large |η|
+    info = _outer_blocks(c, d)
+    m = c.n_models
+    info[:m, :m] += lam * np.eye(m)
+    return info
+
+
+def _gauge(components: np.ndarray, m: int, k: int) -> np.ndarray:
+    """Projector onto the per-component all-ones directions (θ block only)."""
+    g = np.zeros((m + k, m + k))
+    for comp in np.unique(components):
+        idx = np.flatnonzero(components == comp)
+        g[np.ix_(idx, idx)] = 1.0 / len(idx)
+    return g
+
+
+def _centre(theta: np.ndarray, comps: np.ndarray) -> np.ndarray:
+    """Centre θ within each component; works on (m,) or (B, m)."""
+    out = np.array(theta, dtype=float, copy=True)
+    for comp in np.unique(comps):
+        idx = comps == comp
+        out[..., idx] -= out[..., idx].mean(axis=-1, keepdims=True)
+    return out
+
+
+def _solve_spd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    try:
+        return sla.cho_solve(sla.cho_factor(a, check_finite=False), b, check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):  # singular feature block (collinear features)
+        return np.linalg.lstsq(a, b, rcond=None)[0]
+
+
+def _components(c: Comparisons) -> np.ndarray:
+    """Connected components of the comparison graph, labelled by size (0 = largest)."""
+    m = c.n_models
+    keep = c.n > 0
+    adj = sparse.coo_matrix((np.ones(int(keep.sum())), (c.i[keep], c.j[keep])), shape=(m, m))
+    labels = connected_components(adj, directed=False)[1]
+    order = np.argsort(-np.bincount(labels), kind="stable")
+    return np.argsort(order)[labels]
+
+
+def _names(models, limit: int = 8) -> str:
+    shown = ", ".join(map(str, list(models)[:limit]))
+    return shown + (f", … ({len(models)} in all)" if len(models) > limit else "")
+
+
+def diagnose(c: Comparisons, min_battles: int = DEFAULT_MIN_BATTLES) -> tuple[list[FitIssue], np.ndarray, bool]:
+    """Ill-posedness checks: graph components, existence of the MLE, thin models.
+
+    Returns (issues, component label per model, well_defined).  Without
+    features the MLE exists iff, within each component, the directed "took
+    win mass from" graph is strongly connected (Ford's condition); a model or
+    group that never lost (or never won) against the rest of its component
+    drives it to ±∞.  With features the same condition is reported; it is
+    necessary, not sufficient (a feature can also separate the outcomes).
+    """
+    m = c.n_models
+    models = np.array(c.models, dtype=object)
+    issues: list[FitIssue] = []
+    comps = _components(c) if m else np.zeros(0, int)
+    n_comp = int(comps.max()) + 1 if m else 0
+    counts = c.battles_per_model()
+    if n_comp > 1:
+        groups = [tuple(models[comps == k]) for k in range(n_comp)]
+        desc = "; ".join("{" + _names(g, 6) + "}" for g in groups[:5]) + ("; …" if n_comp > 5 else "")
+        issues.append(
+            FitIssue(
+                "disconnected",
+                tuple(models[comps != 0]),
+                f"the comparison graph has {n_comp} disconnected components ({desc}): Elo is only comparable "
+                "within a component (each is centred on its own)",
+            )
+        )
+    win = c.s > 1e-12 * np.maximum(c.n, 1)
+    loss = (c.n - c.s) > 1e-12 * np.maximum(c.n, 1)
+    src = np.concatenate([c.i[win], c.j[loss]])
+    dst = np.concatenate([c.j[win], c.i[loss]])
+    directed = sparse.coo_matrix((np.ones(len(src)), (src, dst)), shape=(m, m))
+    n_strong, strong = connected_components(directed, directed=True, connection="strong") if m else (0, None)
+    well_defined = n_strong <= n_comp
+    if not well_defined:
+        assert strong is not None  # m > 0: there are components to condense
+        # Condensation: a strong component with no edge in never lost to the
+        # rest; with no edge out it never won.  (Models without battles are
+        # their own component and not an MLE problem.)
+        s_src, s_dst = strong[src], strong[dst]
+        cross = s_src != s_dst
+        has_out = np.bincount(s_src[cross], minlength=n_strong) > 0
+        has_in = np.bincount(s_dst[cross], minlength=n_strong) > 0
+        winners = [mdl for k in range(n_strong) if has_out[k] and not has_in[k] for mdl in models[strong == k]]
+        losers = [mdl for k in range(n_strong) if has_in[k] and not has_out[k] for mdl in models[strong == k]]
+        parts = []
+        if winners:
+            parts.append(f"never lost to the rest of their component: {_names(winners)}")
+        if losers:
+            parts.append(f"never won against the rest of their component: {_names(losers)}")
+        issues.append(
+            FitIssue(
+                "no_mle",
+                tuple(winners + losers),
+                "the maximum-likelihood Elo does not exist (it is ±∞) because some models "
+                + "; ".join(parts or ["are separated by perfect records"]),
+            )
+        )
+    thin = np.flatnonzero(counts < min_battles)
+    if len(thin):
+        issues.append(
+            FitIssue(
+                "few_battles",
+                tuple(models[thin]),
+                f"{len(thin)} model(s) have fewer than {min_battles} battles ({_names(models[thin])}): "
+                "their Elo is very uncertain",
+            )
+        )
+    return issues, comps, well_defined
+
+
+def fit_bt(
+    c: Comparisons,
+    lam: float = 0.0,
+    tol: float = 1e-10,
+    max_iter: int = 100,
+    theta0: np.ndarray | None = None,
+    fallback_lam: float = FALLBACK_LAM,
+    min_battles: int = DEFAULT_MIN_BATTLES,
+) -> BTFit:
+    """Maximum-likelihood (or L2-penalised) Bradley–Terry fit by damped Newton.
+
+    Converged when the largest gradient entry per unit of battle weight is
+    below ``tol`` (or the step vanishes).  When ``lam == 0`` and the MLE does
+    not exist (perfect records), the fit is made with ``fallback_lam``
+    instead and says so (``well_defined=False``, ``lam`` = the penalty used,
+    an issue naming the models): finite numbers, never a silent ±∞.  A
+    disconnected graph is fitted per component, each centred on its own.
+    """
+    if lam < 0:
+        raise ValueError("lam must be >= 0")
+    m, k = c.n_models, c.n_features
+    issues, comps, well_defined = diagnose(c, min_battles=min_battles)
+    eff_lam = lam
+    if lam == 0 and not well_defined:
+        eff_lam = fallback_lam
+        issues.append(
+            FitIssue(
+                "regularised",
+                (),
+                f"shown: a ridge-regularised fit (λ = {fallback_lam}) so that every model gets a "
+                "finite Elo; read the positions of the models above as bounds, not estimates",
+            )
+        )
+    # Adding the gauge projector leaves Newton steps on the centred subspace
+    # unchanged (1 is an eigenvector of the information with eigenvalue λ and
+    # the gradient has no component along it) and makes the matrix definite.
+    gauge = _gauge(comps, m, k)
+    beta = np.zeros(m + k)
+    if theta0 is not None:
+        beta[:m] = _centre(np.asarray(theta0, dtype=float), comps)
+    total = max(float(c.n.sum()), 1.0)
+    obj = loglik(c, beta, eff_lam)
+    converged = False
+    it = 0
+    gnorm = float("inf")
+    while True:
+        g = gradient(c, beta, eff_lam)
+        gnorm = float(np.max(np.abs(g))) / total if len(g) else 0.0
+        if gnorm < tol:
+            converged = True
+            break
+        if it >= max_iter:
+            break
+        step = _solve_spd(information(c, beta, eff_lam) + gauge, g)
+        # Backtracking keeps the ascent monotone far from the optimum (large
+        # steps on nearly separated data); near it the full step is taken.
+        t = 1.0
+        for _ in range(40):
+            new = beta + t * step
+            new_obj = loglik(c, new, eff_lam)
+            if new_obj >= obj - 1e-12 * abs(obj):
+                break
+            t *= 0.5
+        beta, obj = new, new_obj
+        it += 1
+        if np.max(np.abs(t * step)) < 1e-13:
+            converged = True
+            break
+    beta[:m] = _centre(beta[:m], comps)  # round-off only: steps keep each component's sum
+    if not converged:
+        issues.append(
+            FitIssue(
+                "not_converged",
+                (),
+                f"Newton did not converge in {max_iter} iterations (gradient {gnorm:.2e} per battle)",
+            )
+        )
+    return BTFit(
+        models=c.models,
+        theta=beta[:m],
+        coef=beta[m:],
+        feature_names=c.feature_names,
+        converged=converged,
+        iterations=it,
+        grad_norm=gnorm,
+        lam=eff_lam,
+        n_battles=c.battles_per_model(),
+        issues=tuple(issues),
+        well_defined=well_defined,
+        loglik=obj,
+        components=comps,
+    )
+
+
+# ------------------------------------------------------------ uncertainty
+def _meat_weights(c: Comparisons, p: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Per-cell Σ_battles w²(y − p)²; returns (weights, exact).
+
+    Homogeneous cells: count·w̄²(ȳ − p)².  Cells with ``ss``: w̄·Σ w(y − p)²
+    (exact when the weights inside a cell are equal).  Otherwise the cell's
+    summed gradient squared, (s − n p)²: the cell is treated as a cluster.
+    """
+    count = c.battle_counts
+    safe = np.where(count > 0, count, 1.0)
+    wbar = c.n / safe
+    ybar = c.cell_mean()
+    homo = c.homogeneous_cells()
+    g2 = np.where(homo, c.n * wbar * (ybar - p) ** 2, 0.0)
+    rest = ~homo
+    exact = True
+    if rest.any():
+        if c.ss is not None:
+            within = c.ss - 2 * p * c.s + p * p * c.n
+            g2 = np.where(rest, wbar * np.maximum(within, 0.0), g2)
+        else:
+            g2 = np.where(rest, (c.s - c.n * p) ** 2, g2)
+            exact = False
+    return g2, exact
+
+
+def sandwich_cov(c: Comparisons, fit: BTFit) -> np.ndarray:
+    """Robust covariance ``H⁺ G H⁺`` of (centred θ, w) on the logit scale.
+
+    ``G = Σ_battles w²(y − p)² a aᵀ`` with ``a = (e_a − e_b, x)``: per-battle
+    gradient outer products, computed exactly from the cell sums (see
+    :func:`_meat_weights`).  ``H⁺`` is the inverse on the centred subspace
+    (each component's θ sums to zero), so the result is gauge-fixed.
+    """
+    m, k = c.n_models, c.n_features
+    beta = fit.beta
+    p = sigmoid(_eta(c, beta))
+    g2, _ = _meat_weights(c, p)
+    meat = _outer_blocks(c, g2)
+    bread = information(c, beta, fit.lam) + _gauge(fit.components, m, k)
+    cf = sla.cho_factor(bread, check_finite=False)
+    half = sla.cho_solve(cf, meat, check_finite=False)
+    cov = sla.cho_solve(cf, half.T, check_finite=False)
+    cov = 0.5 * (cov + cov.T)
+    # The meat annihilates each component's ones vector, so cov already lives
+    # on the centred subspace; remove round-off.
+    theta_block = _centre(_centre(cov[:m, :m], fit.components).T, fit.components)
+    cov[:m, :m] = theta_block
+    if k:
+        cov[:m, m:] = _centre(cov[:m, m:].T, fit.components).T
+        cov[m:, :m] = cov[:m, m:].T
+    return cov
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """95% intervals of Elo (and feature coefficients, logit scale).
+
+    ``method`` 'sandwich': ± 1.96·SE; 'bootstrap': percentile interval, SE =
+    standard deviation of the replicates.  ``n_regularised`` counts bootstrap
+    replicates whose MLE did not exist (a model without battles or with a
+    perfect record in the resample); they were fitted with the fallback ridge.
+    """
+
+    method: str  # 'sandwich' | 'bootstrap'
+    se_elo: np.ndarray
+    lower_elo: np.ndarray
+    upper_elo: np.ndarray
+    coef_se: np.ndarray
+    coef_lower: np.ndarray
+    coef_upper: np.ndarray
+    n_boot: int = 0
+    samples_elo: np.ndarray | None = field(default=None, repr=False)
+    samples_coef: np.ndarray | None = field(default=None, repr=False)
+    n_regularised: int = 0
+    note: str = ""
+
+
+def sandwich_intervals(c: Comparisons, fit: BTFit) -> Intervals:
+    """± 1.96 sandwich SE around the fit, on the Elo scale (coefficients on the logit scale)."""
+    cov = sandwich_cov(c, fit)
+    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    m = c.n_models
+    se_t, se_w = se[:m], se[m:]
+    _, exact = _meat_weights(c, sigmoid(_eta(c, fit.beta)))
+    note = (
+        ""
+        if exact
+        else ("cells mixing outcomes without Σy² were treated as clusters (pass ss for the per-battle sandwich)")
+    )
+    return Intervals(
+        "sandwich",
+        elo_units(se_t),
+        fit.elo - Z95 * elo_units(se_t),
+        fit.elo + Z95 * elo_units(se_t),
+        se_w,
+        fit.coef - Z95 * se_w,
+        fit.coef + Z95 * se_w,
+        note=note,
+    )
+
+
+@dataclass(frozen=True)
+class BatchFit:
+    """Many fits sharing one cell structure: rows are replicates."""
+
+    theta: np.ndarray  # (B, m), centred per component
+    coef: np.ndarray  # (B, k)
+    converged: np.ndarray  # (B,) bool
+    regularised: np.ndarray  # (B,) bool: MLE did not exist, fitted with the fallback ridge
+
+
+def _hard_outcome_cells(c: Comparisons) -> Comparisons | None:
+    """Split cells of hard labels (y ∈ {0, ½, 1}, unit weights) into win/tie/loss cells using ``ss``.
+
+    With n, s = wins + ½·ties and ss = wins + ¼·ties the three counts are
+    determined: ties = 4(s − ss).  None when that does not give
+    non-negative integers (soft targets, weights, or no ss).
+    """
+    if c.ss is None or (c.count is not None and not np.allclose(c.count, c.n)):
+        return None
+    ties = 4.0 * (c.s - c.ss)
+    wins = c.s - 0.5 * ties
+    losses = c.n - wins - ties
+    parts = np.stack([wins, ties, losses])
+    rounded = np.round(parts)
+    if np.any(np.abs(parts - rounded) > 1e-6) or np.any(rounded < 0):
+        return None
+    y = np.array([1.0, 0.5, 0.0])
+    n = rounded.ravel()
+    keep = n > 0
+    rep = lambda v: np.tile(v, 3)[keep]
+    s = (n * np.repeat(y, len(c.n)))[keep]
+    x = None if c.x is None else np.tile(c.x, (3, 1))[keep]
+    return Comparisons(
+        c.models, rep(c.i), rep(c.j), n[keep], s, x, c.feature_names, s * np.repeat(y, len(c.n))[keep], n[keep]
+    )
+
+
+def _resampling_cells(c: Comparisons) -> Comparisons:
+    if c.is_homogeneous():
+        return c
+    split = _hard_outcome_cells(c)
+    if split is not None:
+        return split
+    raise ValueError(
+        "the bootstrap resamples battles, so it needs cells of identical battles: build them with "
+        "comparisons_from_battles(..., aggregate=True or False), or give hard-label pair tables their ss column"
+    )
+
+
+@dataclass(frozen=True)
+class _Structure:
+    """The pair (and feature-row) structure shared by all replicates.
+
+    Batch arrays are laid out with replicates last — β (params, B), sums
+    (groups, B) — so gathers take whole rows and the sparse products read
+    contiguous memory.
+    """
+
+    m: int
+    k: int
+    gi: np.ndarray
+    gj: np.ndarray
+    gx: np.ndarray | None
+    diff_t: sparse.csr_matrix  # (m, groups): +1 at i, −1 at j
+    inc_i_t: sparse.csr_matrix  # (m, groups): 1 at i
+    inc_j_t: sparse.csr_matrix
+
+    @classmethod
+    def of(cls, gi, gj, gx, m, k) -> _Structure:
+        g = len(gi)
+        cols = np.arange(g)
+        ones = np.ones(g)
+        inc_i = sparse.csr_matrix((ones, (gi, cols)), shape=(m, g))
+        inc_j = sparse.csr_matrix((ones, (gj, cols)), shape=(m, g))
+        return cls(m, k, gi, gj, gx, (inc_i - inc_j).tocsr(), inc_i, inc_j)
+
+    def residual(self, beta: np.ndarray, w: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """s − w·σ(η) for β (params, B), w and s (groups, B)."""
+        z = beta[self.gj] - beta[self.gi]  # −η
+        if self.k:
+            z -= self.gx @ beta[self.m :]
+        with np.errstate(over="ignore"):
+            np.exp(z, out=z)
+        z += 1.0
+        np.divide(w, z, out=z)
+        np.subtract(s, z, out=z)
+        return z
+
+    def grad(self, beta, w, s, lam) -> np.ndarray:
+        r = self.residual(beta, w, s)
+        g = np.empty_like(beta)
+        g[: self.m] = self.diff_t @ r - lam * beta[: self.m]
+        if self.gx is not None and self.k:
+            g[self.m :] = self.gx.T @ r
+        return g
+
+    def degenerate(self, w, s, models: np.ndarray) -> np.ndarray:
+        """Replicates (columns) where one of ``models`` has no battles, no win mass or no loss mass."""
+        wins = self.inc_i_t @ s + self.inc_j_t @ (w - s)
+        losses = self.inc_i_t @ (w - s) + self.inc_j_t @ s
+        eps = 1e-9
+        return np.any(((wins <= eps) | (losses <= eps))[models], axis=0)
+
+
+def _solve_batch(st: _Structure, w, s, beta0, precond, lam, tol, max_iter):
+    """β ← β + P·g(β) for all replicates at once, P = (information at β₀ + gauge)⁻¹.
+
+    ``w``, ``s``: (groups, B).  Replicates lie within sampling error of β₀,
+    where the information barely changes, so this converges linearly and
+    fast; converged replicates drop out of the active set.  Returns β
+    (params, B) and a converged mask.
+    """
+    b = w.shape[1]
+    beta = np.repeat(beta0[:, None], b, axis=1)
+    done = np.zeros(b, bool)
+    active = np.arange(b)
+    for _ in range(max_iter):
+        if not len(active):
+            break
+        full = len(active) == b
+        ba = beta if full else beta[:, active]
+        step = precond @ st.grad(ba, w if full else w[:, active], s if full else s[:, active], lam)
+        ba += step
+        if not full:
+            beta[:, active] = ba
+        small = np.max(np.abs(step), axis=0) < tol
+        done[active[small]] = True
+        active = active[~small]
+    return beta, done
+
+
+# A replicate whose θ moved this far (≈ 3,500 Elo) from the point estimate is
+# heading for ±∞: some group of models has a perfect record in it.
+_DRIFT = 8.0
+
+
+def _batch_fit(st: _Structure, w, s, centre: Comparisons, base: BTFit, tol, max_iter, fallback_lam):
+    """Solve all replicates, then refit the doubtful ones one by one with :func:`fit_bt`.
+
+    ``centre``: cells with ``st``'s structure whose fit is ``base`` (the data a
+    bootstrap resamples); every replicate starts at ``base`` and is
+    preconditioned with the information there.  Returns (beta, converged,
+    regularised), θ centred per component of ``base``.
+    """
+    m, k = st.m, st.k
+    lam = base.lam
+    models, feature_names = centre.models, centre.feature_names
+    beta0 = base.beta
+    precond = np.linalg.inv(information(centre, beta0, lam) + _gauge(base.components, m, k))
+    beta, done = _solve_batch(st, w, s, beta0, precond, lam, tol, max_iter)
+    beta = np.ascontiguousarray(beta.T)  # (B, params) from here on
+    suspect = ~done
+    if lam == 0:
+        active_models = np.flatnonzero(base.n_battles > 0)
+        drift = np.max(np.abs(beta[:, :m] - beta0[:m]), axis=1) > _DRIFT
+        suspect |= st.degenerate(w, s, active_models) | drift
+    regularised = np.zeros(len(beta), bool)
+    for r in np.flatnonzero(suspect):
+        rep = Comparisons(models, st.gi, st.gj, w[:, r], s[:, r], st.gx, feature_names)
+        polished = fit_bt(rep, lam=lam, theta0=beta0[:m], fallback_lam=max(lam, fallback_lam), min_battles=0)
+        beta[r] = polished.beta
+        done[r] = polished.converged
+        regularised[r] = polished.lam != lam
+    beta[:, :m] = _centre(beta[:, :m], base.components)
+    return beta, done, regularised
+
+
+def fit_bt_batch(
+    c: Comparisons,
+    n: np.ndarray,
+    s: np.ndarray,
+    lam: float = 0.0,
+    tol: float = 1e-8,
+    max_iter: int = 60,
+    fallback_lam: float = FALLBACK_LAM,
+) -> BatchFit:
+    """Fit B data sets that share ``c``'s cells (models, pairs, features) but not their sums.
+
+    ``n``, ``s``: (B, cells) weight and target sums.  Every replicate starts
+    at the fit of ``c`` itself, preconditioned with the information there, so
+    ``c`` should be representative (e.g. the data a bootstrap resamples, or
+    the expected counts of a simulation).  Replicates that do not converge
+    fast, drift far (a group with a perfect record) or in which a model loses
+    all its wins or losses are refitted one by one with :func:`fit_bt`; when
+    their MLE does not exist (λ = 0) that fit uses ``fallback_lam`` and the
+    replicate is flagged ``regularised``.
+    """
+    n = np.atleast_2d(np.asarray(n, dtype=float))
+    s = np.atleast_2d(np.asarray(s, dtype=float))
+    if n.shape != s.shape or n.shape[1] != len(c.n):
+        raise ValueError("n and s must be (replicates, cells) matrices matching the cells of c")
+    base = fit_bt(c, lam=lam, fallback_lam=fallback_lam, min_battles=0)
+    st = _Structure.of(c.i, c.j, c.x, c.n_models, c.n_features)
+    beta, done, regularised = _batch_fit(
+        st, np.ascontiguousarray(n.T), np.ascontiguousarray(s.T), c, base, tol, max_iter, fallback_lam
+    )
+    m = c.n_models
+    return BatchFit(beta[:, :m], beta[:, m:], done, regularised)
+
+
+def _multinomial_rows(rng: np.random.Generator, n_trials: int, counts: np.ndarray, size: int) -> np.ndarray:
+    """``size`` exact draws of Multinomial(n_trials, counts / Σcounts), about twice as fast as numpy's.
+
+    Poisson(n_trials·p_c) counts are Multinomial(S, p) given their sum S;
+    topping up with Multinomial(n_trials − S, p), or removing S − n_trials
+    items chosen uniformly without replacement, gives Multinomial(n_trials, p)
+    exactly, whatever S is.
+    """
+    p = counts / counts.sum()
+    draws = rng.poisson(n_trials * p, size=(size, len(p)))
+    totals = draws.sum(axis=1)
+    cdf = np.cumsum(p)
+    cdf[-1] = 1.0
+    for r in np.flatnonzero(totals != n_trials):
+        gap = n_trials - int(totals[r])
+        if gap > 0:
+            extra = np.searchsorted(cdf, rng.random(gap), side="right")
+            draws[r] += np.bincount(np.minimum(extra, len(p) - 1), minlength=len(p))
+        else:
+            drop = rng.choice(int(totals[r]), size=-gap, replace=False)
+            cell = np.searchsorted(np.cumsum(draws[r]), drop, side="right")
+            draws[r] -= np.bincount(cell, minlength=len(p))
+    return draws
+
+
+def bootstrap(
+    c: Comparisons,
+    fit: BTFit,
+    n_boot: int = 1000,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+    chunk: int = 250,
+    tol: float = 1e-8,
+    kind: str = "auto",
+) -> Intervals:
+    """Battle bootstrap, all replicates solved together; seeded, with progress.
+
+    ``kind='multinomial'`` (default for 'auto'): each replicate resamples the
+    N battles with replacement, i.e. cell counts ~ Multinomial(N, count/N)
+    over cells of identical battles (hard labels: the (pair, outcome) cells).
+    ``kind='poisson'``: each battle gets a Poisson(1) weight, i.e. cell counts
+    ~ Poisson(count).  Soft targets: aggregate with ``aggregate=True`` (cells
+    of equal targets) or ``False``; pair tables of hard labels need ``ss``.
+    The draws for chunks of replicates run on two threads (numpy releases the
+    GIL) with per-chunk child seeds, so results do not depend on scheduling.
+    """
+    if kind not in ("auto", "multinomial", "poisson"):
+        raise ValueError(f"unknown bootstrap kind {kind!r}: expected 'multinomial', 'poisson' or 'auto'")
+    if n_boot < 2:
+        raise ValueError("the bootstrap needs at least 2 replicates")
+    cells = _resampling_cells(c)
+    m, k = c.n_models, c.n_features
+    counts = cells.battle_counts
+    n_trials = int(round(float(counts.sum())))
+    if not np.allclose(counts, np.round(counts)) or n_trials == 0:
+        raise ValueError("the battle bootstrap needs integer battle counts per cell (Comparisons.count)")
+    keep = counts > 0
+    if not keep.all():
+        cells = Comparisons(
+            cells.models,
+            cells.i[keep],
+            cells.j[keep],
+            cells.n[keep],
+            cells.s[keep],
+            None if cells.x is None else cells.x[keep],
+            cells.feature_names,
+            None if cells.ss is None else cells.ss[keep],
+            counts[keep],
+        )
+        counts = counts[keep]
+    wbar = cells.n / counts
+    ybar = cells.cell_mean()
+    # Replicates only change counts; the likelihood needs them summed per
+    # (pair, feature row): sort cells by that group so sums are segmented.
+    group_key = cells.i * m + cells.j
+    if cells.x is not None and k:
+        group_key = _combine(
+            pd.factorize(group_key)[0].astype(np.int64), pd.factorize(pd.MultiIndex.from_arrays(list(cells.x.T)))[0]
+        )
+    order = np.argsort(group_key, kind="stable")
+    group_key = group_key[order]
+    starts = np.flatnonzero(np.r_[True, group_key[1:] != group_key[:-1]])
+    counts, wbar, ybar = counts[order], wbar[order], ybar[order]
+    gi, gj = cells.i[order][starts], cells.j[order][starts]
+    gx = None if cells.x is None else cells.x[order][starts]
+    grouped = Comparisons(
+        c.models,
+        gi,
+        gj,
+        np.add.reduceat(cells.n[order], starts),
+        np.add.reduceat(cells.s[order], starts),
+        gx,
+        c.feature_names,
+    )
+    st = _Structure.of(gi, gj, gx, m, k)
+    # Bound the (chunk × cells) count matrices to ~4M entries each: a
+    # per-battle table of soft targets has as many cells as battles.
+    chunk = int(max(1, min(chunk, 4_000_000 // max(len(counts), 1))))
+    sizes = [min(chunk, n_boot - start) for start in range(0, n_boot, chunk)]
+    seeds = np.random.SeedSequence(seed).spawn(len(sizes))
+    poisson = kind == "poisson"
+
+    def draw(size, child):
+        rng = np.random.default_rng(child)
+        if poisson:
+            return rng.poisson(counts, size=(size, len(counts)))
+        return _multinomial_rows(rng, n_trials, counts, size)
+
+    samples = np.empty((n_boot, m + k))
+    regularised = 0
+    done = 0
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        # At most two chunks drawn ahead of the solver (memory stays flat).
+        pending = [pool.submit(draw, size, child) for size, child in zip(sizes[:2], seeds[:2])]
+        for nxt in range(2, len(sizes) + 2):
+            raw = pending.pop(0).result()
+            if nxt < len(sizes):
+                pending.append(pool.submit(draw, sizes[nxt], seeds[nxt]))
+            b = raw.shape[0]
+            weights = raw * wbar
+            w = np.ascontiguousarray(np.add.reduceat(weights, starts, axis=1).T)
+            s = np.ascontiguousarray(np.add.reduceat(weights * ybar, starts, axis=1).T)
+            del raw, weights
+            beta, _, reg = _batch_fit(st, w, s, grouped, fit, tol, 60, FALLBACK_LAM)
+            regularised += int(reg.sum())
+            samples[done : done + b] = beta
+            done += b
+            if progress:
+                progress(done, n_boot)
+    elo = theta_to_elo(samples[:, :m], centre=False)
+    lo, hi = np.quantile(elo, [0.025, 0.975], axis=0)
+    coef = samples[:, m:]
+    if k:
+        clo, chi = np.quantile(coef, [0.025, 0.975], axis=0)
+        cse = coef.std(axis=0, ddof=1)
+    else:
+        clo = chi = cse = np.empty(0)
+    note = ""
+    if regularised:
+        note = (
+            f"{regularised} of {n_boot} replicates had a model without battles or with a perfect record; "
+            f"they were fitted with λ = {max(fit.lam, FALLBACK_LAM)}"
+        )
+    return Intervals(
+        "bootstrap", elo.std(axis=0, ddof=1), lo, hi, cse, clo, chi, n_boot, elo, coef, int(regularised), note
+    )
+
+
+@dataclass(frozen=True)
+class LeaderboardFit:
+    """A fit with its intervals; ``frame()`` is the leaderboard table."""
+
+    fit: BTFit
+    intervals: Intervals | None
+
+    def frame(self) -> pd.DataFrame:
+        """model, elo, n_battles, se, lower, upper, rank; best first (NaN intervals without ci)."""
+        f = self.fit
+        df = pd.DataFrame({"model": list(f.models), "elo": f.elo, "n_battles": f.n_battles})
+        if self.intervals is not None:
+            df["se"] = self.intervals.se_elo
+            df["lower"] = self.intervals.lower_elo
+            df["upper"] = self.intervals.upper_elo
+        else:
+            df["se"] = df["lower"] = df["upper"] = np.nan
+        df["rank"] = df["elo"].rank(ascending=False, method="min").astype(int)
+        return df.sort_values("elo", ascending=False, kind="stable").reset_index(drop=True)
+
+    def coef_frame(self) -> pd.DataFrame:
+        """feature, coef (logit scale) and, with intervals, se, lower, upper."""
+        f, iv = self.fit, self.intervals
+        df = pd.DataFrame({"feature": list(f.feature_names), "coef": f.coef})
+        if iv is not None and len(iv.coef_se):
+            df["se"], df["lower"], df["upper"] = iv.coef_se, iv.coef_lower, iv.coef_upper
+        return df
+
+
+def fit_with_ci(
+    c: Comparisons,
+    ci: str | None = "sandwich",
+    lam: float = 0.0,
+    n_boot: int = 1000,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+    min_battles: int = DEFAULT_MIN_BATTLES,
+    bootstrap_kind: str = "auto",
+) -> LeaderboardFit:
+    """Fit plus 95% intervals (``ci`` = 'sandwich', 'bootstrap' or None)."""
+    if ci not in (None, "sandwich", "bootstrap"):
+        raise ValueError(f"unknown ci method {ci!r}: expected 'sandwich', 'bootstrap' or None")
+    fit = fit_bt(c, lam=lam, min_battles=min_battles)
+    if ci is None:
+        return LeaderboardFit(fit, None)
+    if ci == "sandwich":
+        return LeaderboardFit(fit, sandwich_intervals(c, fit))
+    return LeaderboardFit(fit, bootstrap(c, fit, n_boot=n_boot, seed=seed, progress=progress, kind=bootstrap_kind))
+
+
+def ratings_from_pairs(
+    pairs: pd.DataFrame,
+    battles: pd.DataFrame | None = None,
+    *,
+    ci: str | None = "sandwich",
+    n_boot: int = 200,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> Ratings:
+    """A Bradley–Terry leaderboard from a pair table (model_a, model_b, n, s[, ss]).
+
+    A bootstrap of soft or human targets resamples single battles: pass them
+    as ``battles`` (model_a, model_b, y); without them the bootstrap draws
+    (pair, outcome) cells, exact for hard labels.
+    """
+    comps = comparisons_from_pair_table(pairs)
+    if ci == "bootstrap" and battles is not None:
+        comps = comparisons_from_battles(
+            battles["model_a"].to_numpy(),
+            battles["model_b"].to_numpy(),
+            battles["y"].to_numpy(dtype=float),
+            aggregate=False,
+        )
+    res = fit_with_ci(comps, ci=ci, n_boot=n_boot, seed=seed, progress=progress)
+    return Ratings(
+        method="bradley-terry",
+        frame=ranked(res.frame()),
+        n_battles=int(round(float(pairs["n"].sum()))),
+        converged=bool(res.fit.converged),
+        iterations=int(res.fit.iterations),
+        ci=ci,
+        issues=tuple(str(i) for i in res.fit.issues),
+    )
+
+
+__all__ = [
+    "Comparisons",
+    "comparisons_from_battles",
+    "comparisons_from_pair_table",
+    "BTFit",
+    "FitIssue",
+    "fit_bt",
+    "fit_bt_batch",
+    "BatchFit",
+    "loglik",
+    "gradient",
+    "information",
+    "sandwich_cov",
+    "sandwich_intervals",
+    "bootstrap",
+    "Intervals",
+    "LeaderboardFit",
+    "fit_with_ci",
+    "diagnose",
+    "ratings_from_pairs",
+]

@@ -1,0 +1,270 @@
+"""Calibration of the judge's soft targets (METHODS.md §2 and §5).
+
+``fit_tau``: the maximum-likelihood temperature of ``P(human prefers a) =
+σ(τ·Δ)`` on battles with a decisive human vote and a finite score gap, with
+its profile likelihood and a likelihood-ratio 95% interval.
+
+``reliability``: equal-mass reliability bins and the expected calibration
+error of the confidence a target puts on the judge's side, for soft targets
+at any τ, hard labels (τ = ∞) and label smoothing ``q``.
+
+``gap_agreement``: how often humans agree with the sign of the gap as the gap
+grows, and the low-τ warning (the Soft-Elo paper's ComparIA failure mode:
+the gap stops carrying signal, τ collapses and the curve goes flat).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, stats
+
+from core.domain import sigmoid, wilson
+
+LN_TAU_BOUNDS = (np.log(1e-3), np.log(50.0))
+MIN_BATTLES = 8
+CHI2_95 = stats.chi2.ppf(0.95, 1)
+# Low-signal rule: a fitted τ below LOW_TAU, or an agreement curve whose slope in
+# |gap| is not significantly positive (one-sided z < SLOPE_Z), triggers the warning.
+LOW_TAU = 0.1
+SLOPE_Z = 1.645
+
+
+def _decisive(gap: np.ndarray, human_y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    gap = np.asarray(gap, float)
+    human_y = np.asarray(human_y, float)
+    ok = np.isfinite(gap) & ((human_y == 0.0) | (human_y == 1.0))
+    return gap[ok], human_y[ok]
+
+
+def neg_loglik(ln_tau: float | np.ndarray, gap: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """−Σ [y ln σ(τΔ) + (1−y) ln σ(−τΔ)] for one or many values of ln τ."""
+    tau = np.exp(np.atleast_1d(ln_tau))[:, None]
+    z = tau * gap[None, :]
+    return np.sum(np.logaddexp(0, -z) * y + np.logaddexp(0, z) * (1 - y), axis=1)
+
+
+@dataclass(frozen=True)
+class TauFit:
+    tau: float | None
+    lower: float | None
+    upper: float | None
+    n_battles: int
+    reason: str | None = None
+    at_bound: str | None = None  # 'lower' or 'upper' when the optimum sits on a search bound
+    profile: pd.DataFrame | None = None  # tau, neg_loglik, delta (twice the log-likelihood drop)
+
+    @property
+    def ok(self) -> bool:
+        return self.tau is not None
+
+    def caption(self) -> str:
+        if not self.ok:
+            return f"τ undefined: {self.reason}"
+        lo = "≤" if self.lower is None else f"{self.lower:.3f}"
+        hi = "≥50" if self.upper is None else f"{self.upper:.3f}"
+        return f"fitted τ = {self.tau:.3f} (95% interval {lo} – {hi}, {self.n_battles} decisive battles)"
+
+
+def _newton_tau(g: np.ndarray, y: np.ndarray) -> float:
+    """MLE of τ inside the bounds: the log-likelihood is concave in τ (a
+    one-feature logistic regression without intercept), so Newton from τ = 1
+    with step halving converges in a few iterations; the answer is clamped to
+    the search interval [1e-3, 50]."""
+    lo, hi = np.exp(LN_TAU_BOUNDS[0]), np.exp(LN_TAU_BOUNDS[1])
+    tau = 1.0
+    for _ in range(100):
+        p = sigmoid(tau * g)
+        grad = float(np.sum(g * (y - p)))
+        hess = float(np.sum(g * g * p * (1 - p)))
+        if hess <= 0:
+            break
+        new = min(max(tau + grad / hess, lo), hi)
+        if abs(new - tau) < 1e-12 * max(1.0, tau):
+            tau = new
+            break
+        tau = new
+    return tau
+
+
+def fit_tau(gap, human_y, profile_points: int = 81, interval: bool = True) -> TauFit:
+    """Maximum-likelihood τ on human-decisive battles with a finite gap.
+
+    ``interval=False`` skips the likelihood-ratio interval and the profile
+    (the held-out folds only need the point estimate).
+    """
+    g, y = _decisive(gap, human_y)
+    n = len(g)
+    if n < MIN_BATTLES:
+        return TauFit(
+            None,
+            None,
+            None,
+            n,
+            reason=f"only {n} battles have both a decisive human vote and a score gap (need at least {MIN_BATTLES})",
+        )
+    if np.all(g == 0):
+        return TauFit(None, None, None, n, reason="every score gap is zero: the gap carries no signal")
+    tau_hat = _newton_tau(g, y)
+    lt_hat = float(np.log(tau_hat))
+    at_bound = None
+    if lt_hat - LN_TAU_BOUNDS[0] < 1e-6:
+        at_bound = "lower"
+    elif LN_TAU_BOUNDS[1] - lt_hat < 1e-6:
+        at_bound = "upper"
+    if not interval:
+        return TauFit(tau_hat, None, None, n, at_bound=at_bound)
+    f = lambda lt: float(neg_loglik(lt, g, y)[0])
+    best = f(lt_hat)
+
+    def crossing(lo, hi):
+        h = lambda lt: 2 * (f(lt) - best) - CHI2_95
+        if h(lo) < 0:
+            return None  # the interval runs into the search bound
+        return float(np.exp(optimize.brentq(h, lo, hi, xtol=1e-10)))
+
+    lower = crossing(LN_TAU_BOUNDS[0], lt_hat) if lt_hat > LN_TAU_BOUNDS[0] else None
+    upper = crossing(LN_TAU_BOUNDS[1], lt_hat) if lt_hat < LN_TAU_BOUNDS[1] else None
+    grid = np.linspace(max(LN_TAU_BOUNDS[0], lt_hat - 2.5), min(LN_TAU_BOUNDS[1], lt_hat + 2.5), profile_points)
+    nll = neg_loglik(grid, g, y)
+    profile = pd.DataFrame({"tau": np.exp(grid), "neg_loglik": nll, "delta": 2 * (nll - best)})
+    return TauFit(tau_hat, lower, upper, n, at_bound=at_bound, profile=profile)
+
+
+# ---------------------------------------------------------- reliability
+@dataclass(frozen=True)
+class Reliability:
+    label: str
+    bins: pd.DataFrame  # bin, n, confidence, accuracy, lower, upper
+    ece: float
+    n: int
+    accuracy: float
+
+
+def reliability_from_confidence(conf: np.ndarray, correct: np.ndarray, label: str, n_bins: int = 10) -> Reliability:
+    """Equal-mass bins of the confidence; ECE = Σ n_b/N |acc_b − conf_b| (METHODS §5)."""
+    conf = np.asarray(conf, float)
+    correct = np.asarray(correct, float)
+    n = len(conf)
+    if n == 0:
+        return Reliability(
+            label,
+            pd.DataFrame(columns=["bin", "n", "confidence", "accuracy", "lower", "upper"]),
+            float("nan"),
+            0,
+            float("nan"),
+        )
+    order = np.argsort(conf, kind="stable")
+    bin_of = np.empty(n, int)
+    bin_of[order] = np.minimum((np.arange(n) * n_bins) // n, n_bins - 1)
+    counts = np.bincount(bin_of, minlength=n_bins)
+    used = counts > 0
+    mean_conf = np.bincount(bin_of, weights=conf, minlength=n_bins)[used] / counts[used]
+    hits = np.bincount(bin_of, weights=correct, minlength=n_bins)[used]
+    acc = hits / counts[used]
+    lo, hi = wilson(hits, counts[used])
+    bins = pd.DataFrame(
+        {
+            "bin": np.flatnonzero(used),
+            "n": counts[used],
+            "confidence": mean_conf,
+            "accuracy": acc,
+            "lower": lo,
+            "upper": hi,
+        }
+    )
+    ece = float(np.sum(counts[used] / n * np.abs(acc - mean_conf)))
+    return Reliability(label, bins, ece, n, float(correct.mean()))
+
+
+def reliability(
+    gap,
+    human_y,
+    judge_hard=None,
+    tau: float | None = None,
+    q: float | None = None,
+    n_bins: int = 10,
+    label: str | None = None,
+) -> Reliability:
+    """Reliability of the judge's targets on battles where judge and human are both decisive.
+
+    * ``tau`` finite: soft targets, judge's side = sign(Δ), confidence σ(τ|Δ|);
+    * ``tau = inf``: hard labels, confidence 1 on the judge's side;
+    * ``q``: label smoothing, confidence q on the judge's side.
+    Hard and smoothed labels use ``judge_hard`` (or the sign of Δ when absent).
+    """
+    gap = np.asarray(gap, float)
+    human_y = np.asarray(human_y, float)
+    human_dec = (human_y == 0.0) | (human_y == 1.0)
+    if q is None and tau is not None and np.isfinite(tau):
+        ok = human_dec & np.isfinite(gap) & (gap != 0)
+        side = np.sign(gap[ok])
+        conf = sigmoid(tau * np.abs(gap[ok]))
+        lab = label or f"soft targets (τ = {tau:.3f})"
+    else:
+        jh = (
+            np.asarray(judge_hard, float)
+            if judge_hard is not None
+            else np.where(gap > 0, 1.0, np.where(gap < 0, 0.0, 0.5))
+        )
+        ok = human_dec & ((jh == 0.0) | (jh == 1.0))
+        side = np.where(jh[ok] == 1.0, 1.0, -1.0)
+        conf = np.full(ok.sum(), 1.0 if q is None else float(q))
+        lab = label or ("hard labels (τ = ∞)" if q is None else f"label smoothing (q = {q})")
+    correct = (np.where(human_y[ok] == 1.0, 1.0, -1.0) == side).astype(float)
+    return reliability_from_confidence(conf, correct, lab, n_bins=n_bins)
+
+
+# --------------------------------------------------------- gap agreement
+@dataclass(frozen=True)
+class GapAgreement:
+    bins: pd.DataFrame  # abs_gap_mid, n, agreement, lower, upper
+    slope: float  # logit of agreement per point of |gap|
+    slope_z: float
+    warning: str | None
+
+
+def gap_agreement(gap, human_y, tau: float | None = None, n_bins: int = 8) -> GapAgreement:
+    """Human agreement with the sign of the gap, by |gap| (equal-mass bins)."""
+    g, y = _decisive(gap, human_y)
+    keep = g != 0
+    g, y = g[keep], y[keep]
+    if len(g) < MIN_BATTLES:
+        return GapAgreement(
+            pd.DataFrame(columns=["abs_gap_mid", "n", "agreement", "lower", "upper"]),
+            float("nan"),
+            float("nan"),
+            f"only {len(g)} decisive battles with a non-zero gap: no curve",
+        )
+    agree = ((g > 0) == (y == 1.0)).astype(float)
+    ag = np.abs(g)
+    rel = reliability_from_confidence(ag, agree, "gap", n_bins=n_bins)
+    bins = rel.bins.rename(columns={"confidence": "abs_gap_mid", "accuracy": "agreement"})
+    # logistic regression of agreement on |gap| (two parameters, Newton)
+    X = np.column_stack([np.ones_like(ag), ag])
+    beta = np.zeros(2)
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-X @ beta))
+        w = p * (1 - p)
+        H = X.T @ (X * w[:, None])
+        step = np.linalg.solve(H + 1e-12 * np.eye(2), X.T @ (agree - p))
+        beta += step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    p = 1 / (1 + np.exp(-X @ beta))
+    cov = np.linalg.inv(X.T @ (X * (p * (1 - p))[:, None]))
+    slope, z = float(beta[1]), float(beta[1] / np.sqrt(cov[1, 1]))
+    warning = None
+    if (tau is not None and tau < LOW_TAU) or z < SLOPE_Z:
+        warning = (
+            f"the score gap carries little signal here (τ = {tau:.3f}, agreement slope z = {z:.1f}): "
+            if tau is not None
+            else f"the score gap carries little signal (agreement slope z = {z:.1f}): "
+        )
+        warning += (
+            "human agreement barely rises with the gap, so σ(τ·Δ) is close to 0.5 everywhere and Soft-Elo "
+            "compresses the leaderboard. Check this judge on this data before trusting Soft-Elo."
+        )
+    return GapAgreement(bins, slope, z, warning)

@@ -1,0 +1,298 @@
+"""Leave-one-model-out Elo estimation (METHODS.md §3), for every label kind.
+
+For each target model with human-labelled battles: fit τ and three (or more)
+Bradley–Terry models with λ = 0.01 on the battles among the *other* models
+(the anchors), then place the target alone against the fixed anchors by a
+1-D Newton solve on its own battles, for human labels, hard judge labels,
+soft targets σ(τ·Δ) and label smoothing.  The judge Elo's bootstrap SE
+resamples the target battles.  The signed residual ``judge − human`` feeds
+the conformal intervals of ``core.stats.conformal``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from core.domain import LABEL_SMOOTHING_Q, elo_units, sigmoid, smoothed_target, soft_target, theta_to_elo
+from core.stats import bt
+from core.stats.calibration import fit_tau
+
+LAMBDA = 0.01
+MIN_TARGET_BATTLES = 2
+
+
+def solve_target(
+    theta_anchor: np.ndarray, y: np.ndarray, lam: float = LAMBDA, max_iter: int = 100, tol: float = 1e-8
+) -> np.ndarray:
+    """θ_m against fixed anchors by 1-D Newton from 0, for many resamples at once.
+
+    ``theta_anchor`` and ``y`` are (R, n) (or (n,)): each row is one problem,
+    maximising Σ [y ln σ(θ − θ_anc) + (1−y) ln σ(θ_anc − θ)] − (λ/2)θ².
+    """
+    ta = np.atleast_2d(theta_anchor)
+    yy = np.atleast_2d(y)
+    th = np.zeros(ta.shape[0])
+    active = np.ones(ta.shape[0], bool)
+    for _ in range(max_iter):
+        p = sigmoid(th[:, None] - ta)
+        grad = np.sum(yy - p, axis=1) - lam * th
+        hess = np.sum(p * (1 - p), axis=1) + lam
+        step = np.where(active, grad / hess, 0.0)
+        th = th + step
+        active &= np.abs(step) >= tol
+        if not active.any():
+            break
+    return th
+
+
+@dataclass(frozen=True)
+class Method:
+    """A judge target: name and how to build per-battle targets from a frame and τ."""
+
+    name: str
+    kind: str  # 'human' | 'hard' | 'soft' | 'ls' | 'ensemble'
+    q: float | None = None
+
+
+DEFAULT_METHODS = (
+    Method("hard", "hard"),
+    Method("soft", "soft"),
+    *(Method(f"ls_{q}", "ls", q) for q in LABEL_SMOOTHING_Q),
+)
+
+
+@dataclass(frozen=True)
+class HeldoutResult:
+    table: pd.DataFrame  # one row per held-out model
+    methods: tuple[str, ...]
+    tau_full: float | None
+    tau_reason: str | None
+    seconds: float = 0.0
+    skipped: dict = field(default_factory=dict)  # model -> reason
+
+    def summary(self) -> pd.DataFrame:
+        return summarise(self.table, self.methods)
+
+
+def _targets(frame: pd.DataFrame, method: Method, tau: float | None, extra: dict | None = None) -> np.ndarray:
+    if method.kind == "human":
+        return frame["human_y"].to_numpy(float)
+    if method.kind == "hard":
+        return frame["judge_hard"].to_numpy(float)
+    if method.kind == "soft":
+        if tau is None:
+            return np.full(len(frame), np.nan)
+        return soft_target(frame["gap"].to_numpy(float), tau)
+    if method.kind == "ls" and method.q is not None:
+        return smoothed_target(frame["judge_hard"].to_numpy(float), method.q)
+    if method.kind == "ensemble" and extra is not None:
+        return np.asarray(extra["ensemble"], dtype=float)
+    raise ValueError(f"unknown method kind {method.kind!r}")
+
+
+def model_codes(frame: pd.DataFrame) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """Sorted model names and integer codes of each battle's sides (vectorised, no Python loop)."""
+    models = tuple(
+        sorted(pd.unique(np.concatenate([frame["model_a"].to_numpy(object), frame["model_b"].to_numpy(object)])))
+    )
+    ia = pd.Categorical(frame["model_a"], categories=models).codes.astype(np.int64)
+    ib = pd.Categorical(frame["model_b"], categories=models).codes.astype(np.int64)
+    return models, ia, ib
+
+
+def _fit_anchor(ia, ib, y, mask, n_models, theta0=None) -> np.ndarray:
+    ok = mask & np.isfinite(y)
+    key = ia[ok] * n_models + ib[ok]
+    uniq, inv = np.unique(key, return_inverse=True)
+    n = np.bincount(inv, minlength=len(uniq)).astype(float)
+    s = np.bincount(inv, weights=y[ok], minlength=len(uniq))
+    c = bt.Comparisons(tuple(range(n_models)), uniq // n_models, uniq % n_models, n, s)
+    return bt.fit_bt(c, lam=LAMBDA, theta0=theta0, min_battles=0).theta
+
+
+def leave_one_model_out(
+    frame: pd.DataFrame,
+    methods: Sequence[Method] = DEFAULT_METHODS,
+    n_boot: int = 20,
+    seed: int = 42,
+    progress: Callable[[int, int], None] | None = None,
+) -> HeldoutResult:
+    """The held-out protocol on a battle frame (model_a, model_b, human_y, judge_hard, gap)."""
+    import time
+
+    t0 = time.perf_counter()
+    f = frame.reset_index(drop=True)
+    models, ia, ib = model_codes(f)
+    m_count = len(models)
+    human = f["human_y"].to_numpy(float)
+    gap = f["gap"].to_numpy(float) if "gap" in f else np.full(len(f), np.nan)
+    full_tau = fit_tau(gap, human)
+    rng = np.random.default_rng(seed)
+    human_models = sorted({models[k] for k in np.concatenate([ia[np.isfinite(human)], ib[np.isfinite(human)]])})
+    rows, skipped = [], {}
+    for step, target in enumerate(human_models, start=1):
+        t = models.index(target)
+        in_target = (ia == t) | (ib == t)
+        anchors = ~in_target
+        tau_fit = fit_tau(gap[anchors], human[anchors], interval=False)
+        tau = tau_fit.tau
+        row = {"model": target, "tau": tau}
+        other = np.where(ia == t, ib, ia)  # the anchor each target battle is against
+        sign_a = ia == t  # target is side a
+        all_methods = (Method("human", "human"), *methods)
+        ens = None
+        if any(m.kind == "ensemble" for m in methods):
+            ens = ensemble_targets(f, anchors)
+        for meth in all_methods:
+            y_all = _targets(f, meth, tau, {"ensemble": ens})
+            y_anchor_fit = np.where(anchors, y_all, np.nan)
+            if not np.isfinite(y_anchor_fit).any():
+                row.update({f"{meth.name}_elo": np.nan, f"{meth.name}_se": np.nan, f"n_{meth.name}": 0})
+                continue
+            theta = _fit_anchor(ia, ib, y_all, anchors, m_count)
+            sel = in_target & np.isfinite(y_all)
+            y_t = np.where(sign_a[sel], y_all[sel], 1.0 - y_all[sel])
+            th_anc = theta[other[sel]]
+            n_t = int(sel.sum())
+            row[f"n_{meth.name}"] = n_t
+            if n_t < MIN_TARGET_BATTLES:
+                row[f"{meth.name}_elo"] = row[f"{meth.name}_se"] = np.nan
+                continue
+            theta_m = float(solve_target(th_anc, y_t)[0])
+            row[f"{meth.name}_elo"] = float(theta_to_elo(theta_m, centre=False))
+            if n_boot >= 2:
+                idx = rng.integers(0, n_t, (n_boot, n_t))
+                boots = solve_target(th_anc[idx], y_t[idx])
+                row[f"{meth.name}_se"] = float(elo_units(np.std(boots, ddof=1)))
+            else:
+                row[f"{meth.name}_se"] = np.nan
+        if not np.isfinite(row.get("human_elo", np.nan)):
+            skipped[target] = "fewer than 2 human-labelled battles against the other models"
+            continue
+        for meth in methods:
+            row[f"{meth.name}_resid"] = row[f"{meth.name}_elo"] - row["human_elo"]
+        row["n_target_battles"] = int(in_target.sum())
+        rows.append(row)
+        if progress:
+            progress(step, len(human_models))
+    table = pd.DataFrame(rows)
+    return HeldoutResult(
+        table, tuple(m.name for m in methods), full_tau.tau, full_tau.reason, time.perf_counter() - t0, skipped
+    )
+
+
+ENSEMBLE_PREFIX = "gap__"
+
+
+def ensemble_targets(frame: pd.DataFrame, fit_rows: np.ndarray | None = None) -> np.ndarray:
+    """A judge ensemble: the mean of each judge's calibrated soft target per battle.
+
+    ``frame`` carries one gap column per judge named ``gap__<judge>``; each
+    judge's τ is fitted on ``fit_rows`` (the fold's anchor battles) and the
+    targets σ(τ_j·Δ_j) are averaged over the judges that scored the battle.
+    """
+    cols = [c for c in frame.columns if c.startswith(ENSEMBLE_PREFIX)]
+    if not cols:
+        raise ValueError("the ensemble needs gap__<judge> columns (one per judge)")
+    human = frame["human_y"].to_numpy(float)
+    rows = np.ones(len(frame), bool) if fit_rows is None else fit_rows
+    targets = []
+    for c in cols:
+        g = frame[c].to_numpy(float)
+        t = fit_tau(g[rows], human[rows], interval=False)
+        if t.tau is not None:
+            targets.append(soft_target(g, t.tau))
+    if not targets:
+        return np.full(len(frame), np.nan)
+    stack = np.vstack(targets)
+    with np.errstate(invalid="ignore"):
+        return np.where(
+            np.isfinite(stack).any(axis=0), np.nanmean(np.where(np.isfinite(stack), stack, np.nan), axis=0), np.nan
+        )
+
+
+def summarise(table: pd.DataFrame, methods: Sequence[str]) -> pd.DataFrame:
+    """MAE, Spearman, Kendall, median SE and mean τ per method (METHODS §3)."""
+    out = []
+    for name in methods:
+        if f"{name}_elo" not in table:
+            continue
+        ok = table[f"{name}_elo"].notna() & table["human_elo"].notna()
+        t = table[ok]
+        n = len(t)
+        rho = stats.spearmanr(t[f"{name}_elo"], t["human_elo"])[0] if n >= 3 else np.nan
+        kt = stats.kendalltau(t[f"{name}_elo"], t["human_elo"])[0] if n >= 3 else np.nan
+        out.append(
+            {
+                "method": name,
+                "n_models": n,
+                "mae": float(np.mean(np.abs(t[f"{name}_resid"]))) if n else np.nan,
+                "spearman": float(rho),
+                "kendall": float(kt),
+                "median_se": float(np.median(t[f"{name}_se"])) if n else np.nan,
+                "mean_tau": float(t["tau"].mean()) if "tau" in t and t["tau"].notna().any() else np.nan,
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def residual_ramp(table: pd.DataFrame, methods: Sequence[str]) -> pd.DataFrame:
+    """Mean signed residual by human-Elo quartile (Q1 = weakest)."""
+    t = table[table["human_elo"].notna()].copy()
+    if len(t) < 4:
+        return pd.DataFrame(columns=["quartile", "method", "mean_residual", "n"])
+    t["quartile"] = pd.qcut(t["human_elo"].rank(method="first"), 4, labels=["Q1", "Q2", "Q3", "Q4"])
+    rows = []
+    for name in methods:
+        if f"{name}_resid" not in t:
+            continue
+        g = t.groupby("quartile", observed=True)[f"{name}_resid"]
+        for q, mean in g.mean().items():
+            rows.append({"quartile": q, "method": name, "mean_residual": float(mean), "n": int(g.size()[q])})
+    return pd.DataFrame(rows)
+
+
+def full_judge_elo(
+    frame: pd.DataFrame, method: Method, tau: float | None, n_boot: int = 20, seed: int = 42
+) -> pd.DataFrame:
+    """Every model's judge Elo from all battles, with a battle-bootstrap SE (deployment mode).
+
+    One λ = 0.01 fit on all battles fixes the other models; each model is then
+    re-placed alone on its own battles (1-D Newton) and its SE is the
+    bootstrap over those battles: the same kind of SE the conformal quantile
+    was calibrated with, at the cost of one fit instead of one per model.
+    """
+    f = frame.reset_index(drop=True)
+    models, ia, ib = model_codes(f)
+    y_all = _targets(f, method, tau)
+    rng = np.random.default_rng(seed)
+    labelled = np.isfinite(y_all)
+    if not labelled.any():
+        return pd.DataFrame({"model": models, "elo": np.nan, "se": np.nan, "n_battles": 0})
+    theta = _fit_anchor(ia, ib, y_all, np.ones(len(f), bool), len(models))
+    rows = []
+    for t, target in enumerate(models):
+        sel = ((ia == t) | (ib == t)) & labelled
+        n_t = int(sel.sum())
+        if n_t < MIN_TARGET_BATTLES:
+            rows.append({"model": target, "elo": np.nan, "se": np.nan, "n_battles": n_t})
+            continue
+        other = np.where(ia == t, ib, ia)[sel]
+        y_t = np.where((ia == t)[sel], y_all[sel], 1.0 - y_all[sel])
+        th = float(solve_target(theta[other], y_t)[0])
+        idx = rng.integers(0, n_t, (n_boot, n_t))
+        boots = solve_target(theta[other][idx], y_t[idx])
+        rows.append(
+            {
+                "model": target,
+                "elo": float(theta_to_elo(th, centre=False)),
+                "se": float(elo_units(np.std(boots, ddof=1))),
+                "n_battles": n_t,
+            }
+        )
+    return pd.DataFrame(rows)

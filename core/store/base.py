@@ -1,0 +1,209 @@
+"""The store's connection: opening, migrations, transactions and the dataset catalogue.
+
+DuckDB allows one read-write process per file.  Opening a file that another
+process holds raises :class:`StoreLockedError` naming the file and, where
+DuckDB reports it, the holding process.  Inside a process each query runs on
+its own cursor, so threads (the Streamlit server, a judge run's writer) can
+share one store.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from core.store.errors import StoreError, StoreLockedError, lock_message
+from core.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    dataset_id: int
+    name: str
+    source: str
+
+
+class StoreBase:
+    """A handle on one DuckDB file; the query and write mixins of :class:`core.store.Store` build on it."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: str, read_only: bool):
+        self._con = con
+        self.path = path
+        self.read_only = read_only
+        self._write_lock = threading.RLock()
+
+    @classmethod
+    def open(cls, path: str | Path | None = None, read_only: bool = False) -> Any:
+        """Open (creating and migrating when writable) the store at ``path``.
+
+        ``path=':memory:'`` gives a private in-memory store (tests).
+        """
+        from core.datahome import DEFAULT_DB
+
+        path = str(path if path is not None else DEFAULT_DB)
+        if path != ":memory:":
+            p = Path(path)
+            if read_only and not p.exists():
+                raise StoreError(f"store {path} does not exist (build it with `python -m core simulate --db {path}`)")
+            if not read_only:
+                p.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            con = duckdb.connect(path, read_only=read_only)
+        except duckdb.IOException as exc:
+            raise StoreLockedError(lock_message(path, exc)) from None
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open store {path}: {exc}") from None
+        store = cls(con, path, read_only)
+        if not read_only:
+            store._migrate()
+        else:
+            v = store.schema_version
+            if v > SCHEMA_VERSION:
+                raise StoreError(f"store {path} has schema version {v}, newer than this code ({SCHEMA_VERSION})")
+            if v < SCHEMA_VERSION:
+                raise StoreError(
+                    f"store {path} has schema version {v}; open it writable once to migrate to {SCHEMA_VERSION}"
+                )
+        return store
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _cur(self) -> duckdb.DuckDBPyConnection:
+        # A cursor per call: DuckDB connections are not safe to share between
+        # threads, their cursors are.
+        return self._con.cursor()
+
+    def _one(self, sql: str, params: Any = None) -> tuple:
+        """The row of a query that always returns exactly one (counts, maxima)."""
+        return one_row(self._cur(), sql, params)
+
+    # ------------------------------------------------------------ migrations
+    @property
+    def schema_version(self) -> int:
+        if not self._one("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'")[0]:
+            return 0
+        row = self._cur().execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _migrate(self) -> None:
+        current = self.schema_version
+        if current > SCHEMA_VERSION:
+            raise StoreError(f"store {self.path} has schema version {current}, newer than this code ({SCHEMA_VERSION})")
+        for version in range(current, SCHEMA_VERSION):
+            with self.transaction() as cur:
+                cur.execute(MIGRATIONS[version])
+                cur.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(version + 1)])
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """All-or-nothing block: commits on success, rolls back on any error."""
+        if self.read_only:
+            raise StoreError(f"store {self.path} is open read-only")
+        with self._write_lock:
+            cur = self._cur()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                yield cur
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            else:
+                cur.execute("COMMIT")
+
+    # -------------------------------------------------------------- catalogue
+    def datasets(self) -> pd.DataFrame:
+        return (
+            self._cur()
+            .execute("SELECT dataset_id, name, source, created_at, meta_json FROM datasets ORDER BY dataset_id")
+            .df()
+        )
+
+    def dataset(self, name: str) -> DatasetInfo:
+        row = self._cur().execute("SELECT dataset_id, name, source FROM datasets WHERE name = ?", [name]).fetchone()
+        if row is None:
+            known = ", ".join(self.datasets()["name"]) or "none"
+            raise StoreError(f"no dataset named {name!r} in {self.path} (datasets: {known})")
+        return DatasetInfo(*row)
+
+    def dataset_meta(self, name: str) -> dict:
+        row = self._cur().execute("SELECT meta_json FROM datasets WHERE name = ?", [name]).fetchone()
+        return json.loads(row[0]) if row and row[0] else {}
+
+
+# ------------------------------------------------------------------ helpers
+def one_row(cur: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> tuple:
+    """The row of a query that always returns exactly one (counts, maxima)."""
+    row = cur.execute(sql, params).fetchone()
+    if row is None:
+        raise StoreError(f"expected one row from: {sql.strip()[:80]}")
+    return row
+
+
+def next_id(cur: duckdb.DuckDBPyConnection, table: str, column: str) -> int:
+    return int(one_row(cur, f"SELECT coalesce(max({column}), 0) + 1 FROM {table}")[0])
+
+
+def bulk_insert(cur: duckdb.DuckDBPyConnection, table: str, df: pd.DataFrame) -> None:
+    """INSERT every row of ``df`` into the columns of the same names."""
+    if df.empty:
+        return
+    quoted = ", ".join(f'"{c}"' for c in df.columns)
+    cur.complete()  # DuckDB refuses to register while a previous result is pending
+    with registered(cur, "_frame", df):
+        cur.execute(f"INSERT INTO {table} ({quoted}) SELECT {quoted} FROM _frame")
+
+
+@contextmanager
+def registered(cur: duckdb.DuckDBPyConnection, name: str, data: Any) -> Iterator[None]:
+    """``data`` (a DataFrame or Arrow table) visible to SQL as ``name`` inside the block.
+
+    When the statement inside failed, DuckDB has aborted the transaction and
+    refuses the unregister too; that second error must not hide the first
+    (the rollback drops the registration anyway).
+    """
+    cur.register(name, data)
+    try:
+        yield
+    except BaseException:
+        with suppress(duckdb.Error):
+            cur.unregister(name)
+        raise
+    cur.unregister(name)
+
+
+def none_if_na(v: Any) -> Any:
+    """A Python scalar for DuckDB: NaN/NA → None, numpy scalars → Python scalars."""
+    if v is None:
+        return None
+    try:
+        if pd.isna(v):
+            return None
+    except (TypeError, ValueError):
+        pass
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def json_default(o: Any) -> Any:
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)

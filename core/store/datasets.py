@@ -1,0 +1,195 @@
+"""Writing datasets: one transaction per dataset, referential integrity checked first."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from core.domain import HUMAN_WINNERS, ORDERS, TABLE_SPEC, VERDICTS, DatasetTables
+from core.store.base import StoreBase, bulk_insert, json_default, next_id
+from core.store.errors import StoreError
+from core.store.judging import upsert_judge_row
+
+
+class DatasetWrites(StoreBase):
+    """Whole-dataset writes (imports, the demo) and battles added to a dataset."""
+
+    def import_record(self, content_hash: str) -> str | None:
+        """Name of the dataset already imported from content with this hash."""
+        row = (
+            self._cur()
+            .execute(
+                "SELECT d.name FROM imports i JOIN datasets d USING (dataset_id) WHERE content_hash = ?",
+                [content_hash],
+            )
+            .fetchone()
+        )
+        return row[0] if row else None
+
+    def write_dataset(
+        self,
+        tables: DatasetTables,
+        *,
+        content_hash: str | None = None,
+        fmt: str | None = None,
+        source_path: str | None = None,
+        replace: bool = False,
+    ) -> int:
+        """Write a whole dataset in one transaction; returns its id.
+
+        The frames must already be validated (importers do that); this method
+        still checks referential integrity so that a bug upstream cannot leave
+        orphans behind.  ``replace`` drops an existing dataset of that name in
+        the same transaction.
+        """
+        _check_tables(tables)
+        with self.transaction() as cur:
+            exists = cur.execute("SELECT dataset_id FROM datasets WHERE name = ?", [tables.name]).fetchone()
+            if exists and not replace:
+                raise StoreError(f"dataset {tables.name!r} already exists in {self.path}")
+            if exists:
+                self._delete_dataset(cur, exists[0])
+            ds_id = next_id(cur, "datasets", "dataset_id")
+            cur.execute(
+                "INSERT INTO datasets (dataset_id, name, source, meta_json) VALUES (?, ?, ?, ?)",
+                [ds_id, tables.name, tables.source, json.dumps(tables.meta, default=json_default)],
+            )
+            if content_hash:
+                cur.execute(
+                    "INSERT INTO imports (content_hash, dataset_id, format, path) VALUES (?, ?, ?, ?)",
+                    [content_hash, ds_id, fmt or tables.source, source_path],
+                )
+            self._insert_tables(cur, ds_id, tables)
+        return ds_id
+
+    def delete_dataset(self, name: str) -> None:
+        info = self.dataset(name)
+        with self.transaction() as cur:
+            self._delete_dataset(cur, info.dataset_id)
+
+    @staticmethod
+    def _delete_dataset(cur: duckdb.DuckDBPyConnection, ds_id: int) -> None:
+        cur.execute(
+            "DELETE FROM judgments WHERE battle_id IN (SELECT battle_id FROM battles WHERE dataset_id = ?)", [ds_id]
+        )
+        cur.execute(
+            "DELETE FROM votes WHERE battle_id IN (SELECT battle_id FROM battles WHERE dataset_id = ?)", [ds_id]
+        )
+        for table in ("battles", "completions", "prompts", "models", "annotators", "judge_runs", "imports"):
+            cur.execute(f"DELETE FROM {table} WHERE dataset_id = ?", [ds_id])
+        cur.execute("DELETE FROM datasets WHERE dataset_id = ?", [ds_id])
+
+    def _insert_tables(self, cur: duckdb.DuckDBPyConnection, ds_id: int, t: DatasetTables) -> None:
+        models = _with_columns(t.models, "models")
+        models.insert(0, "dataset_id", ds_id)
+        bulk_insert(cur, "models", models)
+
+        prompt_ids = pd.Series(dtype="int64")
+        if t.prompts is not None and len(t.prompts):
+            prompts = _with_columns(t.prompts, "prompts")
+            base = next_id(cur, "prompts", "prompt_id")
+            prompts.insert(0, "prompt_id", np.arange(base, base + len(prompts), dtype=np.int64))
+            prompts.insert(1, "dataset_id", ds_id)
+            bulk_insert(cur, "prompts", prompts)
+            prompt_ids = pd.Series(prompts["prompt_id"].to_numpy(), index=prompts["prompt_key"].to_numpy())
+
+        completion_ids: dict[tuple[int, str], int] = {}
+        if t.completions is not None and len(t.completions):
+            comp = _with_columns(t.completions, "completions")
+            base = next_id(cur, "completions", "completion_id")
+            comp.insert(0, "completion_id", np.arange(base, base + len(comp), dtype=np.int64))
+            comp.insert(1, "dataset_id", ds_id)
+            comp["prompt_id"] = prompt_ids.reindex(comp["prompt_key"].to_numpy()).to_numpy()
+            completion_ids = dict(
+                zip(zip(comp["prompt_key"].to_numpy().tolist(), comp["model"].tolist()), comp["completion_id"].tolist())
+            )
+            comp = comp.drop(columns=["prompt_key"])
+            bulk_insert(cur, "completions", comp)
+
+        battles = _with_columns(t.battles, "battles")
+        base = next_id(cur, "battles", "battle_id")
+        battles.insert(0, "battle_id", np.arange(base, base + len(battles), dtype=np.int64))
+        battles.insert(1, "dataset_id", ds_id)
+        if "prompt_key" in battles and battles["prompt_key"].notna().any():
+            keys = battles["prompt_key"]
+            battles["prompt_id"] = prompt_ids.reindex(keys.to_numpy()).to_numpy()
+            if completion_ids:
+                pk = keys.to_numpy().tolist()
+                battles["completion_a"] = [completion_ids.get((k, m)) for k, m in zip(pk, battles["model_a"].tolist())]
+                battles["completion_b"] = [completion_ids.get((k, m)) for k, m in zip(pk, battles["model_b"].tolist())]
+        battle_ids = pd.Series(battles["battle_id"].to_numpy(), index=battles["battle_key"].to_numpy())
+        battles = battles.drop(columns=["prompt_key"], errors="ignore")
+        bulk_insert(cur, "battles", battles)
+
+        if t.annotators is not None and len(t.annotators):
+            ann = _with_columns(t.annotators, "annotators")
+            ann.insert(0, "dataset_id", ds_id)
+            bulk_insert(cur, "annotators", ann)
+
+        if t.votes is not None and len(t.votes):
+            votes = _with_columns(t.votes, "votes")
+            votes["battle_id"] = battle_ids.reindex(votes["battle_key"].to_numpy()).to_numpy()
+            votes = votes.drop(columns=["battle_key"])
+            bulk_insert(cur, "votes", votes)
+
+        if t.judges is not None and len(t.judges):
+            for row in _with_columns(t.judges, "judges").to_dict("records"):
+                upsert_judge_row(cur, row)
+
+        if t.judgments is not None and len(t.judgments):
+            j = _with_columns(t.judgments, "judgments")
+            judge_ids = dict(cur.execute("SELECT name, judge_id FROM judges").fetchall())
+            missing = sorted(set(j["judge"]) - set(judge_ids))
+            for name in missing:
+                upsert_judge_row(cur, {"judge": name, "prompt_version": "imported"})
+            judge_ids = dict(cur.execute("SELECT name, judge_id FROM judges").fetchall())
+            base = next_id(cur, "judgments", "judgment_id")
+            j.insert(0, "judgment_id", np.arange(base, base + len(j), dtype=np.int64))
+            j["battle_id"] = battle_ids.reindex(j["battle_key"].to_numpy()).to_numpy()
+            j["judge_id"] = j["judge"].map(judge_ids).astype("int64")
+            j["prompt_version"] = j["prompt_version"].astype(object).fillna("imported")
+            j["variant"] = j["variant"].astype(object).fillna("original")
+            j = j.drop(columns=["battle_key", "judge"])
+            bulk_insert(cur, "judgments", j)
+
+
+def _with_columns(df: pd.DataFrame, table: str) -> pd.DataFrame:
+    spec = TABLE_SPEC[table]
+    cols = [*spec["required"], *spec["optional"]]
+    out = df.reindex(columns=cols).copy()
+    return out
+
+
+def _check_tables(t: DatasetTables) -> None:
+    if not t.name or not isinstance(t.name, str):
+        raise StoreError("a dataset needs a non-empty name")
+    for name, df in t.tables().items():
+        missing = [c for c in TABLE_SPEC[name]["required"] if c not in df.columns]
+        if missing:
+            raise StoreError(f"table {name} lacks required columns {missing}")
+    models = set(t.models["model"])
+    used = set(t.battles["model_a"]) | set(t.battles["model_b"])
+    if used - models:
+        raise StoreError(f"battles reference unknown models: {sorted(used - models)[:5]}")
+    if t.battles["battle_key"].duplicated().any():
+        raise StoreError("duplicate battle_key in battles")
+    keys = set(t.battles["battle_key"].tolist())
+    for name in ("votes", "judgments"):
+        df = getattr(t, name)
+        if df is not None and len(df) and not set(df["battle_key"].tolist()) <= keys:
+            raise StoreError(f"{name} reference unknown battles")
+    for name, column, allowed in (
+        ("votes", "winner", HUMAN_WINNERS),
+        ("judgments", "verdict", VERDICTS),
+        ("judgments", "order", ORDERS),
+    ):
+        df = getattr(t, name)
+        if df is None or column not in df.columns:
+            continue
+        values = df[column]
+        bad = values.notna() & ~values.isin(allowed)
+        if bad.any():
+            raise StoreError(f"{name}.{column} has {values[bad].iloc[0]!r}; expected one of {', '.join(allowed)}")

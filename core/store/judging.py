@@ -1,0 +1,273 @@
+"""Judging bookkeeping: the judge registry, judgments written as calls finish, and runs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+
+from core.domain import SCORE_COLUMNS
+from core.store.base import StoreBase, next_id, none_if_na, one_row, registered
+from core.store.errors import StoreError
+
+_JUDGMENT_COLUMNS = (
+    "battle_id",
+    "judge_id",
+    "order",
+    "prompt_version",
+    "variant",
+    "verdict",
+    *SCORE_COLUMNS,
+    "p_a",
+    "confidence",
+    "raw_output",
+    "parse_error",
+    "latency_ms",
+    "prompt_tokens",
+    "completion_tokens",
+    "run_id",
+)
+_JUDGMENT_BATCH_SCHEMA = pa.schema(
+    [
+        ("battle_id", pa.int64()),
+        ("judge_id", pa.int32()),
+        ("order", pa.string()),
+        ("prompt_version", pa.string()),
+        ("variant", pa.string()),
+        ("verdict", pa.string()),
+        *[(c, pa.float64()) for c in SCORE_COLUMNS],
+        ("p_a", pa.float64()),
+        ("confidence", pa.float64()),
+        ("raw_output", pa.string()),
+        ("parse_error", pa.string()),
+        ("latency_ms", pa.float64()),
+        ("prompt_tokens", pa.int32()),
+        ("completion_tokens", pa.int32()),
+        ("run_id", pa.int32()),
+    ]
+)
+_JUDGMENT_QUOTED = ", ".join(f'"{c}"' for c in _JUDGMENT_COLUMNS)
+# A stored parse failure is replaced by a later success of the same key; anything else is kept.
+_RECORD_JUDGMENTS_SQL = (
+    f"INSERT INTO judgments (judgment_id, {_JUDGMENT_QUOTED}) "
+    f"SELECT (SELECT coalesce(max(judgment_id), 0) FROM judgments) + row_number() OVER (), {_JUDGMENT_QUOTED} "
+    "FROM _batch "
+    'ON CONFLICT (battle_id, judge_id, "order", prompt_version, variant) DO UPDATE SET '
+    + ", ".join(f'"{c}" = excluded."{c}"' for c in _JUDGMENT_COLUMNS[5:])
+    + " WHERE judgments.parse_error IS NOT NULL AND excluded.parse_error IS NULL RETURNING judgment_id"
+)
+
+
+def _run_update(run_id: int, fields: dict[str, Any]) -> tuple[str, list]:
+    """UPDATE of a judge run's counters and status (names checked against a fixed list)."""
+    allowed = {
+        "status",
+        "planned",
+        "done",
+        "failed",
+        "parse_errors",
+        "prompt_tokens",
+        "completion_tokens",
+        "message",
+        "finished",
+    }
+    bad = set(fields) - allowed
+    if bad:
+        raise StoreError(f"unknown run fields: {sorted(bad)}")
+    sets, values = ["updated_at = current_timestamp"], []
+    for k, v in fields.items():
+        if k == "finished":
+            if v:
+                sets.append("finished_at = current_timestamp")
+            continue
+        sets.append(f"{k} = ?")
+        values.append(v)
+    return f"UPDATE judge_runs SET {', '.join(sets)} WHERE run_id = ?", [*values, run_id]
+
+
+def upsert_judge_row(cur: duckdb.DuckDBPyConnection, row: dict) -> int:
+    """Create a judge, or fill in what an existing one of that name does not know yet; returns its id."""
+    name = row["judge"]
+    existing = cur.execute("SELECT judge_id FROM judges WHERE name = ?", [name]).fetchone()
+    cols = ["family", "model", "base_url", "template", "prompt_version", "profile", "params_json"]
+    values = [none_if_na(row.get(c)) for c in cols]
+    if existing:
+        # Keep what is known: imported data never erases a configured judge.
+        sets = ", ".join(f"{c} = coalesce(?, {c})" for c in cols)
+        cur.execute(f"UPDATE judges SET {sets} WHERE judge_id = ?", [*values, existing[0]])
+        return existing[0]
+    jid = next_id(cur, "judges", "judge_id")
+    cur.execute(
+        f"INSERT INTO judges (judge_id, name, {', '.join(cols)}) VALUES (?, ?, {', '.join('?' * len(cols))})",
+        [jid, name, *values],
+    )
+    return jid
+
+
+class JudgingStore(StoreBase):
+    """Judge configurations, judgments, runs and their failures."""
+
+    def save_judge_config(self, name: str, config: dict, **fields: Any) -> int:
+        """Create or update a judge from a configuration (never holding a key)."""
+        if any("key" in k.lower() and k != "api_key_env" for k in config):
+            raise StoreError("judge configuration must not contain API keys; use api_key_env")
+        with self.transaction() as cur:
+            jid = upsert_judge_row(cur, {"judge": name, **fields})
+            cur.execute("UPDATE judges SET config_json = ? WHERE judge_id = ?", [json.dumps(config), jid])
+        return jid
+
+    # -------------------------------------------------------------- judging
+    def battles_for_judging(self, dataset: str) -> pd.DataFrame:
+        """Battles with the texts a judge prompt needs (prompt, both completions)."""
+        ds = self.dataset(dataset).dataset_id
+        return (
+            self._cur()
+            .execute(
+                """SELECT b.battle_id, b.model_a, b.model_b, p.text AS prompt, ca.text AS text_a,
+                      cb.text AS text_b, b.language
+               FROM battles b LEFT JOIN prompts p USING (prompt_id)
+               LEFT JOIN completions ca ON ca.completion_id = b.completion_a
+               LEFT JOIN completions cb ON cb.completion_id = b.completion_b
+               WHERE b.dataset_id = ? ORDER BY b.battle_id""",
+                [ds],
+            )
+            .df()
+        )
+
+    def existing_judgment_keys(
+        self, judge_id: int, prompt_version: str, dataset: str, variant: str = "original", include_failed: bool = True
+    ) -> pd.DataFrame:
+        """(battle_id, order) already stored for this judge and prompt version."""
+        ds = self.dataset(dataset).dataset_id
+        failed = "" if include_failed else "AND g.parse_error IS NULL"
+        return (
+            self._cur()
+            .execute(
+                f"""SELECT g.battle_id, g."order", g.parse_error FROM judgments g JOIN battles b USING (battle_id)
+               WHERE b.dataset_id = ? AND g.judge_id = ? AND g.prompt_version = ? AND g.variant = ? {failed}""",
+                [ds, judge_id, prompt_version, variant],
+            )
+            .df()
+        )
+
+    def record_judgment(self, row: dict) -> bool:
+        """Store one finished call at once; returns False when it already existed.
+
+        The idempotency key is (battle, judge, order, prompt version, variant):
+        a resumed run that repeats a call cannot duplicate it.  A stored
+        parse failure is replaced by a later successful retry of the same key.
+        The judgment is committed (durable) when this returns.
+        """
+        return self.record_judgments([row]) == 1
+
+    def record_judgments(self, rows: list[dict], run_progress: tuple[int, dict] | None = None) -> int:
+        """Several finished calls in one transaction (group commit); same rules as ``record_judgment``.
+
+        ``run_progress`` = (run_id, counters) updates that run in the same
+        commit (a commit is the expensive part).  Returns how many rows were
+        inserted or replaced a stored failure.  Within ``rows`` the last row of
+        a key wins.
+        """
+        if self.read_only:
+            raise StoreError(f"store {self.path} is open read-only")
+        if not rows and run_progress is None:
+            return 0
+        latest = {}
+        for r in rows:
+            latest[(r["battle_id"], r["judge_id"], r["order"], r["prompt_version"], r.get("variant", "original"))] = r
+        batch = None
+        if latest:
+            # A typed Arrow batch: building it is ~10× cheaper than a DataFrame
+            # of dicts, and the types are explicit whatever the first rows hold.
+            columns = {c: [none_if_na(r.get(c)) for r in latest.values()] for c in _JUDGMENT_COLUMNS}
+            columns["variant"] = [v if v is not None else "original" for v in columns["variant"]]
+            batch = pa.Table.from_pydict(columns, schema=_JUDGMENT_BATCH_SCHEMA)
+        update = _run_update(*run_progress) if run_progress is not None else None
+        got = []
+        with self.transaction() as cur:
+            if batch is not None:
+                with registered(cur, "_batch", batch):
+                    got = cur.execute(_RECORD_JUDGMENTS_SQL).fetchall()
+            if update is not None:
+                cur.execute(*update)
+        return len(got)
+
+    def create_run(self, judge_id: int, dataset: str, planned: int, config: dict) -> int:
+        ds = self.dataset(dataset).dataset_id
+        with self.transaction() as cur:
+            run_id = next_id(cur, "judge_runs", "run_id")
+            cur.execute(
+                """INSERT INTO judge_runs (run_id, judge_id, dataset_id, status, planned, config_json)
+                   VALUES (?, ?, ?, 'running', ?, ?)""",
+                [run_id, judge_id, ds, planned, json.dumps(config)],
+            )
+        return run_id
+
+    def update_run(self, run_id: int, **fields: Any) -> None:
+        sql, values = _run_update(run_id, fields)
+        with self.transaction() as cur:
+            cur.execute(sql, values)
+
+    def runs_frame(self, dataset: str | None = None) -> pd.DataFrame:
+        where, params = "", []
+        if dataset is not None:
+            where, params = "WHERE r.dataset_id = ?", [self.dataset(dataset).dataset_id]
+        return (
+            self._cur()
+            .execute(
+                f"""SELECT r.run_id, j.name AS judge, d.name AS dataset, r.status, r.planned, r.done, r.failed,
+                       r.parse_errors, r.prompt_tokens, r.completion_tokens,
+                       -- NULL (unknown) unless the run's configuration priced both kinds of token
+                       (r.prompt_tokens * TRY_CAST(r.config_json ->> 'price_prompt_per_mtok' AS DOUBLE)
+                        + r.completion_tokens * TRY_CAST(r.config_json ->> 'price_completion_per_mtok' AS DOUBLE))
+                        / 1e6 AS cost_usd,
+                       r.started_at, r.updated_at,
+                       r.finished_at, r.message
+                FROM judge_runs r JOIN judges j USING (judge_id) JOIN datasets d USING (dataset_id)
+                {where} ORDER BY r.run_id DESC""",
+                params,
+            )
+            .df()
+        )
+
+    def parse_failures(self, dataset: str, judge: str | None = None, limit: int = 200) -> pd.DataFrame:
+        ds = self.dataset(dataset).dataset_id
+        params: list[Any] = [ds]
+        jf = ""
+        if judge is not None:
+            jf = "AND j.name = ?"
+            params.append(judge)
+        params.append(limit)
+        return (
+            self._cur()
+            .execute(
+                f"""SELECT g.judgment_id, g.battle_id, j.name AS judge, g."order", g.prompt_version,
+                       g.parse_error, g.raw_output, g.created_at
+                FROM judgments g JOIN battles b USING (battle_id) JOIN judges j USING (judge_id)
+                WHERE b.dataset_id = ? AND g.parse_error IS NOT NULL {jf}
+                ORDER BY g.created_at DESC LIMIT ?""",
+                params,
+            )
+            .df()
+        )
+
+    def delete_failed_judgments(self, dataset: str, judge: str) -> int:
+        """Forget stored parse failures so that a run plans those calls again."""
+        ds = self.dataset(dataset).dataset_id
+        with self.transaction() as cur:
+            n = one_row(
+                cur,
+                """SELECT count(*) FROM judgments g JOIN battles b USING (battle_id) JOIN judges j USING (judge_id)
+                   WHERE b.dataset_id = ? AND j.name = ? AND g.parse_error IS NOT NULL""",
+                [ds, judge],
+            )[0]
+            cur.execute(
+                """DELETE FROM judgments WHERE parse_error IS NOT NULL
+                   AND judge_id = (SELECT judge_id FROM judges WHERE name = ?)
+                   AND battle_id IN (SELECT battle_id FROM battles WHERE dataset_id = ?)""",
+                [judge, ds],
+            )
+        return int(n)

@@ -1,0 +1,450 @@
+"""Read queries: the frames and sufficient statistics the use cases need.
+
+Targets and labels are computed in SQL from :mod:`core.store.sql`, whose
+expressions are built from the rules in :mod:`core.domain`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from core.domain import BATTLE_COLUMNS, SCORE_COLUMNS, soft_target, validate
+from core.store import sql
+from core.store.base import StoreBase
+from core.store.errors import StoreError
+
+TARGETS = ("human", "hard", "soft")
+
+
+class Queries(StoreBase):
+    """Everything the statistics and pages read from a store."""
+
+    def judge(self, name: str) -> dict:
+        df = self._cur().execute("SELECT * FROM judges WHERE name = ?", [name]).df()
+        if df.empty:
+            raise StoreError(f"no judge named {name!r} in {self.path}")
+        row = df.iloc[0].to_dict()
+        row["config"] = json.loads(row["config_json"]) if row.get("config_json") else {}
+        return row
+
+    def judges_frame(self, dataset: str | None = None) -> pd.DataFrame:
+        """Judges (optionally only those with judgments in ``dataset``) and counts."""
+        params: list[Any] = []
+        in_dataset = None
+        if dataset is not None:
+            in_dataset = "b.dataset_id = ?"
+            params.append(self.dataset(dataset).dataset_id)
+        query = f"""
+            SELECT j.name AS judge, j.family, j.model, j.template, j.prompt_version, j.profile,
+                   j.params_json, count(*) AS n_judgments,
+                   list(DISTINCT g."order" ORDER BY g."order") AS orders,
+                   count(g.parse_error) AS n_parse_errors
+            FROM judgments g JOIN judges j USING (judge_id) JOIN battles b USING (battle_id)
+            {sql.where(in_dataset, "g.variant = 'original'")}
+            GROUP BY ALL ORDER BY j.name
+        """
+        return self._cur().execute(query, params).df()
+
+    # ------------------------------------------------------------------ info
+    def info(self) -> dict:
+        cur = self._cur()
+        out: dict[str, Any] = {"schema_version": self.schema_version, "path": self.path, "datasets": []}
+        ds = cur.execute("SELECT dataset_id, name, source FROM datasets ORDER BY dataset_id").fetchall()
+        for ds_id, name, source in ds:
+            row = self._one(
+                """
+                SELECT
+                  (SELECT count(*) FROM models WHERE dataset_id = $1),
+                  (SELECT count(*) FROM prompts WHERE dataset_id = $1),
+                  (SELECT count(*) FROM battles WHERE dataset_id = $1),
+                  (SELECT count(*) FROM votes v JOIN battles b USING (battle_id) WHERE b.dataset_id = $1),
+                  (SELECT count(DISTINCT annotator) FROM votes v JOIN battles b USING (battle_id)
+                     WHERE b.dataset_id = $1 AND annotator IS NOT NULL),
+                  (SELECT count(*) FROM completions WHERE dataset_id = $1),
+                  (SELECT count(*) FROM judge_runs WHERE dataset_id = $1)
+                """,
+                [ds_id],
+            )
+            judges = self.judges_frame(name)
+            out["datasets"].append(
+                {
+                    "name": name,
+                    "source": source,
+                    "n_models": row[0],
+                    "n_prompts": row[1],
+                    "n_battles": row[2],
+                    "n_human_votes": row[3],
+                    "n_annotators": row[4],
+                    "n_completions": row[5],
+                    "n_judge_runs": row[6],
+                    "judges": [
+                        {
+                            "name": r.judge,
+                            "n_judgments": int(r.n_judgments),
+                            "orders": list(r.orders),
+                            "n_parse_errors": int(r.n_parse_errors),
+                        }
+                        for r in judges.itertuples()
+                    ],
+                }
+            )
+        return out
+
+    def version_token(self) -> str:
+        """Changes whenever data changes: a cache key for derived results."""
+        row = self._one(
+            """SELECT (SELECT count(*) FROM datasets), (SELECT max(battle_id) FROM battles),
+                      (SELECT count(*) FROM judgments), (SELECT max(judgment_id) FROM judgments),
+                      (SELECT count(*) FROM votes), (SELECT max(dataset_id) FROM datasets)"""
+        )
+        return ":".join(str(x) for x in row)
+
+    # --------------------------------------------------------------- frames
+    def models_frame(self, dataset: str) -> pd.DataFrame:
+        ds = self.dataset(dataset).dataset_id
+        return (
+            self._cur()
+            .execute(
+                """
+            WITH counts AS (
+                SELECT model, count(*) AS n_battles FROM (
+                    SELECT model_a AS model FROM battles WHERE dataset_id = $1
+                    UNION ALL SELECT model_b FROM battles WHERE dataset_id = $1)
+                GROUP BY model)
+            SELECT m.model, m.family, m.true_elo, coalesce(c.n_battles, 0) AS n_battles
+            FROM models m LEFT JOIN counts c USING (model)
+            WHERE m.dataset_id = $1 ORDER BY m.model
+            """,
+                [ds],
+            )
+            .df()
+        )
+
+    def annotators_frame(self, dataset: str) -> pd.DataFrame:
+        ds = self.dataset(dataset).dataset_id
+        return (
+            self._cur()
+            .execute(
+                """
+            SELECT v.annotator, count(*) AS n_votes, any_value(a.kind) AS kind,
+                   any_value(a.true_ability) AS true_ability
+            FROM votes v JOIN battles b USING (battle_id)
+            LEFT JOIN annotators a ON a.dataset_id = b.dataset_id AND a.annotator = v.annotator
+            WHERE b.dataset_id = ? AND v.annotator IS NOT NULL
+            GROUP BY v.annotator ORDER BY v.annotator
+            """,
+                [ds],
+            )
+            .df()
+        )
+
+    def votes_frame(self, dataset: str) -> pd.DataFrame:
+        """One row per human vote: battle_id, model_a, model_b, annotator, winner, y."""
+        ds = self.dataset(dataset).dataset_id
+        return (
+            self._cur()
+            .execute(
+                f"""
+            SELECT v.battle_id, b.model_a, b.model_b, v.annotator, v.winner, {sql.outcome_y_expr("v.winner")} AS y,
+                   b.language, b.tstamp
+            FROM votes v JOIN battles b USING (battle_id)
+            WHERE b.dataset_id = ? ORDER BY v.battle_id, v.annotator
+            """,
+                [ds],
+            )
+            .df()
+        )
+
+    def _judge_filter(self, judge: str | None, dataset_id: int) -> tuple[int | None, str | None]:
+        if judge is None:
+            return None, None
+        row = self._cur().execute("SELECT judge_id, prompt_version FROM judges WHERE name = ?", [judge]).fetchone()
+        if row is None:
+            known = ", ".join(self.judges_frame()["judge"]) or "none"
+            raise StoreError(f"no judge named {judge!r} in {self.path} (judges: {known})")
+        judge_id, version = row
+        if version is not None:
+            has = self._one(
+                """SELECT count(*) FROM judgments g JOIN battles b USING (battle_id)
+                   WHERE judge_id = ? AND prompt_version = ? AND b.dataset_id = ?""",
+                [judge_id, version, dataset_id],
+            )[0]
+            if not has:
+                version = None  # judgments only exist under other versions: use them all
+        return judge_id, version
+
+    def _battle_sql(self, with_judge: bool) -> str:
+        """Per-battle CTE: human label, judge gaps, hard label, logprob p's."""
+        judge_cte = ""
+        judge_cols = """, NULL::DOUBLE AS gap_ab, NULL::DOUBLE AS gap_ba, NULL::DOUBLE AS gap_avg,
+                NULL::DOUBLE AS p_ab, NULL::DOUBLE AS p_ba, NULL::VARCHAR AS verdict_ab,
+                NULL::VARCHAR AS verdict_ba, NULL::VARCHAR AS verdict_avg, NULL::DOUBLE AS verdict_mean,
+                NULL::DOUBLE AS conf_ab, NULL::DOUBLE AS conf_ba, 0 AS n_judgments,
+                NULL::DOUBLE AS gap_mean"""
+        judge_join = ""
+        if with_judge:
+            judge_cte = f""",
+            jrows AS (
+                SELECT g.battle_id, g."order", g.verdict, g.p_a, g.confidence,
+                       {sql.rubric_gap_expr("g.")} AS gap, {sql.outcome_y_expr("g.verdict")} AS vy
+                FROM judgments g JOIN battles b USING (battle_id)
+                WHERE b.dataset_id = $ds AND g.judge_id = $judge AND g.variant = 'original'
+                  AND g.parse_error IS NULL
+                  AND ($version IS NULL OR g.prompt_version = $version)
+            ),
+            jb AS (
+                SELECT battle_id,
+                       max(gap) FILTER (WHERE "order" = 'ab') AS gap_ab,
+                       max(gap) FILTER (WHERE "order" = 'ba') AS gap_ba,
+                       max(gap) FILTER (WHERE "order" = 'avg') AS gap_avg,
+                       avg(gap) AS gap_mean,
+                       max(p_a) FILTER (WHERE "order" = 'ab') AS p_ab,
+                       max(p_a) FILTER (WHERE "order" = 'ba') AS p_ba,
+                       max(verdict) FILTER (WHERE "order" = 'ab') AS verdict_ab,
+                       max(verdict) FILTER (WHERE "order" = 'ba') AS verdict_ba,
+                       max(verdict) FILTER (WHERE "order" = 'avg') AS verdict_avg,
+                       avg(vy) AS verdict_mean,
+                       max(confidence) FILTER (WHERE "order" = 'ab') AS conf_ab,
+                       max(confidence) FILTER (WHERE "order" = 'ba') AS conf_ba,
+                       count(*) AS n_judgments
+                FROM jrows GROUP BY battle_id
+            )"""
+            judge_cols = """, jb.gap_ab, jb.gap_ba, jb.gap_avg, jb.p_ab, jb.p_ba, jb.verdict_ab,
+                jb.verdict_ba, jb.verdict_avg, jb.verdict_mean, jb.conf_ab, jb.conf_ba,
+                coalesce(jb.n_judgments, 0) AS n_judgments, jb.gap_mean"""
+            judge_join = "LEFT JOIN jb USING (battle_id)"
+        return f"""
+            WITH hv AS (
+                SELECT v.battle_id, avg({sql.outcome_y_expr("v.winner")}) AS human_y, count(*) AS n_votes
+                FROM votes v JOIN battles b USING (battle_id) WHERE b.dataset_id = $ds
+                GROUP BY v.battle_id
+            ){judge_cte},
+            base AS (
+                SELECT b.battle_id, b.battle_key, b.external_id, b.model_a, b.model_b, b.prompt_id,
+                       b.language, b.turn, b.tstamp, hv.human_y, coalesce(hv.n_votes, 0) AS n_votes,
+                       b.completion_a, b.completion_b {judge_cols}
+                FROM battles b LEFT JOIN hv USING (battle_id) {judge_join}
+                WHERE b.dataset_id = $ds
+            )"""
+
+    def battle_frame(self, dataset: str, judge: str | None = None, tau: float | None = None) -> pd.DataFrame:
+        """One row per battle with everything the fits and diagnostics need.
+
+        Columns: ``core.domain.BATTLE_FRAME`` (validated), plus ``soft_y`` when
+        ``tau`` is given.  Without a judge the judge columns are missing.
+        """
+        ds = self.dataset(dataset).dataset_id
+        judge_id, version = self._judge_filter(judge, ds)
+        query = (
+            self._battle_sql(judge is not None)
+            + f"""
+            SELECT base.*,
+                   {sql.hard_label_expr()} AS judge_hard,
+                   {sql.battle_gap_expr()} AS gap,
+                   ca.length AS len_a, cb.length AS len_b,
+                   ca.n_headers AS headers_a, cb.n_headers AS headers_b,
+                   ca.n_bold AS bold_a, cb.n_bold AS bold_b,
+                   ca.n_list_items AS lists_a, cb.n_list_items AS lists_b,
+                   ca.correct AS correct_a, cb.correct AS correct_b,
+                   ca.echo AS echo_a, cb.echo AS echo_b,
+                   ma.family AS family_a, mb.family AS family_b
+            FROM base
+            LEFT JOIN completions ca ON ca.completion_id = base.completion_a
+            LEFT JOIN completions cb ON cb.completion_id = base.completion_b
+            LEFT JOIN models ma ON ma.dataset_id = $ds AND ma.model = base.model_a
+            LEFT JOIN models mb ON mb.dataset_id = $ds AND mb.model = base.model_b
+            ORDER BY base.battle_id
+        """
+        )
+        params: dict[str, Any] = {"ds": ds}
+        if judge is not None:
+            params.update(judge=judge_id, version=version)
+        df = self._cur().execute(query, params).df()
+        df = df[list(BATTLE_COLUMNS)]
+        for col in ("correct_a", "correct_b", "echo_a", "echo_b"):
+            df[col] = df[col].astype("boolean")
+        if tau is not None:
+            df["soft_y"] = soft_target(df["gap"].to_numpy(dtype=float), tau)
+        validate(df, f"the battle frame of {dataset!r}")
+        return df
+
+    def pair_stats(
+        self,
+        dataset: str,
+        target: str,
+        judge: str | None = None,
+        tau: float | None = None,
+        *,
+        battle_ids: Sequence[int] | None = None,
+    ) -> pd.DataFrame:
+        """Sufficient statistics per ordered pair: model_a, model_b, n, s, ss.
+
+        ``ss`` (Σ y²) keeps the sandwich covariance exact for soft targets.
+
+        ``target``: 'human' (votes; a battle with several votes contributes
+        their mean), 'hard' (judge hard label) or 'soft' (σ(τ·gap), clipped).
+        Battles without the target are left out.
+        """
+        if target not in TARGETS:
+            raise StoreError(f"unknown target {target!r}; expected one of {TARGETS}")
+        if target != "human" and judge is None:
+            raise StoreError(f"target {target!r} needs a judge")
+        if target == "soft" and (tau is None or not np.isfinite(tau) or tau <= 0):
+            raise StoreError(f"target 'soft' needs a finite positive tau, got {tau!r}")
+        ds = self.dataset(dataset).dataset_id
+        judge_id, version = self._judge_filter(judge, ds) if target != "human" else (None, None)
+        y_expr = {
+            "human": "human_y",
+            "hard": "judge_hard",
+            "soft": sql.soft_target_expr("gap", "$tau"),
+        }[target]
+        ids_filter = ""
+        if battle_ids is not None:
+            ids_filter = "AND battle_id IN (SELECT unnest($ids))"
+        query = (
+            self._battle_sql(target != "human")
+            + f""",
+            labelled AS (
+                SELECT battle_id, model_a, model_b, human_y,
+                       {sql.hard_label_expr()} AS judge_hard, {sql.battle_gap_expr()} AS gap
+                FROM base
+            )
+            SELECT model_a, model_b, count(*)::DOUBLE AS n, sum(y) AS s, sum(y * y) AS ss FROM (
+                SELECT model_a, model_b, {y_expr} AS y FROM labelled
+                WHERE {y_expr} IS NOT NULL {ids_filter}
+            ) GROUP BY model_a, model_b ORDER BY model_a, model_b
+        """
+        )
+        params: dict[str, Any] = {"ds": ds}
+        if target != "human":
+            params.update(judge=judge_id, version=version)
+        if target == "soft":
+            assert tau is not None  # checked above
+            params["tau"] = float(tau)
+        if battle_ids is not None:
+            params["ids"] = [int(x) for x in battle_ids]
+        return self._cur().execute(query, params).df()
+
+    def judgments_frame(
+        self, dataset: str, judge: str | None = None, *, variant: str | None = "original", include_raw: bool = False
+    ) -> pd.DataFrame:
+        """One row per stored judgment, scores in battle terms, plus its gap."""
+        ds = self.dataset(dataset).dataset_id
+        params: list[Any] = [ds]
+        where = ["b.dataset_id = ?"]
+        if judge is not None:
+            judge_id, _ = self._judge_filter(judge, ds)
+            where.append("g.judge_id = ?")
+            params.append(judge_id)
+        if variant is not None:
+            where.append("g.variant = ?")
+            params.append(variant)
+        raw = ", g.raw_output" if include_raw else ""
+        query = f"""
+            SELECT g.judgment_id, g.battle_id, b.battle_key, j.name AS judge, g."order", g.prompt_version,
+                   g.variant, g.verdict, {", ".join("g." + c for c in SCORE_COLUMNS)},
+                   {sql.rubric_gap_expr("g.")} AS gap, g.p_a, g.confidence, g.parse_error, g.latency_ms,
+                   g.prompt_tokens, g.completion_tokens, g.run_id, b.model_a, b.model_b{raw}
+            FROM judgments g JOIN battles b USING (battle_id) JOIN judges j USING (judge_id)
+            {sql.where(*where)}
+            ORDER BY g.battle_id, j.name, g."order"
+        """
+        return self._cur().execute(query, params).df()
+
+    def contests_frame(self, dataset: str) -> pd.DataFrame:
+        """Judge contests in presentation order: judge, first, second, question_id, winner.
+
+        ``winner`` is the winning model's name or 'Tie' (judge_contests.csv
+        convention); judgments with a parse error are left out.
+        """
+        ds = self.dataset(dataset).dataset_id
+        return (
+            self._cur()
+            .execute(
+                """
+            SELECT j.name AS judge,
+                   CASE WHEN g."order" = 'ba' THEN b.model_b ELSE b.model_a END AS first,
+                   CASE WHEN g."order" = 'ba' THEN b.model_a ELSE b.model_b END AS second,
+                   coalesce(b.external_id, CAST(b.battle_key AS VARCHAR)) AS question_id,
+                   CASE g.verdict WHEN 'a' THEN b.model_a WHEN 'b' THEN b.model_b ELSE 'Tie' END AS winner,
+                   g.battle_id
+            FROM judgments g JOIN battles b USING (battle_id) JOIN judges j USING (judge_id)
+            WHERE b.dataset_id = ? AND g.variant = 'original' AND g.verdict IS NOT NULL
+              AND g.parse_error IS NULL
+            ORDER BY j.name, g.battle_id, g."order"
+            """,
+                [ds],
+            )
+            .df()
+        )
+
+    def pair_coverage(self, dataset: str) -> pd.DataFrame:
+        """Battle counts per unordered model pair (for the coverage heatmap)."""
+        ds = self.dataset(dataset).dataset_id
+        return (
+            self._cur()
+            .execute(
+                """SELECT least(model_a, model_b) AS model_1, greatest(model_a, model_b) AS model_2,
+                      count(*) AS n_battles
+               FROM battles WHERE dataset_id = ? GROUP BY ALL ORDER BY ALL""",
+                [ds],
+            )
+            .df()
+        )
+
+    def languages_frame(self, dataset: str) -> pd.DataFrame:
+        ds = self.dataset(dataset).dataset_id
+        return (
+            self._cur()
+            .execute(
+                """SELECT coalesce(b.language, 'unknown') AS language, count(*) AS n_battles,
+                      count(v.battle_id) AS n_votes
+               FROM battles b LEFT JOIN (SELECT DISTINCT battle_id FROM votes) v USING (battle_id)
+               WHERE b.dataset_id = ? GROUP BY ALL ORDER BY n_battles DESC""",
+                [ds],
+            )
+            .df()
+        )
+
+    def completions_frame(self, dataset: str, with_text: bool = False) -> pd.DataFrame:
+        ds = self.dataset(dataset).dataset_id
+        text = ", c.text, p.text AS prompt_text" if with_text else ""
+        return (
+            self._cur()
+            .execute(
+                f"""SELECT c.completion_id, c.prompt_id, p.external_id AS prompt_external_id, c.model,
+                       c.length, c.n_headers, c.n_bold, c.n_list_items, c.correct, c.echo,
+                       c.direct_label, p.language, p.verifiable{text}
+                FROM completions c LEFT JOIN prompts p USING (prompt_id)
+                WHERE c.dataset_id = ? ORDER BY c.completion_id""",
+                [ds],
+            )
+            .df()
+        )
+
+    def table_frame(self, dataset: str, table: str) -> pd.DataFrame:
+        """Export view of a table: 'battles' or 'judgments' (one row per stored row)."""
+        if table == "battles":
+            ds = self.dataset(dataset).dataset_id
+            return (
+                self._cur()
+                .execute(
+                    f"""SELECT b.battle_id, b.external_id, b.model_a, b.model_b, b.language, b.turn, b.tstamp,
+                           p.external_id AS prompt_external_id,
+                           (SELECT avg({sql.outcome_y_expr("v.winner")}) FROM votes v
+                            WHERE v.battle_id = b.battle_id) AS human_y,
+                           (SELECT count(*) FROM votes v WHERE v.battle_id = b.battle_id) AS n_votes
+                    FROM battles b LEFT JOIN prompts p USING (prompt_id)
+                    WHERE b.dataset_id = ? ORDER BY b.battle_id""",
+                    [ds],
+                )
+                .df()
+            )
+        if table == "judgments":
+            return self.judgments_frame(dataset, None, variant=None, include_raw=True)
+        raise StoreError(f"unknown table {table!r}: expected 'battles' or 'judgments'")

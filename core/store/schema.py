@@ -1,0 +1,144 @@
+"""The store's schema: each entry of MIGRATIONS upgrades version i → i+1.
+
+A new store runs them all.  Never edit a released migration: append one.
+"""
+
+from __future__ import annotations
+
+from core.domain import SCORE_COLUMNS
+
+_SCORE_DDL = ",\n    ".join(f"{c} DOUBLE" for c in SCORE_COLUMNS)
+
+MIGRATIONS: list[str] = [
+    f"""
+CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE datasets (
+    dataset_id INTEGER PRIMARY KEY,
+    name VARCHAR NOT NULL UNIQUE,
+    source VARCHAR NOT NULL,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    meta_json VARCHAR
+);
+CREATE TABLE imports (
+    content_hash VARCHAR PRIMARY KEY,
+    dataset_id INTEGER NOT NULL,
+    format VARCHAR NOT NULL,
+    path VARCHAR,
+    imported_at TIMESTAMP DEFAULT current_timestamp
+);
+CREATE TABLE models (
+    dataset_id INTEGER NOT NULL,
+    model VARCHAR NOT NULL,
+    family VARCHAR,
+    true_elo DOUBLE,
+    notes VARCHAR,
+    PRIMARY KEY (dataset_id, model)
+);
+CREATE TABLE prompts (
+    prompt_id BIGINT PRIMARY KEY,
+    dataset_id INTEGER NOT NULL,
+    prompt_key BIGINT NOT NULL,
+    external_id VARCHAR,
+    text VARCHAR,
+    language VARCHAR,
+    category VARCHAR,
+    reference VARCHAR,
+    verifiable BOOLEAN
+);
+CREATE TABLE completions (
+    completion_id BIGINT PRIMARY KEY,
+    dataset_id INTEGER NOT NULL,
+    prompt_id BIGINT NOT NULL,
+    model VARCHAR NOT NULL,
+    text VARCHAR,
+    length INTEGER,
+    n_headers INTEGER,
+    n_bold INTEGER,
+    n_list_items INTEGER,
+    correct BOOLEAN,
+    echo BOOLEAN,
+    direct_label VARCHAR
+);
+CREATE TABLE battles (
+    battle_id BIGINT PRIMARY KEY,
+    dataset_id INTEGER NOT NULL,
+    battle_key BIGINT NOT NULL,
+    external_id VARCHAR,
+    prompt_id BIGINT,
+    model_a VARCHAR NOT NULL,
+    model_b VARCHAR NOT NULL,
+    completion_a BIGINT,
+    completion_b BIGINT,
+    language VARCHAR,
+    turn INTEGER,
+    tstamp DOUBLE
+);
+CREATE TABLE annotators (
+    dataset_id INTEGER NOT NULL,
+    annotator VARCHAR NOT NULL,
+    kind VARCHAR,
+    true_ability DOUBLE,
+    PRIMARY KEY (dataset_id, annotator)
+);
+CREATE TABLE votes (
+    battle_id BIGINT NOT NULL,
+    annotator VARCHAR,
+    winner VARCHAR NOT NULL CHECK (winner IN ('a', 'b', 'tie', 'both_bad'))
+);
+CREATE TABLE judges (
+    judge_id INTEGER PRIMARY KEY,
+    name VARCHAR NOT NULL UNIQUE,
+    family VARCHAR,
+    model VARCHAR,
+    base_url VARCHAR,
+    template VARCHAR,
+    prompt_version VARCHAR,
+    profile VARCHAR,
+    params_json VARCHAR,
+    config_json VARCHAR,
+    created_at TIMESTAMP DEFAULT current_timestamp
+);
+CREATE TABLE judgments (
+    judgment_id BIGINT PRIMARY KEY,
+    battle_id BIGINT NOT NULL,
+    judge_id INTEGER NOT NULL,
+    "order" VARCHAR NOT NULL CHECK ("order" IN ('ab', 'ba', 'avg')),
+    prompt_version VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL DEFAULT 'original',
+    verdict VARCHAR CHECK (verdict IN ('a', 'b', 'tie')),
+    {_SCORE_DDL},
+    p_a DOUBLE,
+    confidence DOUBLE,
+    raw_output VARCHAR,
+    parse_error VARCHAR,
+    latency_ms DOUBLE,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    run_id INTEGER,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    UNIQUE (battle_id, judge_id, "order", prompt_version, variant)
+);
+CREATE TABLE judge_runs (
+    run_id INTEGER PRIMARY KEY,
+    judge_id INTEGER NOT NULL,
+    dataset_id INTEGER NOT NULL,
+    status VARCHAR NOT NULL,
+    planned INTEGER NOT NULL DEFAULT 0,
+    done INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0,
+    parse_errors INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens BIGINT NOT NULL DEFAULT 0,
+    completion_tokens BIGINT NOT NULL DEFAULT 0,
+    started_at TIMESTAMP DEFAULT current_timestamp,
+    updated_at TIMESTAMP DEFAULT current_timestamp,
+    finished_at TIMESTAMP,
+    config_json VARCHAR,
+    message VARCHAR
+);
+CREATE INDEX battles_dataset ON battles (dataset_id);
+CREATE INDEX votes_battle ON votes (battle_id);
+CREATE INDEX judgments_battle ON judgments (battle_id);
+""",
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

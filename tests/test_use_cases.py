@@ -1,0 +1,135 @@
+"""The use-case layer (core.app) on hand-built inputs with hand-computed expectations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.app import Unavailable
+from core.app.calibration import pool_tied_bins
+from core.app.leaderboard import leaderboard_view, smallest_alpha
+from core.app.residuals import residual_view
+from core.stats.calibration import Reliability
+from core.stats.conformal import min_pool
+from core.stats.heldout import HeldoutResult
+
+HARD = pd.DataFrame(
+    {"model": ["a", "b", "c"], "elo": [1550.0, 1500.0, 1450.0], "se": [10.0, 12.0, 14.0], "n_battles": [30, 40, 50]}
+)
+SOFT = pd.DataFrame(
+    {"model": ["a", "b", "c"], "elo": [1510.0, 1530.0, 1460.0], "se": [8.0, 9.0, 10.0], "n_battles": [30, 40, 50]}
+)
+HUMAN = pd.DataFrame(
+    {
+        "model": ["a", "b", "c"],
+        "elo": [1505.0, 1525.0, 1470.0],
+        "lower": [1490.0, 1510.0, 1450.0],
+        "upper": [1520.0, 1540.0, 1490.0],
+    }
+)
+
+
+def _held(scores: list[float]) -> HeldoutResult:
+    """A leave-one-out table whose soft scores |r|/SE are exactly ``scores`` (SE 10 each)."""
+    n = len(scores)
+    table = pd.DataFrame(
+        {
+            "model": [f"m{k}" for k in range(n)],
+            "human_elo": 1500.0 + 10.0 * np.arange(n),
+            "soft_resid": [10.0 * s * (-1) ** k for k, s in enumerate(scores)],
+            "soft_se": 10.0,
+            "hard_resid": 5.0,
+            "hard_se": 10.0,
+            "soft_elo": 1490.0 + 12.0 * np.arange(n),
+            "hard_elo": 1505.0 + 9.0 * np.arange(n),
+            "tau": 0.5,
+        }
+    )
+    return HeldoutResult(table, ("hard", "soft"), 0.5, None)
+
+
+def test_leaderboard_join_ranks_intervals_and_sort():
+    # 9 calibration scores 1..9; α = 0.2: k = ⌈10 · 0.8⌉ = 8, so q̂ = the 8th smallest = 8.
+    view = leaderboard_view(HUMAN, HARD, SOFT, _held([float(s) for s in range(1, 10)]), alpha=0.2, tau=0.5)
+    t = view.table.set_index("model")
+    assert view.quantile is not None and view.quantile.qhat == 8.0 and view.quantile.k == 8
+    assert view.has_intervals and view.note is None
+    np.testing.assert_allclose(t.loc[["a", "b", "c"], "interval_lower"], [1510 - 64, 1530 - 72, 1460 - 80])
+    np.testing.assert_allclose(t.loc[["a", "b", "c"], "interval_upper"], [1510 + 64, 1530 + 72, 1460 + 80])
+    assert list(view.table["model"]) == ["b", "a", "c"]  # sorted by Soft-Elo
+    assert t.loc["a", "hard_rank"] == 1 and t.loc["b", "soft_rank"] == 1 and t.loc["b", "human_rank"] == 1
+    assert t.loc["c", "n_judged"] == 50
+    statement = view.coverage_statement()
+    assert statement is not None and "α = 0.20" in statement and "q̂ = 8.00" in statement
+    assert "median width 144 Elo" in statement  # median of 128, 144, 160
+
+
+def test_leaderboard_join_without_human_votes_says_why_there_are_no_intervals():
+    view = leaderboard_view(None, HARD, SOFT, Unavailable("no human votes"), alpha=0.1, tau=0.5)
+    assert not view.has_intervals and view.coverage_statement() is None
+    assert view.note is not None and "No human votes" in view.note
+    assert "interval_lower" not in view.table and "human_elo" not in view.table
+    assert list(view.table["model"]) == ["b", "a", "c"]
+
+
+def test_leaderboard_join_with_too_few_calibration_models_names_the_smallest_alpha():
+    # 4 calibration models at α = 0.1: k = ⌈5 · 0.9⌉ = 5 > 4, q̂ = ∞; α = 0.2 needs ⌈1/0.2⌉ − 1 = 4 models.
+    view = leaderboard_view(HUMAN, HARD, SOFT, _held([1.0, 2.0, 3.0, 4.0]), alpha=0.1, tau=0.5)
+    assert view.quantile is not None and math.isinf(view.quantile.qhat)
+    assert not view.has_intervals and view.coverage_statement() is None
+    assert view.note is not None and "Raise α to at least 0.20" in view.note
+    assert np.isinf(view.table["interval_upper"]).all()
+
+
+@pytest.mark.parametrize("n, expected", [(1, 0.5), (2, 0.34), (4, 0.2), (9, 0.1), (19, 0.05), (99, 0.01)])
+def test_smallest_feasible_alpha(n, expected):
+    # By hand: q̂ is finite when ⌈1/α⌉ − 1 ≤ n, i.e. α ≥ 1/(n + 1), rounded up to the 0.01 grid.
+    got = smallest_alpha(n)
+    assert got == pytest.approx(expected)
+    assert min_pool(got) <= n
+    if got > 0.01:
+        assert min_pool(round(got - 0.01, 2)) > n
+    assert math.isnan(smallest_alpha(0))
+
+
+def test_residual_view_marks_splits_undefined_when_half_the_models_are_too_few():
+    held = _held([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])  # 6 models: half/half splits calibrate on 3
+    # α = 0.2 needs 4 calibration models: every split is unbounded → coverage undefined, not 1.
+    view = residual_view(held, alpha=0.2, n_splits=10)
+    assert not view.splits_defined
+    soft = view.summary.set_index("method").loc["soft"]
+    assert np.isnan(soft["coverage"]) and soft["unbounded_splits"] == 10
+    assert any("coverage is undefined" in n and "0.25" in n for n in view.notes)  # 3 models need α ≥ 0.25
+    # with all 6 models the pool is large enough (k = ⌈7 · 0.8⌉ = 6): q̂ is the largest score
+    assert soft["qhat"] == 6.0
+    # α = 0.3: 3 calibration models suffice (⌈1/0.3⌉ − 1 = 3): splits are defined
+    defined = residual_view(held, alpha=0.3, n_splits=10)
+    assert defined.splits_defined and not np.isnan(defined.summary.set_index("method").loc["soft", "coverage"])
+
+
+def test_pooled_reliability_bins_merge_one_confidence_and_recompute_ece():
+    # Hard labels: every bin claims confidence 1.0; 4 equal-mass bins of 25 with 20, 15, 10, 5 agreements.
+    bins = pd.DataFrame(
+        {
+            "bin": range(4),
+            "n": [25] * 4,
+            "confidence": [1.0] * 4,
+            "accuracy": [0.8, 0.6, 0.4, 0.2],
+            "lower": np.nan,
+            "upper": np.nan,
+        }
+    )
+    pooled = pool_tied_bins(Reliability("hard", bins, ece=0.5, n=100, accuracy=0.5))
+    assert len(pooled.bins) == 1
+    row = pooled.bins.iloc[0]
+    assert row["n"] == 100 and row["accuracy"] == pytest.approx(0.5) and row["confidence"] == 1.0
+    assert pooled.ece == pytest.approx(0.5)  # |0.5 − 1.0|
+    # Wilson 95% interval of 50/100, by hand: centre (0.5 + z²/200)/(1 + z²/100) = 0.5, half ≈ 0.0962
+    assert row["lower"] == pytest.approx(0.5 - 0.09617, abs=1e-4) and row["upper"] == pytest.approx(0.59617, abs=1e-4)
+    # distinct confidences are left alone
+    distinct = bins.assign(confidence=[0.6, 0.7, 0.8, 0.9])
+    same = Reliability("soft", distinct, ece=0.1, n=100, accuracy=0.5)
+    assert pool_tied_bins(same) is same
