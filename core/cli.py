@@ -14,6 +14,7 @@ import argparse
 import importlib
 import json
 import sys
+from typing import Any
 
 COMMAND_MODULES = [
     "simulate",
@@ -37,12 +38,12 @@ class UserError(Exception):
     exit_code = 2
 
 
-def print_json(obj) -> None:
+def print_json(obj: Any) -> None:
     json.dump(obj, sys.stdout, indent=2, allow_nan=False, default=_json_default)
     sys.stdout.write("\n")
 
 
-def _json_default(o):
+def _json_default(o: Any) -> Any:
     import numpy as np
 
     if isinstance(o, np.integer):
@@ -54,7 +55,7 @@ def _json_default(o):
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
-def clean_json(obj):
+def clean_json(obj: Any) -> Any:
     """Replace NaN/inf floats by None so the output is strict JSON."""
     import math
 

@@ -252,7 +252,7 @@ _SENTENCES = (
 
 
 def _completion_text(
-    rng,
+    rng: np.random.Generator,
     topic: str,
     n_sent: int,
     headers: int,
@@ -349,7 +349,7 @@ def _completions(models: pd.DataFrame, prompts: pd.DataFrame, rng: np.random.Gen
 
 
 # ---------------------------------------------------------------- battles
-def _battles(cfg: DemoConfig, models: pd.DataFrame, prompts: pd.DataFrame, rng) -> pd.DataFrame:
+def _battles(cfg: DemoConfig, models: pd.DataFrame, prompts: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     n_m = len(models)
     popularity = rng.uniform(0.5, 1.5, n_m) * (1 + 0.5 * (models["theta"] - models["theta"].min()).to_numpy())
     popularity /= popularity.sum()
@@ -374,7 +374,7 @@ def _battles(cfg: DemoConfig, models: pd.DataFrame, prompts: pd.DataFrame, rng) 
     )
 
 
-def _annotators(cfg: DemoConfig, rng) -> pd.DataFrame:
+def _annotators(cfg: DemoConfig, rng: np.random.Generator) -> pd.DataFrame:
     n = cfg.n_annotators
     kind = np.array(["honest"] * n, dtype=object)
     idx = rng.permutation(n)
@@ -387,7 +387,13 @@ def _annotators(cfg: DemoConfig, rng) -> pd.DataFrame:
     return pd.DataFrame({"annotator": [f"annotator-{k:03d}" for k in range(n)], "kind": kind, "true_ability": ability})
 
 
-def _votes(battles, models, completions, annotators, rng) -> pd.DataFrame:
+def _votes(
+    battles: pd.DataFrame,
+    models: pd.DataFrame,
+    completions: pd.DataFrame,
+    annotators: pd.DataFrame,
+    rng: np.random.Generator,
+) -> pd.DataFrame:
     """One vote per battle.  Honest annotators and flippers vote by σ(κ·Δθ);
     'random' annotators follow am-ELO's Random perturbation: they form an
     honest opinion, then report a tie or the opposite side with equal odds
@@ -478,7 +484,12 @@ class SimulatedJudge:
         return out
 
 
-def _side_features(battles, models, completions, echo_override=None) -> SideFeatures:
+def _side_features(
+    battles: pd.DataFrame,
+    models: pd.DataFrame,
+    completions: pd.DataFrame,
+    echo_override: tuple[str, np.ndarray] | None = None,
+) -> SideFeatures:
     n_m = len(models)
     key_a = battles["prompt_key"].to_numpy() * n_m + battles["ia"].to_numpy()
     key_b = battles["prompt_key"].to_numpy() * n_m + battles["ib"].to_numpy()
@@ -502,7 +513,9 @@ def _side_features(battles, models, completions, echo_override=None) -> SideFeat
     )
 
 
-def _judgments(battles, models, completions, rng) -> pd.DataFrame:
+def _judgments(
+    battles: pd.DataFrame, models: pd.DataFrame, completions: pd.DataFrame, rng: np.random.Generator
+) -> pd.DataFrame:
     feats = _side_features(battles, models, completions)
     frames = []
     for profile in JUDGES:
@@ -530,7 +543,7 @@ def _judgments(battles, models, completions, rng) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------- main
-def _world(seed: int, cfg: DemoConfig):
+def _world(seed: int, cfg: DemoConfig) -> tuple:
     """Models, prompts, completions and battles, and the generator positioned after them.
 
     Shared by the arena and the echo intervention so that both see the same answers.

@@ -10,6 +10,8 @@ value prints as an empty cell (Markdown, CSV) or ``--`` (LaTeX).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,7 +30,7 @@ _LATEX_SPECIAL = (
 )
 
 
-def _is_missing(v) -> bool:
+def _is_missing(v: Any) -> bool:
     if v is None or v is pd.NA or v is pd.NaT:
         return True
     return isinstance(v, (float, np.floating)) and not math.isfinite(float(v))
@@ -48,7 +50,7 @@ def _integer_columns(df: pd.DataFrame) -> set[str]:
     return out
 
 
-def _cells(df: pd.DataFrame, digits: int, missing: str, text) -> list[list[str]]:
+def _cells(df: pd.DataFrame, digits: int, missing: str, text: Callable[[str], str]) -> list[list[str]]:
     ints = _integer_columns(df)
     rows = []
     for row in df.itertuples(index=False):

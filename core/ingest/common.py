@@ -7,6 +7,7 @@ import hashlib
 import io
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,7 +135,7 @@ def parse_scores(path: Path, raw: str, row: int, field: str) -> dict[str, float]
     return out
 
 
-def models_frame(names) -> pd.DataFrame:
+def models_frame(names: Iterable[str]) -> pd.DataFrame:
     names = sorted(set(names))
     return pd.DataFrame({"model": names, "family": [guess_family(n) for n in names]})
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,13 +75,13 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
     n = len(df)
     keys = np.arange(n, dtype=np.int64)
 
-    def optional(col, cast=None):
+    def optional(col: str, cast: Callable[[Any], Any] | None = None) -> np.ndarray | list[None]:
         if col not in df.columns:
             return [None] * n
         s = df[col].replace("", None)
         return s.map(cast, na_action="ignore").to_numpy(dtype=object) if cast else s.to_numpy(dtype=object)
 
-    def _num(col, kind):
+    def _num(col: str, kind: str) -> np.ndarray | None:
         if col not in df.columns:
             return None
         vals = pd.to_numeric(df[col].replace("", None), errors="coerce")

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from core.judging.config import JudgeConfig
 from core.judging.parsing import parse
@@ -66,7 +66,7 @@ class RunStats:
         return (self.planned - self.finished) / rate if rate > 0 else None
 
 
-def _retry_after(exc) -> float | None:
+def _retry_after(exc: Exception) -> float | None:
     resp = getattr(exc, "response", None)
     headers = getattr(resp, "headers", None)
     if headers is None:
@@ -124,7 +124,9 @@ def idempotency_key(judge_id: int, unit: Unit, version: str) -> str:
     return f"judge{judge_id}-battle{unit.battle_id}-{unit.order}-{version}-{unit.variant}"
 
 
-async def _call(client, cfg: JudgeConfig, unit: Unit, stats: RunStats, budget_ok: Callable[[], bool], key: str):
+async def _call(
+    client: Any, cfg: JudgeConfig, unit: Unit, stats: RunStats, budget_ok: Callable[[], bool], key: str
+) -> tuple[dict | None, str | None]:
     """One judgment with retries; returns (row fields, None) or (None, failure reason)."""
     import openai
 
@@ -172,7 +174,7 @@ async def _call(client, cfg: JudgeConfig, unit: Unit, stats: RunStats, budget_ok
     return None, f"gave up after {cfg.max_retries + 1} attempts ({last})"
 
 
-async def _probe(client) -> None:
+async def _probe(client: Any) -> None:
     import openai
 
     try:
@@ -295,7 +297,7 @@ class _Writer(threading.Thread):
                 return
 
 
-def make_async_client(cfg: JudgeConfig, transport: str | None = None):
+def make_async_client(cfg: JudgeConfig, transport: str | None = None) -> Any:
     """The run's ``openai.AsyncOpenAI`` client (a ``JudgeClient``), with one connection per concurrent call.
 
     The default transport is aiohttp (the openai package's ``aiohttp`` extra):
@@ -350,7 +352,7 @@ async def _run(
             used = stats.prompt_tokens + stats.completion_tokens
             return cfg.max_tokens_total is None or used < cfg.max_tokens_total
 
-        async def one(unit: Unit):
+        async def one(unit: Unit) -> None:
             result, failure = await _call(
                 client, cfg, unit, stats, budget_ok, idempotency_key(judge_id, unit, cfg.version)
             )
@@ -364,7 +366,7 @@ async def _run(
                 "run_id": run_id,
                 "variant": unit.variant,
             }
-            if failure is not None:
+            if failure is not None or result is None:
                 row.update(parse_error=f"call failed: {failure}")
                 stats.failed += 1
             else:
@@ -391,7 +393,7 @@ async def _run(
         # units costs 32 tasks, not 100k tasks parked on a semaphore.
         pending = iter(units)
 
-        async def worker():
+        async def worker() -> None:
             for unit in pending:
                 if not budget_ok():
                     return

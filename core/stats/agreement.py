@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 
@@ -49,21 +50,21 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> float:
     return (c - d) / (c + d) if c + d else float("nan")
 
 
-def agreement(x, y) -> Agreement:
+def agreement(x: ArrayLike, y: ArrayLike) -> Agreement:
     """Pearson, Spearman, Kendall τ and K_D between two scorings (NaNs dropped pairwise)."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    ok = np.isfinite(x) & np.isfinite(y)
-    x, y = x[ok], y[ok]
-    n = len(x)
-    if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+    xa, ya = np.asarray(x, float), np.asarray(y, float)
+    ok = np.isfinite(xa) & np.isfinite(ya)
+    xa, ya = xa[ok], ya[ok]
+    n = len(xa)
+    if n < 3 or np.ptp(xa) == 0 or np.ptp(ya) == 0:
         nan = float("nan")
         return Agreement(n, nan, nan, nan, nan, 0, 0)
-    c, d = concordance(x, y)
+    c, d = concordance(xa, ya)
     tau = (c - d) / (c + d) if c + d else float("nan")
     return Agreement(
         n_models=n,
-        pearson=float(stats.pearsonr(x, y)[0]),
-        spearman=float(stats.spearmanr(x, y)[0]),
+        pearson=float(stats.pearsonr(xa, ya)[0]),
+        spearman=float(stats.spearmanr(xa, ya)[0]),
         kendall=float(tau),
         kendall_distance=float((1 - tau) / 2),
         concordant=c,

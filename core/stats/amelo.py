@@ -39,7 +39,9 @@ class AmEloResult:
     n_records: int
 
 
-def _cells(votes: pd.DataFrame, annotators: list[str], models: tuple[str, ...]):
+def _cells(
+    votes: pd.DataFrame, annotators: list[str], models: tuple[str, ...]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     aidx = {a: k for k, a in enumerate(annotators)}
     midx = {m: k for k, m in enumerate(models)}
     k = votes["annotator"].map(aidx).to_numpy()
@@ -57,12 +59,24 @@ def _cells(votes: pd.DataFrame, annotators: list[str], models: tuple[str, ...]):
     return uniq // (m * m), (uniq // m) % m, uniq % m, n, s
 
 
-def _loglik(ck, ca, cb, n, s, theta, r):
+def _loglik(
+    ck: np.ndarray, ca: np.ndarray, cb: np.ndarray, n: np.ndarray, s: np.ndarray, theta: np.ndarray, r: np.ndarray
+) -> float:
     z = theta[ck] * (r[ca] - r[cb])
     return float(np.sum(-s * np.logaddexp(0, -z) - (n - s) * np.logaddexp(0, z)))
 
 
-def _solve_r(ck, ca, cb, n, s, theta, r, m, iters=50):
+def _solve_r(
+    ck: np.ndarray,
+    ca: np.ndarray,
+    cb: np.ndarray,
+    n: np.ndarray,
+    s: np.ndarray,
+    theta: np.ndarray,
+    r: np.ndarray,
+    m: int,
+    iters: int = 50,
+) -> np.ndarray:
     """Newton in R for fixed θ (gauge: centred)."""
     for _ in range(iters):
         w = theta[ck]
@@ -83,7 +97,17 @@ def _solve_r(ck, ca, cb, n, s, theta, r, m, iters=50):
     return r
 
 
-def _solve_theta(ck, ca, cb, n, s, theta, r, n_ann, iters=50):
+def _solve_theta(
+    ck: np.ndarray,
+    ca: np.ndarray,
+    cb: np.ndarray,
+    n: np.ndarray,
+    s: np.ndarray,
+    theta: np.ndarray,
+    r: np.ndarray,
+    n_ann: int,
+    iters: int = 50,
+) -> np.ndarray:
     """Newton in every θ_k at once for fixed R (independent 1-D problems)."""
     x = r[ca] - r[cb]
     for _ in range(iters):
@@ -248,7 +272,7 @@ def perturbation_study(
     chosen = list(rng.choice(eligible, n_pert, replace=False)) if n_pert else []
     pert = perturb(votes, chosen, kind, rng)
 
-    def scores(v):
+    def scores(v: pd.DataFrame) -> tuple[tuple[str, ...], dict[str, np.ndarray], AmEloResult]:
         models, a, b, y = _battle_arrays(v)
         online = online_elo(a, b, y, len(models))[0]
         names = np.array(models, dtype=object)

@@ -335,7 +335,7 @@ class BTFit:
 
 
 # ---------------------------------------------------------------- solver
-def _log_sigmoid(z):
+def _log_sigmoid(z: np.ndarray) -> np.ndarray:
     return -np.logaddexp(0.0, -z)
 
 
@@ -354,7 +354,7 @@ def loglik(c: Comparisons, beta: np.ndarray, lam: float = 0.0) -> float:
     return ll - 0.5 * lam * float(beta[: c.n_models] @ beta[: c.n_models])
 
 
-def _scatter(i, j, v, m) -> np.ndarray:
+def _scatter(i: np.ndarray, j: np.ndarray, v: np.ndarray, m: int) -> np.ndarray:
     """Σ over cells of v·(e_i − e_j): the θ part of a gradient-like sum."""
     return np.bincount(i, weights=v, minlength=m) - np.bincount(j, weights=v, minlength=m)
 
@@ -370,7 +370,7 @@ def gradient(c: Comparisons, beta: np.ndarray, lam: float = 0.0) -> np.ndarray:
     return g
 
 
-def _laplacian(i, j, d, m) -> np.ndarray:
+def _laplacian(i: np.ndarray, j: np.ndarray, d: np.ndarray, m: int) -> np.ndarray:
     flat = np.bincount(i * m + j, weights=d, minlength=m * m) + np.bincount(j * m + i, weights=d, minlength=m * m)
     lap = -flat.reshape(m, m)
     lap[np.diag_indices(m)] = np.bincount(i, weights=d, minlength=m) + np.bincount(j, weights=d, minlength=m)
@@ -436,7 +436,7 @@ def _components(c: Comparisons) -> np.ndarray:
     return np.argsort(order)[labels]
 
 
-def _names(models, limit: int = 8) -> str:
+def _names(models: Sequence[Any] | np.ndarray, limit: int = 8) -> str:
     shown = ", ".join(map(str, list(models)[:limit]))
     return shown + (f", … ({len(models)} in all)" if len(models) > limit else "")
 
@@ -776,7 +776,7 @@ class _Structure:
     inc_j_t: sparse.csr_matrix
 
     @classmethod
-    def of(cls, gi, gj, gx, m, k) -> _Structure:
+    def of(cls, gi: np.ndarray, gj: np.ndarray, gx: np.ndarray | None, m: int, k: int) -> _Structure:
         g = len(gi)
         cols = np.arange(g)
         ones = np.ones(g)
@@ -796,7 +796,7 @@ class _Structure:
         np.subtract(s, z, out=z)
         return z
 
-    def grad(self, beta, w, s, lam) -> np.ndarray:
+    def grad(self, beta: np.ndarray, w: np.ndarray, s: np.ndarray, lam: float) -> np.ndarray:
         r = self.residual(beta, w, s)
         g = np.empty_like(beta)
         g[: self.m] = self.diff_t @ r - lam * beta[: self.m]
@@ -804,7 +804,7 @@ class _Structure:
             g[self.m :] = self.gx.T @ r
         return g
 
-    def degenerate(self, w, s, models: np.ndarray) -> np.ndarray:
+    def degenerate(self, w: np.ndarray, s: np.ndarray, models: np.ndarray) -> np.ndarray:
         """Replicates (columns) where one of ``models`` has no battles, no win mass or no loss mass."""
         wins = self.inc_i_t @ s + self.inc_j_t @ (w - s)
         losses = self.inc_i_t @ (w - s) + self.inc_j_t @ s
@@ -812,7 +812,16 @@ class _Structure:
         return np.any(((wins <= eps) | (losses <= eps))[models], axis=0)
 
 
-def _solve_batch(st: _Structure, w, s, beta0, precond, lam, tol, max_iter):
+def _solve_batch(
+    st: _Structure,
+    w: np.ndarray,
+    s: np.ndarray,
+    beta0: np.ndarray,
+    precond: np.ndarray,
+    lam: float,
+    tol: float,
+    max_iter: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """β ← β + P·g(β) for all replicates at once, P = (information at β₀ + gauge)⁻¹.
 
     ``w``, ``s``: (groups, B).  Replicates lie within sampling error of β₀,
@@ -844,7 +853,16 @@ def _solve_batch(st: _Structure, w, s, beta0, precond, lam, tol, max_iter):
 _DRIFT = 8.0
 
 
-def _batch_fit(st: _Structure, w, s, centre: Comparisons, base: BTFit, tol, max_iter, fallback_lam):
+def _batch_fit(
+    st: _Structure,
+    w: np.ndarray,
+    s: np.ndarray,
+    centre: Comparisons,
+    base: BTFit,
+    tol: float,
+    max_iter: int,
+    fallback_lam: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Solve all replicates, then refit the doubtful ones one by one with :func:`fit_bt`.
 
     ``centre``: cells with ``st``'s structure whose fit is ``base`` (the data a
@@ -1010,7 +1028,7 @@ def bootstrap(
     seeds = np.random.SeedSequence(seed).spawn(len(sizes))
     poisson = kind == "poisson"
 
-    def draw(size, child):
+    def draw(size: int, child: np.random.SeedSequence) -> np.ndarray:
         rng = np.random.default_rng(child)
         if poisson:
             return rng.poisson(counts, size=(size, len(counts)))

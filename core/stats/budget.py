@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +41,7 @@ def balanced_subsample(frame: pd.DataFrame, budget: int, rng: np.random.Generato
 
 def budget_curves(
     frame: pd.DataFrame,
-    budgets,
+    budgets: Sequence[int],
     repeats: int = 5,
     alpha: float = 0.1,
     seed: int = 0,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
 from core.domain import sigmoid, wilson
@@ -32,11 +33,10 @@ LOW_TAU = 0.1
 SLOPE_Z = 1.645
 
 
-def _decisive(gap: np.ndarray, human_y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    gap = np.asarray(gap, float)
-    human_y = np.asarray(human_y, float)
-    ok = np.isfinite(gap) & ((human_y == 0.0) | (human_y == 1.0))
-    return gap[ok], human_y[ok]
+def _decisive(gap: ArrayLike, human_y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    g, y = np.asarray(gap, float), np.asarray(human_y, float)
+    ok = np.isfinite(g) & ((y == 0.0) | (y == 1.0))
+    return g[ok], y[ok]
 
 
 def neg_loglik(ln_tau: float | np.ndarray, gap: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -89,7 +89,7 @@ def _newton_tau(g: np.ndarray, y: np.ndarray) -> float:
     return tau
 
 
-def fit_tau(gap, human_y, profile_points: int = 81, interval: bool = True) -> TauFit:
+def fit_tau(gap: ArrayLike, human_y: ArrayLike, profile_points: int = 81, interval: bool = True) -> TauFit:
     """Maximum-likelihood τ on human-decisive battles with a finite gap.
 
     ``interval=False`` skips the likelihood-ratio interval and the profile
@@ -119,7 +119,7 @@ def fit_tau(gap, human_y, profile_points: int = 81, interval: bool = True) -> Ta
     f = lambda lt: float(neg_loglik(lt, g, y)[0])
     best = f(lt_hat)
 
-    def crossing(lo, hi):
+    def crossing(lo: float, hi: float) -> float | None:
         h = lambda lt: 2 * (f(lt) - best) - CHI2_95
         if h(lo) < 0:
             return None  # the interval runs into the search bound
@@ -180,9 +180,9 @@ def reliability_from_confidence(conf: np.ndarray, correct: np.ndarray, label: st
 
 
 def reliability(
-    gap,
-    human_y,
-    judge_hard=None,
+    gap: ArrayLike,
+    human_y: ArrayLike,
+    judge_hard: ArrayLike | None = None,
     tau: float | None = None,
     q: float | None = None,
     n_bins: int = 10,
@@ -226,7 +226,7 @@ class GapAgreement:
     warning: str | None
 
 
-def gap_agreement(gap, human_y, tau: float | None = None, n_bins: int = 8) -> GapAgreement:
+def gap_agreement(gap: ArrayLike, human_y: ArrayLike, tau: float | None = None, n_bins: int = 8) -> GapAgreement:
     """Human agreement with the sign of the gap, by |gap| (equal-mass bins)."""
     g, y = _decisive(gap, human_y)
     keep = g != 0

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 SE_FLOOR = 1e-6
 
@@ -37,10 +38,11 @@ def min_pool(alpha: float) -> int:
     return math.ceil(1 / alpha) - 1
 
 
-def scores(residual: np.ndarray, se: np.ndarray) -> np.ndarray:
-    residual, se = np.asarray(residual, float), np.asarray(se, float)
-    ok = np.isfinite(residual) & np.isfinite(se) & (se > SE_FLOOR)
-    return np.abs(residual[ok]) / se[ok]
+def scores(residual: ArrayLike, se: ArrayLike) -> np.ndarray:
+    """Nonconformity scores |r| / SE of the models with a finite residual and an SE above the floor."""
+    r, s = np.asarray(residual, float), np.asarray(se, float)
+    ok = np.isfinite(r) & np.isfinite(s) & (s > SE_FLOOR)
+    return np.abs(r[ok]) / s[ok]
 
 
 def conformal_quantile(s: np.ndarray, alpha: float) -> Quantile:
@@ -89,22 +91,22 @@ class SplitEvaluation:
 
 
 def evaluate_splits(
-    residual, se, alpha: float, n_splits: int = 5, seed: int = 42, calibration_share: float = 0.5
+    residual: ArrayLike, se: ArrayLike, alpha: float, n_splits: int = 5, seed: int = 42, calibration_share: float = 0.5
 ) -> SplitEvaluation:
     """Coverage and median width over random model-level calibration/test splits."""
-    residual, se = np.asarray(residual, float), np.asarray(se, float)
-    ok = np.isfinite(residual) & np.isfinite(se) & (se > SE_FLOOR)
-    residual, se = residual[ok], se[ok]
-    n = len(residual)
+    r_all, se_all = np.asarray(residual, float), np.asarray(se, float)
+    ok = np.isfinite(r_all) & np.isfinite(se_all) & (se_all > SE_FLOOR)
+    r, s = r_all[ok], se_all[ok]
+    n = len(r)
     rng = np.random.default_rng(seed)
     rows = []
     for split in range(n_splits):
         perm = rng.permutation(n)
         n_cal = int(round(calibration_share * n))
         cal, test = perm[:n_cal], perm[n_cal:]
-        q = conformal_quantile(np.abs(residual[cal]) / se[cal], alpha)
-        covered = np.abs(residual[test]) <= q.qhat * se[test]
-        width = 2 * q.qhat * se[test]
+        q = conformal_quantile(np.abs(r[cal]) / s[cal], alpha)
+        covered = np.abs(r[test]) <= q.qhat * s[test]
+        width = 2 * q.qhat * s[test]
         rows.append(
             {
                 "split": split,
@@ -132,7 +134,9 @@ def evaluate_splits(
     )
 
 
-def deploy(calibration_residual, calibration_se, judge: pd.DataFrame, alpha: float) -> tuple[pd.DataFrame, Quantile]:
+def deploy(
+    calibration_residual: ArrayLike, calibration_se: ArrayLike, judge: pd.DataFrame, alpha: float
+) -> tuple[pd.DataFrame, Quantile]:
     """Calibrate on every held-out model; give every model in ``judge`` (model, elo, se) an interval."""
     q = conformal_quantile(scores(calibration_residual, calibration_se), alpha)
     out = judge.copy()

@@ -105,7 +105,9 @@ def model_codes(frame: pd.DataFrame) -> tuple[tuple[str, ...], np.ndarray, np.nd
     return models, ia, ib
 
 
-def _fit_anchor(ia, ib, y, mask, n_models, theta0=None) -> np.ndarray:
+def _fit_anchor(
+    ia: np.ndarray, ib: np.ndarray, y: np.ndarray, mask: np.ndarray, n_models: int, theta0: np.ndarray | None = None
+) -> np.ndarray:
     ok = mask & np.isfinite(y)
     key = ia[ok] * n_models + ib[ok]
     uniq, inv = np.unique(key, return_inverse=True)

@@ -22,7 +22,7 @@ SCALE = 400.0
 BASE = 10.0
 
 
-def _battle_arrays(battles: pd.DataFrame):
+def _battle_arrays(battles: pd.DataFrame) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
     y_col = "y" if "y" in battles else "human_y"
     b = battles[battles[y_col].notna()]
     models = tuple(sorted(set(b["model_a"]) | set(b["model_b"])))

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import special, stats
 
 from core.domain import soft_target, wilson
@@ -62,13 +63,13 @@ _CELLS_PER_CHUNK = 4_000_000
 
 
 # =============================================================== uncertainty
-def binary_entropy(p) -> np.ndarray:
+def binary_entropy(p: ArrayLike) -> np.ndarray:
     """H(p) = −[p ln p + (1 − p) ln(1 − p)] in nats; exactly 0 at p ∈ {0, 1}."""
     p = np.asarray(p, dtype=float)
     return special.entr(p) + special.entr(1.0 - p)
 
 
-def _probabilities(name: str, values) -> np.ndarray:
+def _probabilities(name: str, values: ArrayLike) -> np.ndarray:
     p = np.asarray(values, dtype=float)
     if p.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {p.shape}")
@@ -116,7 +117,7 @@ class Uncertainty:
         )
 
 
-def from_probabilities(p_fwd, p_rev, human_a, name: str = "bpe") -> Uncertainty:
+def from_probabilities(p_fwd: ArrayLike, p_rev: ArrayLike, human_a: ArrayLike, name: str = "bpe") -> Uncertainty:
     """Build the per-instance quantities from both orders' P(a ≻ b) and the human vote."""
     pf, pr = _probabilities("p_fwd", p_fwd), _probabilities("p_rev", p_rev)
     h = np.asarray(human_a)
@@ -131,12 +132,12 @@ def from_probabilities(p_fwd, p_rev, human_a, name: str = "bpe") -> Uncertainty:
     return Uncertainty(name, pf, pr, p, pred, binary_entropy(p), np.maximum(p, 1.0 - p), h, pred == h)
 
 
-def bpe(p_fwd, p_rev, human_a) -> Uncertainty:
+def bpe(p_fwd: ArrayLike, p_rev: ArrayLike, human_a: ArrayLike) -> Uncertainty:
     """Both-position evaluation: average the two presentation orders."""
     return from_probabilities(p_fwd, p_rev, human_a, name="bpe")
 
 
-def single_order(p_fwd, human_a) -> Uncertainty:
+def single_order(p_fwd: ArrayLike, human_a: ArrayLike) -> Uncertainty:
     """The single-order baseline: the forward order's probability alone."""
     return from_probabilities(p_fwd, p_fwd, human_a, name="single_order")
 
@@ -169,7 +170,7 @@ class Quality:
         return {"accuracy": self.accuracy, "ece": self.ece, "auroc": self.auroc, "auprc": self.auprc, "n": self.n}
 
 
-def auroc(confidence, correct) -> float:
+def auroc(confidence: ArrayLike, correct: ArrayLike) -> float:
     """P(c of a correct instance > c of a wrong one), ties counting one half (Mann–Whitney)."""
     c, y = np.asarray(confidence, float), np.asarray(correct, bool)
     pos, neg = int(y.sum()), int((~y).sum())
@@ -179,7 +180,7 @@ def auroc(confidence, correct) -> float:
     return float((ranks[y].sum() - pos * (pos + 1) / 2) / (pos * neg))
 
 
-def average_precision(confidence, correct) -> float:
+def average_precision(confidence: ArrayLike, correct: ArrayLike) -> float:
     """AUPRC as average precision: Σ over distinct thresholds of (ΔR)·P, correct = positive."""
     c, y = np.asarray(confidence, float), np.asarray(correct, float)
     pos = y.sum()
@@ -322,7 +323,7 @@ def _check_alpha_delta(alpha: float, delta: float) -> None:
         raise ValueError(f"δ must be in (0, 1), got {delta}")
 
 
-def thresholds(score, errors, alpha: float, method: str, delta: float = 0.1) -> np.ndarray:
+def thresholds(score: ArrayLike, errors: ArrayLike, alpha: float, method: str, delta: float = 0.1) -> np.ndarray:
     """λ̂ for each row of calibration scores and errors (1-D input: one row); −inf = abstain on all.
 
     ``heuristic`` and ``vanilla`` are not calibrated: +inf (their acceptance
@@ -346,7 +347,7 @@ def thresholds(score, errors, alpha: float, method: str, delta: float = 0.1) -> 
     return np.where(col >= 0, ss[np.arange(s.shape[0]), np.maximum(col, 0)], -np.inf)
 
 
-def accept(score, confidence, lam, alpha: float, method: str) -> np.ndarray:
+def accept(score: ArrayLike, confidence: ArrayLike, lam: ArrayLike, alpha: float, method: str) -> np.ndarray:
     """Which instances a method accepts: s ≤ λ̂ (threshold rules), c ≥ 1 − α (heuristic), all (vanilla)."""
     score = np.asarray(score, dtype=float)
     if method == "heuristic":
@@ -591,7 +592,9 @@ def evaluate(
 
 
 # ===================================================================== honesty
-def simulate_judge(n: int, rng: np.random.Generator, signal: float = 1.5, position_bias: float = 1.0):
+def simulate_judge(
+    n: int, rng: np.random.Generator, signal: float = 1.5, position_bias: float = 1.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A position-biased judge over a known population (for honesty checks and demos).
 
     Latent preference ``z ~ N(0, signal²)``; the human prefers a with
@@ -889,7 +892,12 @@ class SelectiveLeaderboard:
 
 
 def selective_leaderboards(
-    bf: pd.DataFrame, score, alpha: float, lam: float, bt_lam: float = 0.0, threshold: Threshold | None = None
+    bf: pd.DataFrame,
+    score: ArrayLike | str,
+    alpha: float,
+    lam: float,
+    bt_lam: float = 0.0,
+    threshold: Threshold | None = None,
 ) -> SelectiveLeaderboard:
     """Bradley–Terry (i) on every hard judge label, (ii) on accepted judgments only, (iii) on accepted
     judgments plus the abstained battles handed to their human vote where one exists.
