@@ -6,7 +6,7 @@ DB ?= data/arena.duckdb
 PORT ?= 8501
 PYTEST_ARGS ?=
 
-.PHONY: run test lint format demo bench clean-db help
+.PHONY: run test lint format demo bench tour clean-db help
 
 help:
 	@echo "make run    - install, build the demo store on first start, serve http://localhost:$(PORT)"
@@ -15,6 +15,7 @@ help:
 	@echo "make format - apply ruff's formatting and safe fixes"
 	@echo "make demo   - (re)build the demo store at $(DB)"
 	@echo "make bench  - run the benchmarks (prints ratios against in-run baselines)"
+	@echo "make tour   - the README's page tour: screenshots of every page on the demo arena (docs/tour/)"
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +47,9 @@ format: $(VENV)/.test
 
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+tour: $(VENV)/.test $(DB)
+	TOUR_DIR=docs/tour TOUR_DB=$(DB) $(PY) -m pytest tests/test_browser.py -k tour -p no:cacheprovider -q
 
 bench: $(VENV)/.test
 	$(PY) benchmarks/run_all.py

@@ -8,26 +8,41 @@ into its legacy file-based routing).  The default page (Overview) is at ``/``.
 
 import streamlit as st
 
-from app_pages._shared import apply_presentation_mode, sidebar, sync_url
+from app_pages._shared import (
+    PAGE_TITLES,
+    apply_presentation_mode,
+    resolve_selection,
+    sidebar,
+    sync_url,
+    unavailable_pages,
+)
 
 st.set_page_config(page_title="Judge Arena", page_icon=":material/leaderboard:", layout="wide")
 
-PAGES = [
-    ("overview.py", "Overview", ":material/dashboard:", "overview"),
-    ("leaderboard.py", "Leaderboard", ":material/leaderboard:", "leaderboard"),
-    ("calibration.py", "Calibration", ":material/tune:", "calibration"),
-    ("residuals.py", "Residuals", ":material/scatter_plot:", "residuals"),
-    ("bias.py", "Judge bias", ":material/balance:", "bias"),
-    ("selective.py", "Selective judging", ":material/filter_alt:", "selective"),
-    ("judges.py", "Judges & annotators", ":material/groups:", "judges"),
-    ("analyses.py", "Analyses", ":material/science:", "analyses"),
-    ("admin.py", "Admin", ":material/admin_panel_settings:", "admin"),
-]
+ICONS = {
+    "overview": ":material/dashboard:",
+    "leaderboard": ":material/leaderboard:",
+    "calibration": ":material/tune:",
+    "residuals": ":material/scatter_plot:",
+    "bias": ":material/balance:",
+    "selective": ":material/filter_alt:",
+    "judges": ":material/groups:",
+    "analyses": ":material/science:",
+    "admin": ":material/admin_panel_settings:",
+}
 
+resolve_selection()
+blocked = unavailable_pages()  # a page that cannot run on this dataset gets a "block" icon; the sidebar says why
 nav = st.navigation(
     [
-        st.Page(f"app_pages/{file}", title=title, icon=icon, url_path=url, default=(k == 0))
-        for k, (file, title, icon, url) in enumerate(PAGES)
+        st.Page(
+            f"app_pages/{key}.py",
+            title=title,
+            icon=":material/block:" if key in blocked else ICONS[key],
+            url_path=key,
+            default=(k == 0),
+        )
+        for k, (key, title) in enumerate(PAGE_TITLES.items())
     ]
 )
 sidebar()

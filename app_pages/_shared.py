@@ -24,23 +24,36 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
 
 from core.app import Store, StoreError, Unavailable
+from core.app import availability as app_availability
 from core.app import data as app_data
 from core.app import export as app_export
 from core.app import leaderboard as app_leaderboard
-from core.charts import title_of
+from core.charts import for_presentation, title_of, with_context
 from core.methods import RATING_METHODS
 
 T = TypeVar("T")
 
-TAU_RANGE = (0.01, 5.0)
+TAU_RANGE = app_leaderboard.TAU_BOUNDS
 ALPHA_RANGE = (0.05, 0.5)
 SCOPE_ALPHA_RANGE = (0.05, 0.4)
 DASHBOARD_METHODS = tuple(name for name, m in RATING_METHODS.items() if m.dashboard)
+PAGE_TITLES = {
+    "overview": "Overview",
+    "leaderboard": "Leaderboard",
+    "calibration": "Calibration",
+    "residuals": "Residuals",
+    "bias": "Judge bias",
+    "selective": "Selective judging",
+    "judges": "Judges & annotators",
+    "analyses": "Analyses",
+    "admin": "Admin",
+}
 
 
 # ==================================================================== store
@@ -92,6 +105,24 @@ def judge_options(dataset: str, token: str) -> list[str]:
     return [] if store is None else app_data.judge_names(store, dataset)
 
 
+@st.cache_data(show_spinner="Choosing the judge whose Elo best predicts human Elo…")
+def default_judge(dataset: str, token: str) -> tuple[str, str] | None:
+    return app_leaderboard.default_judge(current_store(), dataset)
+
+
+@st.cache_data(show_spinner=False)
+def dataset_facts(dataset: str, judge: str | None, token: str) -> app_availability.DatasetFacts:
+    return app_availability.dataset_facts(current_store(), dataset, judge)
+
+
+def unavailable_pages() -> dict[str, str]:
+    """Page key → why it cannot run on the selected dataset (for the navigation and the sidebar)."""
+    sel = selection()
+    if get_store() is None or sel.dataset is None:
+        return {}
+    return app_availability.unavailable_pages(dataset_facts(sel.dataset, sel.judge, version()))
+
+
 # ================================================================ selection
 @dataclass
 class Selection:
@@ -115,7 +146,7 @@ class Selection:
         if self.judge is not None:
             out["judge"] = self.judge
         if self.tau is not None:
-            out["tau"] = f"{self.tau:.2f}"
+            out["tau"] = f"{self.tau:.3g}"
         if self.alpha != default.alpha:
             out["alpha"] = f"{self.alpha:.2f}"
         if self.scope_alpha != default.scope_alpha:
@@ -201,8 +232,9 @@ def bound_radio(field: str, label: str, options: list[str], shown: str, **kwargs
     return str(st.radio(label, options, key=key, on_change=write_home, horizontal=True, **kwargs))
 
 
-def _resolve_choices() -> None:
-    """Make the dataset and judge valid for the store (first option when absent or unknown)."""
+def resolve_selection() -> None:
+    """Make the dataset and judge valid for the store: the first dataset, the default judge
+    (:func:`core.app.leaderboard.default_judge`) when the URL names none or an unknown one."""
     sel = selection()
     token = version()
     datasets = dataset_options(token)
@@ -210,7 +242,8 @@ def _resolve_choices() -> None:
         sel.dataset, sel.judge, sel.tau = (datasets[0] if datasets else None), None, None
     judges = judge_options(sel.dataset, token) if sel.dataset else []
     if sel.judge not in judges:
-        sel.judge, sel.tau = (judges[0] if judges else None), None
+        choice = default_judge(sel.dataset, token) if judges and sel.dataset else None
+        sel.judge, sel.tau = (choice[0] if choice else None), None
 
 
 def _on_dataset() -> None:
@@ -223,8 +256,7 @@ def _on_judge() -> None:
 
 
 def sidebar() -> None:
-    """Dataset and judge selectors and presentation mode; the selection is made valid first."""
-    _resolve_choices()
+    """Dataset and judge selectors (with the judge's description), pages that cannot run, presentation mode."""
     sel = selection()
     token = version()
     with st.sidebar:
@@ -236,11 +268,26 @@ def sidebar() -> None:
         st.session_state["dataset"] = sel.dataset
         st.selectbox("Dataset", datasets, key="dataset", on_change=_on_dataset)
         judges = judge_options(sel.dataset, token) if sel.dataset else []
-        if judges:
+        if judges and sel.dataset is not None:
             st.session_state["judge"] = sel.judge
             st.selectbox("Judge", judges, key="judge", on_change=_on_judge)
+            facts = dataset_facts(sel.dataset, sel.judge, token)
+            about = [f"template `{facts.judge_template}`"] if facts.judge_template else []
+            if facts.judge_description:
+                about.append(facts.judge_description)
+            choice = default_judge(sel.dataset, token)
+            if choice is not None and choice[0] == sel.judge:
+                about.append(f"default: {choice[1]}")
+            if about:
+                st.caption("; ".join(about))
         else:
             st.caption("No judge has judged this dataset yet.")
+        blocked = unavailable_pages()
+        if blocked:
+            st.caption(
+                "Not available on this dataset: "
+                + "; ".join(f"**{PAGE_TITLES.get(k, k)}**: {why}" for k, why in blocked.items())
+            )
         key, write_home = _bound("present", bool)
         st.session_state[key] = sel.present
         st.toggle(
@@ -251,30 +298,34 @@ def sidebar() -> None:
         )
 
 
+PRESENTATION_CSS = """<style>
+section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
+header[data-testid="stHeader"], [data-testid="stToolbar"],
+[data-testid="stSlider"], [data-testid="stSelectSlider"], [data-testid="stSelectbox"],
+[data-testid="stMultiSelect"], [data-testid="stTextInput"], [data-testid="stNumberInput"],
+[data-testid="stButton"], [data-testid="stDownloadButton"], [data-testid="stRadio"],
+[data-testid="stCheckbox"], [data-testid="stToggle"], [data-testid="stButtonGroup"],
+[data-testid="stFileUploader"], [data-testid="stExpander"], [data-testid="stForm"] {display: none !important;}
+.stMainBlockContainer, [data-testid="stMainBlockContainer"] {max-width: 100%; padding: 1.5rem 3rem;}
+.stMarkdown p, .stMarkdown li, [data-testid="stCaptionContainer"], [data-testid="stMetricValue"],
+[data-testid="stAlertContainer"] p {font-size: 1.4rem !important;}
+h1 {font-size: 2.6rem !important;} h2, h3 {font-size: 2.1rem !important;}
+[data-testid="stTable"] table {font-size: 1.35rem !important;}
+</style>"""
+
+
 def apply_presentation_mode() -> None:
-    """Presentation mode: no sidebar, larger text, and a way back out."""
+    """Presentation mode (``?present=1``): no sidebar and no controls, large type, and a link back out.
+
+    Made for a 1920×1080 projector: pages draw their headline and one chart
+    per screen (``show_chart`` enlarges every chart's text to ≥ 18 px).  The
+    way out is a link (the same view without ``present``), not a widget.
+    """
     if not selection().present:
         return
-    st.markdown(
-        """<style>
-        section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
-        [data-testid="stExpandSidebarButton"] {display: none !important;}
-        .stMainBlockContainer, [data-testid="stMainBlockContainer"] {max-width: 100%; padding-left: 3rem;
-            padding-right: 3rem;}
-        .stMarkdown p, .stMarkdown li, [data-testid="stCaptionContainer"], [data-testid="stMetricValue"],
-        [data-testid="stAlertContainer"] p {font-size: 1.25rem !important;}
-        h1 {font-size: 3rem !important;}
-        h2, h3 {font-size: 2rem !important;}
-        </style>""",
-        unsafe_allow_html=True,
-    )
-    st.button(
-        "Exit presentation mode",
-        icon=":material/close_fullscreen:",
-        key="exit_present",
-        on_click=update,
-        kwargs={"present": False},
-    )
+    st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
+    params = {k: v for k, v in selection().to_params().items() if k != "present"}
+    st.markdown(f"[Exit presentation mode](?{urlencode(params)})", help=None)
 
 
 # =================================================================== notices
@@ -343,12 +394,19 @@ def caption(text: str) -> None:
     st.caption(f"**How to read this:** {text}")
 
 
-def show_chart(fig: Any, key: str | None = None, how_to_read: str | None = None) -> None:
+def show_chart(fig: Any, key: str | None = None, how_to_read: str | None = None, detail: str = "") -> None:
     """Draw a figure in the Streamlit theme (light or dark) with a PNG download in its toolbar.
 
     The modebar's camera button saves the chart as PNG in the browser (no
-    kaleido); the file is named after the chart's title.
+    kaleido); the file is named after the chart's title, and a second title
+    line names the dataset and judge (plus ``detail``, e.g. τ and α) so that
+    the PNG says what it shows.
     """
+    sel = selection()
+    context = " · ".join(x for x in (sel.dataset, f"judge {sel.judge}" if sel.judge else "", detail) if x)
+    fig = with_context(fig, context)
+    if sel.present:
+        fig = for_presentation(fig)
     name = "".join(ch if ch.isalnum() else "_" for ch in title_of(fig).lower()).strip("_")[:60] or "chart"
     st.plotly_chart(
         fig,
@@ -361,15 +419,20 @@ def show_chart(fig: Any, key: str | None = None, how_to_read: str | None = None)
         caption(how_to_read)
 
 
-def export_buttons(table: pd.DataFrame, stem: str, title: str, key: str) -> None:
-    """CSV, Markdown and LaTeX downloads of a table (formatters in core.app.export)."""
+def export_buttons(table: pd.DataFrame, stem: str, title: str, key: str, context: dict[str, str] | None = None) -> None:
+    """CSV, Markdown and LaTeX downloads of a table, each carrying ``context`` (formatters in core.app.export)."""
     row = st.container(horizontal=True)
     row.download_button(
-        "CSV", app_export.to_csv(table), f"{stem}.csv", "text/csv", key=f"{key}_csv", icon=":material/download:"
+        "CSV",
+        app_export.to_csv(table, context),
+        f"{stem}.csv",
+        "text/csv",
+        key=f"{key}_csv",
+        icon=":material/download:",
     )
     row.download_button(
         "Markdown",
-        app_export.to_markdown(table),
+        app_export.to_markdown(table, context=context),
         f"{stem}.md",
         "text/markdown",
         key=f"{key}_md",
@@ -377,7 +440,7 @@ def export_buttons(table: pd.DataFrame, stem: str, title: str, key: str) -> None
     )
     row.download_button(
         "LaTeX",
-        app_export.to_latex(table, caption=title),
+        app_export.to_latex(table, caption=title, context=context),
         f"{stem}.tex",
         "application/x-tex",
         key=f"{key}_tex",
@@ -418,16 +481,39 @@ def load_heldout(dataset: str, judge: str, token: str, all_methods: bool = False
         bar.empty()
 
 
-def fitted_tau_or_default(fit: Any) -> float:
-    """The fitted τ inside the slider's range (1.0 when τ cannot be fitted)."""
-    return float(min(max(fit.tau, TAU_RANGE[0]), TAU_RANGE[1])) if fit.ok else 1.0
+def tau_control(fit: Any, label: str, disabled: bool = False, help: str | None = None) -> tuple[float, bool]:
+    """The τ slider shared by Leaderboard and Calibration: a log-spaced grid that contains the fitted τ.
 
+    Returns (τ, fitted): the fitted τ until the user moves the slider
+    (``Selection.tau`` is None), else the chosen grid value.  Without a
+    fitted τ the slider starts at 1.
+    """
+    fitted = float(fit.tau) if fit.ok else None
+    grid = app_leaderboard.tau_grid(fitted)
+    at_fit = app_leaderboard.snap_tau(fitted, grid) if fitted is not None else None
+    chosen = selection().tau
+    shown = app_leaderboard.snap_tau(chosen if chosen is not None else (fitted or 1.0), grid)
+    key = "tau"
 
-def tau_slider(fit: Any, label: str, disabled: bool = False, help: str | None = None) -> float:
-    """The τ slider shared by Leaderboard and Calibration (starts at the fitted τ unless the user chose one)."""
-    sel = selection()
-    shown = sel.tau if sel.tau is not None else fitted_tau_or_default(fit)
-    return bound_slider("tau", label, *TAU_RANGE, shown=shown, disabled=disabled, help=help)
+    def write_home() -> None:
+        value = float(st.session_state[key])
+        update(tau=None if at_fit is not None and value == at_fit else value)
+
+    st.session_state[key] = shown
+    value = float(
+        st.select_slider(
+            label,
+            options=grid,
+            key=key,
+            on_change=write_home,
+            disabled=disabled,
+            help=help,
+            format_func=lambda v: f"{v:.3g} (fitted)" if v == at_fit else f"{v:.3g}",
+        )
+    )
+    if fitted is not None and value == at_fit:
+        return fitted, True
+    return value, False
 
 
 def back_to_fitted_tau_button(fit: Any) -> None:
@@ -438,4 +524,5 @@ def back_to_fitted_tau_button(fit: Any) -> None:
         help="Reset the slider to the maximum-likelihood τ",
         on_click=update,
         kwargs={"tau": None},
+        key="back_to_fitted_tau",
     )

@@ -2,7 +2,15 @@
 
 import streamlit as st
 
-from app_pages._shared import caption, current_store, notice, page_guard, progress_callback, require_selection
+from app_pages._shared import (
+    caption,
+    current_store,
+    notice,
+    page_guard,
+    progress_callback,
+    require_selection,
+    show_chart,
+)
 from core import charts
 from core.app import Unavailable, analyses
 
@@ -40,8 +48,10 @@ def languages(dataset: str, judge: str, token: str) -> analyses.LanguageBreakdow
 with page_guard("The analyses page"):
     ctx = require_selection()
     dataset, judge, v = ctx.dataset, ctx.judge, ctx.token
-    tabs = st.tabs(["Accuracy alignment", "Aggregation methods", "Budget curves", "Languages"])
-    with tabs[0]:
+    # One analysis at a time: only the one in view is computed (tabs would compute all four).
+    views = ["Accuracy alignment", "Aggregation methods", "Budget curves", "Languages"]
+    shown = st.segmented_control("Analysis", views, default=views[0], key="analysis") or views[0]
+    if shown == views[0]:
         res = alignment(dataset, judge, v)
         if isinstance(res, Unavailable):
             notice(res.reason)
@@ -54,14 +64,14 @@ with page_guard("The analyses page"):
                 f"answer correct ({res.discriminative_share:.0%} of graded battles)."
             )
             ranking = st.selectbox("ranking", sorted(res.scores["ranking"].unique()), key="align_ranking")
-            st.plotly_chart(charts.alignment_scatter(res.scores, ranking), width="stretch")
+            show_chart(charts.alignment_scatter(res.scores, ranking), key="alignment_scatter")
             caption(
                 "each point is a model: further right is more accurate, higher is stronger by pairwise "
                 "judgments; a rising cloud means the judge's ranking recovers accuracy."
             )
             if res.direct is not None:
                 st.metric("direct judge (grading single answers) Kendall τ vs accuracy", f"{res.direct.kendall:.3f}")
-    with tabs[1]:
+    elif shown == views[1]:
         agg = aggregation(dataset, judge, v)
         if isinstance(agg, Unavailable):
             notice(agg.reason)
@@ -71,7 +81,7 @@ with page_guard("The analyses page"):
                 f"rank agreement of each aggregation of the same {agg.n_battles:,} battles with the reference "
                 f"({agg.reference_name}); TrueSkill is the openskill package's Thurstone–Mosteller model."
             )
-    with tabs[2]:
+    elif shown == views[2]:
         if judge is None:
             notice("no judge selected.")
         else:
@@ -85,10 +95,13 @@ with page_guard("The analyses page"):
                     notice(bc.reason)
                 else:
                     c1, c2 = st.columns(2)
-                    c1.plotly_chart(charts.budget_curve(bc.summary, "mae", "held-out MAE (Elo)"), width="stretch")
-                    c2.plotly_chart(
-                        charts.budget_curve(bc.summary, "spearman", "Spearman ρ with human Elo"), width="stretch"
-                    )
+                    with c1:
+                        show_chart(charts.budget_curve(bc.summary, "mae", "held-out MAE (Elo)"), key="budget_mae")
+                    with c2:
+                        show_chart(
+                            charts.budget_curve(bc.summary, "spearman", "Spearman ρ with human Elo"),
+                            key="budget_spearman",
+                        )
                     caption(
                         "five random balanced subsamples per budget (band: min–max); the human reference uses "
                         "all human votes. Soft-Elo's advantage should hold at every budget."
@@ -97,7 +110,7 @@ with page_guard("The analyses page"):
                     caption("τ across held-out folds and subsamples: a stable τ is a property of the judge and data.")
             else:
                 st.caption("Runs the held-out protocol 5 times per budget; press the button to start.")
-    with tabs[3]:
+    else:
         if judge is None:
             notice("no judge selected.")
         else:

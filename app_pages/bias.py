@@ -27,17 +27,28 @@ with page_guard("The judge bias page"):
     assert ctx.judge is not None
     r = load_report(ctx.dataset, ctx.judge, ctx.token)
 
+    said = bias.claims(r)
+
+    def say(topic: tuple[str, ...]) -> None:
+        """The report's sentences on one topic, each in its own register (warning, notice, caption)."""
+        for level, text in said:
+            if not text.startswith(topic):
+                continue
+            if level == "warning":
+                st.warning(text)
+            elif level == "info":
+                notice(text)
+            else:
+                st.caption(text)
+
     # ------------------------------------------------------------ position
     p = r["position"]
     st.subheader("Position")
     c = st.columns(3)
-    ci = p["ci"]
     c[0].metric(
         "first-shown answer wins",
         _pct(p["first_win_rate"]),
-        help=f"95% interval {ci[0]:.3f}–{ci[1]:.3f} over {p['n_decisive']:,} decisive verdicts"
-        if ci[0] is not None and not pd.isna(ci[0])
-        else "no decisive verdicts",
+        help=f"over {p['n_decisive']:,} decisive verdicts" if p["n_decisive"] else "no decisive verdicts",
     )
     c[1].metric(
         "verdict flips when the order is swapped",
@@ -46,19 +57,11 @@ with page_guard("The judge bias page"):
     )
     c[2].metric(
         "rubric points gained by going first",
-        "—" if p["first_score_advantage"] is None else f"{p['first_score_advantage']:+.2f}",
+        "—"
+        if p["first_score_advantage"] is None or pd.isna(p["first_score_advantage"])
+        else f"{p['first_score_advantage']:+.2f}",
     )
-    if p["flip_rate"] is None:
-        notice(
-            "No flip rate: this judge saw each battle in one presentation order only, so there is no swapped "
-            "verdict to compare with."
-        )
-    if p["biased"]:
-        st.warning(
-            f"Position bias: the 95% interval for the first-position win rate ({ci[0]:.3f}–{ci[1]:.3f}) excludes 0.5."
-        )
-    if p["note"]:
-        notice(p["note"])
+    say(("Position bias", "No decisive", "No flip rate", *([p["note"]] if p["note"] else [])))
     if p["elo"]:
         show_chart(
             charts.position_deflection(pd.DataFrame(p["elo"])),
@@ -87,13 +90,19 @@ with page_guard("The judge bias page"):
             st.caption("No model changes rank once style is controlled for.")
         else:
             st.dataframe(
-                moved.head(15),
+                moved.head(15).rename(
+                    columns={
+                        "elo_raw": "Elo (judge)",
+                        "elo_controlled": "Elo (style-controlled)",
+                        "moved": "ranks moved",
+                    }
+                ),
                 hide_index=True,
                 width="stretch",
                 column_config={
-                    "elo_raw": st.column_config.NumberColumn("Elo (judge)", format="%.0f"),
-                    "elo_controlled": st.column_config.NumberColumn("Elo (style-controlled)", format="%.0f"),
-                    "moved": st.column_config.NumberColumn("ranks moved", format="%+d"),
+                    "Elo (judge)": st.column_config.NumberColumn(format="%.0f"),
+                    "Elo (style-controlled)": st.column_config.NumberColumn(format="%.0f"),
+                    "ranks moved": st.column_config.NumberColumn(format="%+d"),
                 },
             )
             st.caption(
@@ -103,35 +112,25 @@ with page_guard("The judge bias page"):
 
     # --------------------------------------------- verbosity, self-preference
     st.subheader("Verbosity and self-preference")
-    vb, sp = r["verbosity"], r["self_preference"]
-    cols = st.columns(2)
-    if vb["n_near_ties"]:
-        cols[0].metric(
-            "longer answer wins near-ties",
-            _pct(vb["longer_win_rate"]),
-            help=f"{vb['n_near_ties']} battles with |gap| < 0.5; 95% interval {vb['ci'][0]:.3f}–{vb['ci'][1]:.3f}",
+    vb = r["verbosity"]
+    st.metric("longer answer wins near-ties", _pct(vb["longer_win_rate"]) if vb["n_near_ties"] else "—")
+    say(
+        (
+            "Verbosity bias",
+            "The longer answer",
+            "No near-tie",
+            "Partial correlation",
+            *([vb["note"]] if vb["note"] else []),
         )
-        if vb.get("residual_length_partial_r") is not None and not pd.isna(vb["residual_length_partial_r"]):
-            cols[0].caption(
-                f"Partial correlation of a model's Hard-Elo residual with its mean answer length: "
-                f"{vb['residual_length_partial_r']:+.2f}."
-            )
-    else:
-        cols[0].info(vb["note"] or "No near-tie battles (|gap| < 0.5) to measure verbosity on.")
-    if sp["excess"] is None:
-        cols[1].info(sp["note"] or "Self-preference needs the judge's family and models of that family.")
-    else:
-        cols[1].metric(
-            f"own family ({sp['family']}) excess",
-            f"{sp['excess']:+.2f} points",
-            help="mean rubric score on its own family's answers minus on others', each relative to the "
-            "other judges' median on the same answer",
+    )
+    say(
+        (
+            "Own family",
+            "On Elo",
+            "Self-preference",
+            *([r["self_preference"]["note"]] if r["self_preference"].get("note") else []),
         )
-    if sp.get("elo_excess") is not None:
-        st.caption(
-            f"On Elo: the judge rates its own family's models {sp['elo_excess']:+.1f} Elo higher than the "
-            "other judges do, relative to other models."
-        )
+    )
 
     # ---------------------------------------------------------------- echo
     st.subheader("Echo")

@@ -14,7 +14,7 @@ from app_pages._shared import (
     page_guard,
     require_selection,
     show_chart,
-    tau_slider,
+    tau_control,
 )
 from core import charts
 from core.app import calibration
@@ -48,7 +48,7 @@ with page_guard("The calibration page"):
         st.stop()
     c1, c2 = st.columns(2)
     with c1:
-        tau = tau_slider(
+        tau, _ = tau_control(
             fit,
             "τ to compare with the fitted one",
             help="Drawn as a second soft-target curve in the reliability diagram and a dashed line on the profile.",

@@ -1,7 +1,8 @@
-"""Leaderboard: Hard-Elo, Soft-Elo and human Elo, with conformal intervals for human Elo.
+"""Leaderboard: the answer first (headline and table), then the chart, the intervals' promise, head to head.
 
-τ slider → core.app.leaderboard.judge_elo(soft, τ) → Store.battle_frame → core.charts.leaderboard_intervals
-α slider → core.app.leaderboard.leaderboard_view (q̂ only; leave-one-out table cached)
+τ slider → core.app.leaderboard.judge_elo(soft, τ) and heldout(τ fixed) → Store.battle_frame
+         → core.charts.leaderboard_intervals
+α slider → core.app.leaderboard.leaderboard_view (q̂ only; the leave-one-out table is cached)
          → core.charts.leaderboard_intervals
 """
 
@@ -14,23 +15,26 @@ from app_pages._shared import (
     back_to_fitted_tau_button,
     bound_slider,
     current_store,
+    default_judge,
     export_buttons,
     load_frame,
     load_heldout,
     load_tau,
+    notice,
     page_guard,
     require_selection,
     selection,
     show_chart,
-    tau_slider,
+    tau_control,
     update,
 )
 from core import charts
-from core.app import Unavailable
+from core.app import Unavailable, report
 from core.app import leaderboard as lb
 from core.methods import RATING_METHODS
 
 st.title("Leaderboard")
+TOP_N = {"top 10": 10, "top 20": 20, "top 50": 50, "all": None}
 
 
 @st.cache_data(show_spinner=False)
@@ -39,9 +43,26 @@ def load_human(dataset: str, token: str) -> pd.DataFrame | None:
     return None if isinstance(res, Unavailable) else res.frame
 
 
+@st.cache_data(show_spinner=False)
+def load_models(dataset: str, token: str) -> pd.DataFrame:
+    return current_store().models_frame(dataset)
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def load_judge_elo(dataset: str, judge: str, method: str, tau: float | None, token: str) -> pd.DataFrame:
     return lb.judge_elo(load_frame(dataset, judge, token), method, tau)
+
+
+@st.cache_data(show_spinner="Leave-one-model-out residuals with τ fixed at the slider's value…", max_entries=32)
+def load_heldout_at(dataset: str, judge: str, tau: float, token: str) -> lb.HeldoutResult | Unavailable:
+    return lb.heldout(load_frame(dataset, judge, token), tau=tau)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def load_head_to_head(
+    dataset: str, judge: str | None, tau: float | None, a: str, b: str, token: str
+) -> lb.HeadToHead | Unavailable:
+    return lb.head_to_head(current_store(), dataset, judge, tau, a, b)
 
 
 def shown_methods(available: list[str]) -> list[str]:
@@ -54,95 +75,171 @@ def shown_methods(available: list[str]) -> list[str]:
         update(show=tuple(m for m in DASHBOARD_METHODS if m in picked or m not in available))
 
     picked = st.pills(
-        "Show",
+        "Draw",
         available,
         selection_mode="multi",
         key=key,
         on_change=write_home,
         format_func=lambda m: RATING_METHODS[m].label,
-        help="Which leaderboards to draw; the table always has all of them.",
+        help="Which leaderboards the chart draws; the table always has all of them.",
     )
     return [m for m in available if m in (picked or [])]
 
 
 with page_guard("The leaderboard"):
-    ctx = require_selection(needs_judge="there is no Hard- or Soft-Elo to show.")
+    ctx = require_selection()
     dataset, judge, v = ctx.dataset, ctx.judge, ctx.token
-    assert judge is not None
-    frame = load_frame(dataset, judge, v)
-    tau_fit = load_tau(dataset, judge, v)
-    has_gap = bool(frame["gap"].notna().any())
-    has_votes = bool(frame["human_y"].notna().any())
-
-    controls = st.columns([2, 2, 1])
-    with controls[2]:
-        st.write("")
-        back_to_fitted_tau_button(tau_fit)
-    with controls[0]:
-        tau = tau_slider(
-            tau_fit,
-            "τ (soft-target temperature)",
-            disabled=not has_gap,
-            help="Soft targets are σ(τ·score gap). Larger τ → targets closer to hard labels.",
-        )
-        st.caption(tau_fit.caption() if has_gap else "This judge has no rubric scores: no Soft-Elo.")
-    with controls[1]:
-        alpha = bound_slider(
-            "alpha",
-            "α (miscoverage of the intervals)",
-            *ALPHA_RANGE,
-            shown=selection().alpha,
-            disabled=not has_votes,
-            help="The intervals cover a new model's human Elo with probability ≥ 1 − α.",
-        )
-        st.caption(
-            f"intervals at {1 - alpha:.0%} coverage" if has_votes else "No human votes: no conformal intervals to size."
-        )
-
-    held = load_heldout(dataset, judge, v) if has_votes else None
+    present = selection().present
     human = load_human(dataset, v)
-    hard = load_judge_elo(dataset, judge, "hard", None, v)
-    soft = load_judge_elo(dataset, judge, "soft", round(tau, 4), v) if has_gap else None
-    interval_method = "soft" if has_gap else "hard"
-    view = lb.leaderboard_view(human, hard, soft, held, alpha, tau, interval_method)
+    models = load_models(dataset, v)
+    tau: float | None = None
+    tau_fitted = True
+    hard = soft = held = None
+    alpha = selection().alpha
+    has_gap = has_votes = False
+    if judge is not None:
+        frame = load_frame(dataset, judge, v)
+        tau_fit = load_tau(dataset, judge, v)
+        has_gap = bool(frame["gap"].notna().any())
+        has_votes = bool(frame["human_y"].notna().any())
+        with st.sidebar:
+            if not present:
+                st.divider()
+                tau, tau_fitted = tau_control(
+                    tau_fit,
+                    "τ (soft-target temperature)",
+                    disabled=not has_gap,
+                    help="Soft targets are σ(τ·score gap); larger τ → targets closer to hard labels. The scale is "
+                    "logarithmic; the fitted τ is marked.",
+                )
+                st.caption(tau_fit.caption() if has_gap else "This judge has no rubric scores: no Soft-Elo.")
+                back_to_fitted_tau_button(tau_fit)
+                alpha = bound_slider(
+                    "alpha",
+                    "α (miscoverage of the intervals)",
+                    *ALPHA_RANGE,
+                    shown=alpha,
+                    disabled=not has_votes,
+                    help="The intervals cover a new model's human Elo with probability ≥ 1 − α.",
+                )
+            else:
+                tau, tau_fitted = (selection().tau, False) if selection().tau is not None else (tau_fit.tau, True)
+        hard = load_judge_elo(dataset, judge, "hard", None, v)
+        soft = load_judge_elo(dataset, judge, "soft", round(tau, 4), v) if has_gap and tau is not None else None
+        if has_votes:
+            if tau_fitted or soft is None or tau is None:
+                held = load_heldout(dataset, judge, v)
+            else:
+                held = load_heldout_at(dataset, judge, round(tau, 4), v)
+    elif human is None:
+        notice(f"dataset **{dataset}** has neither human votes nor judgments: there is nothing to rank yet.")
+        st.stop()
+    view = lb.leaderboard_view(human, hard, soft, held, alpha, tau, tau_fitted, models)
 
+    # ------------------------------------------------------------ the answer
+    headline = view.headline()
+    st.markdown(f"### {headline}" if headline else "### No model can be ranked on this dataset yet")
+    basis = {
+        "human": "ranked by human Elo from human votes (95% CI)",
+        "predicted": f"ranked by {judge}'s predicted human Elo with its {1 - alpha:.0%} conformal interval "
+        "(this dataset has no human Elo of its own)",
+        "hard": f"ranked by {judge}'s Hard-Elo (95% bootstrap CI)",
+        "soft": f"ranked by {judge}'s Soft-Elo (95% bootstrap CI)",
+    }[view.primary]
+    choice = default_judge(dataset, v) if judge is not None else None
+    judge_note = f" Judge **{judge}**" + (f": {choice[1]}." if choice and choice[0] == judge else ".") if judge else ""
+    st.caption(
+        f"{basis[0].upper()}{basis[1:]}; a rank counts the models whose interval lies entirely above, so models "
+        f"sharing a rank are statistically tied.{judge_note}"
+    )
+
+    pinned: tuple[str, ...] = ()
+    if present:
+        rows = lb.select_rows(view.table, top_n=10)
+    else:
+        c1, c2, c3 = st.columns([2, 1, 3])
+        query = c1.text_input(
+            "Search", key="lb_search", placeholder="model or organisation", label_visibility="collapsed"
+        )
+        top = c2.selectbox("Rows", list(TOP_N), index=1, key="lb_top", label_visibility="collapsed")
+        pinned = tuple(
+            c3.multiselect(
+                "Pin",
+                view.table["model"].tolist(),
+                key="lb_pins",
+                placeholder="pin models to keep them in view",
+                label_visibility="collapsed",
+            )
+        )
+        rows = lb.select_rows(view.table, query=query, pinned=pinned, top_n=TOP_N[top])
+    table = lb.display_table(view, rows)
+    if present:  # a static table takes the projector's large type (the interactive grid draws on a canvas)
+        st.table(table.set_index("Rank"))
+    else:
+        helps = lb.column_help(view)
+        st.dataframe(
+            table,
+            hide_index=True,
+            width="stretch",
+            height=min(35 * (len(table) + 1) + 3, 35 * 11 + 3),
+            column_config={c: st.column_config.Column(help=helps.get(c)) for c in table.columns},
+        )
+    if not present and len(rows) < len(view.table):
+        st.caption(f"{len(rows)} of {len(view.table)} models shown.")
+
+    # --------------------------------------------------------------- the chart
     statement = view.coverage_statement()
-    if statement:
+    if statement and not present:
         st.success(statement)
-    elif view.note:
+    elif view.note and not present:
         st.warning(view.note)
-
     available = [m for m in DASHBOARD_METHODS if f"{m}_elo" in view.table]
-    shown = shown_methods(available)
-    labels = {"human_elo": "human Elo", "hard_elo": "Hard-Elo (judge labels)", "soft_elo": f"Soft-Elo (τ = {tau:.2f})"}
-    methods = {f"{m}_elo": labels[f"{m}_elo"] for m in shown}
-    plot = view.table.copy()
-    interval_col = None
-    if view.has_intervals and f"{interval_method}_elo" in methods:
-        plot[f"{interval_method}_elo_lower"] = plot["interval_lower"]
-        plot[f"{interval_method}_elo_upper"] = plot["interval_upper"]
-        interval_col = f"{interval_method}_elo"
+    shown = available if present else shown_methods(available)
+    labels = {
+        "human": "human Elo",
+        "hard": "Hard-Elo (judge labels)",
+        "soft": f"Soft-Elo (τ = {tau:.3g})" if tau else "Soft-Elo",
+    }
+    methods = {f"{m}_elo": labels[m] for m in shown}
+    plot = rows.copy()
+    interval_col, interval_label = None, ""
+    if view.has_intervals and f"{view.interval_method}_elo" in methods:
+        interval_col = f"{view.interval_method}_elo"
+        plot[f"{interval_col}_lower"], plot[f"{interval_col}_upper"] = plot["interval_lower"], plot["interval_upper"]
+        interval_label = f"{1 - alpha:.0%} conformal intervals for human Elo"
+    elif "human_elo" in methods:
+        interval_col, interval_label = "human_elo", "95% intervals of the human Elo"
     if not methods:
-        st.info("Select at least one leaderboard to draw.")
+        notice("select at least one leaderboard to draw.")
     else:
         fig = charts.leaderboard_intervals(
-            plot,
-            methods,
-            interval=interval_col,
-            interval_label=f"{1 - alpha:.0%} conformal intervals for human Elo" if interval_col else "",
+            plot, methods, interval=interval_col, interval_label=interval_label, highlight=pinned
         )
+        around = {"soft": "Soft-Elo", "hard": "Hard-Elo", "human": "human Elo"}
+        drawn_around = around.get((interval_col or "").replace("_elo", ""), "")
         show_chart(
             fig,
             key="leaderboard_chart",
-            how_to_read=(
-                "each row is a model; markers are its Elo under each method (hover for the rank). The bar around the "
-                f"{'Soft' if interval_method == 'soft' else 'Hard'}-Elo marker is the conformal interval: where the "
-                "model's human Elo should lie. Models are sorted by "
-                f"{'Soft' if 'soft_elo' in view.table else 'Hard'}-Elo."
+            how_to_read=None
+            if present
+            else (
+                "each row is a model, in the table's order; markers are its Elo under each method drawn. "
+                + (
+                    f"The bar around the {drawn_around} marker is "
+                    + (
+                        "the conformal interval where the model's human Elo should lie."
+                        if view.has_intervals and interval_col != "human_elo"
+                        else "its 95% confidence interval."
+                    )
+                    if interval_col
+                    else "No intervals are drawn for the methods shown."
+                )
             ),
         )
 
-    if "soft_elo" in view.table:
+    if present:
+        st.stop()
+    if "soft_elo" in view.table and "hard_elo" in view.table:
         show_chart(
             charts.rank_slope(view.table, "hard_elo", "soft_elo", "Hard-Elo", "Soft-Elo"),
             key="rank_slope",
@@ -150,50 +247,57 @@ with page_guard("The leaderboard"):
             "targets (right); green ▲ moved up, orange ▼ moved down, grey kept its rank.",
         )
 
-    st.subheader("Table")
-    cols = [
-        c
-        for c in (
-            "model",
-            "human_rank",
-            "human_elo",
-            "human_lower",
-            "human_upper",
-            "hard_rank",
-            "hard_elo",
-            "soft_rank",
-            "soft_elo",
-            "interval_lower",
-            "interval_upper",
-            "n_judged",
-        )
-        if c in view.table
-    ]
-    table = view.table[cols]
-    help_text = {
-        "human_lower": "95% sandwich interval of the human Elo (lower end)",
-        "human_upper": "95% sandwich interval of the human Elo (upper end)",
-        "interval_lower": f"{1 - alpha:.0%} conformal interval for the human Elo (lower end)",
-        "interval_upper": f"{1 - alpha:.0%} conformal interval for the human Elo (upper end)",
-        "n_judged": "battles with a judge label",
-    }
-    config = {
-        c: st.column_config.NumberColumn(format="%.1f", help=help_text.get(c))
-        for c in cols
-        if c.endswith(("_elo", "_lower", "_upper"))
-    }
-    config |= {
-        c: st.column_config.NumberColumn(format="%d", help=help_text.get(c))
-        for c in cols
-        if c.endswith("_rank") or c == "n_judged"
-    }
-    st.dataframe(
-        table, hide_index=True, width="stretch", column_config=config, height=min(38 * (len(table) + 1) + 4, 720)
-    )
-    st.caption("Click a column header to sort. Exports contain exactly this table.")
+    # ------------------------------------------------------------ head to head
+    st.subheader("Head to head")
+    names = view.table["model"].tolist()
+    if len(names) >= 2:
+        h1, h2 = st.columns(2)
+        a = h1.selectbox("Model A", names, index=0, key="h2h_a")
+        b = h2.selectbox("Model B", names, index=1, key="h2h_b")
+        if a == b:
+            notice("choose two different models.")
+        else:
+            h2h = load_head_to_head(dataset, judge, tau if has_gap else None, a, b, v)
+            if isinstance(h2h, Unavailable):
+                notice(h2h.reason)
+            else:
+                t = h2h.table
+                st.dataframe(
+                    pd.DataFrame(
+                        {
+                            "method": t["method"],
+                            f"P({a} beats {b})": t["p_a"].map("{:.1%}".format),
+                            "95% CI": [f"{lo:.1%}–{hi:.1%}" for lo, hi in zip(t["lower"], t["upper"])],
+                            "battles between them": t["battles"],
+                            f"{a}'s mean score in them": t["a_score"].map(lambda x: "—" if x != x else f"{x:.2f}"),
+                        }
+                    ),
+                    hide_index=True,
+                    width="stretch",
+                )
+                st.caption(
+                    "Win probability from each method's Bradley–Terry fit, σ(θ_A − θ_B), with a 95% interval "
+                    "from the sandwich covariance of the difference; the direct battles are counted as "
+                    "each method labels them (a tie counts half)."
+                )
+
+    # ----------------------------------------------------------------- exports
+    st.subheader("Take it with you")
+    context = report.report_context(dataset, judge, tau if has_gap else None, alpha)
     export_buttons(
-        table,
-        f"leaderboard_{dataset}_{judge}",
-        f"Leaderboard of {dataset}, judge {judge}" + (f", τ = {tau:.2f}, α = {alpha:.2f}" if has_gap else ""),
+        lb.export_table(view),
+        f"leaderboard_{dataset}" + (f"_{judge}" if judge else ""),
+        f"Leaderboard of {dataset}",
         key="lb_export",
+        context=context,
+    )
+    st.download_button(
+        "Report (HTML, prints to PDF)",
+        data=lambda: report.report_html(current_store(), dataset, judge, None if tau_fitted else tau, alpha),
+        file_name=f"report_{dataset}" + (f"_{judge}" if judge else "") + ".html",
+        mime="text/html",
+        icon=":material/description:",
+        key="lb_report",
+        help="One self-contained file: headline, table, chart, calibration, caveats and provenance; opens "
+        "without a network.",
     )

@@ -116,15 +116,8 @@ with page_guard("The selective judging page"):
     st.subheader(f"At α = {alpha:.2f}")
     at = require(load_at_alpha(dataset, judge, source, v, round(alpha, 4)))
     th = at.threshold
-    if th.feasible:
-        st.success(
-            f"SCOPE calibrated on all {th.n_calibration:,} human-voted battles accepts judgments with "
-            f"uncertainty ≤ **{th.lam:.3f} nats** (binary entropy of the averaged P(a ≻ b)): "
-            f"**{th.calibration_coverage:.0%}** accepted, of which {th.calibration_risk:.1%} disagree with "
-            "the human vote."
-        )
-    else:
-        st.warning(f"At α = {alpha:.2f}: {th.reason}.")
+    level, text = selective.threshold_statement(at)
+    (st.success if level == "success" else st.warning)(text)
     st.dataframe(
         curves.quality,
         hide_index=True,

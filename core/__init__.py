@@ -3,4 +3,4 @@
 Nothing in this package imports Streamlit; only ``core.store`` speaks SQL.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

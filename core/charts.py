@@ -22,16 +22,43 @@ CYCLE = OKABE_ITO[:7]
 METHOD_COLOURS = {**{name: m.colour for name, m in RATING_METHODS.items()}, "truth": TRUTH_COLOUR}
 NEUTRAL = "#999999"  # reference lines: visible on white and on Streamlit's dark background
 SYMBOLS = ("circle", "diamond", "square", "triangle-up", "x", "star", "cross")
+# A method keeps its marker whichever other methods are drawn beside it.
+METHOD_SYMBOLS = {
+    "human": "circle",
+    "hard": "diamond",
+    "soft": "square",
+    "online-elo": "triangle-up",
+    "am-elo": "star",
+    "truth": "x",
+}
+
+
+def _symbol(method: str, k: int) -> str:
+    return METHOD_SYMBOLS.get(method, SYMBOLS[k % len(SYMBOLS)])
 
 
 def _colour(k: int) -> str:
     return CYCLE[k % len(CYCLE)]
 
 
+def _legend_rows(fig: go.Figure, width_px: int = 900) -> int:
+    """How many rows plotly's horizontal legend needs (≈ 7 px a character plus the symbol)."""
+    names = [str(t.name or "") for t in fig.data if t.showlegend is not False]
+    if len(names) < 2:  # plotly draws no legend for a single trace
+        return 0
+    rows, used = 1, 0
+    for name in names:
+        need = 40 + 7 * len(name)
+        if used and used + need > width_px:
+            rows, used = rows + 1, 0
+        used += need
+    return rows
+
+
 def _layout(fig: go.Figure, title: str, x: str, y: str, height: int = 450) -> go.Figure:
-    """Title top-left, legend in its own band under the title (never over it), axis titles with units."""
-    legend_entries = sum(1 for t in fig.data if t.showlegend is not False)
-    top = 95 if legend_entries > 1 else 60  # plotly draws no legend for a single trace
+    """Title top-left, legend in its own band under the title (never over it, never clipped), axis titles with
+    units."""
+    top = 60 + 24 * _legend_rows(fig)
     fig.update_layout(
         title=dict(text=title, x=0, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=12, l=4)),
         xaxis_title=x,
@@ -45,9 +72,51 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, height: int = 450) -> go
 
 
 def title_of(fig: go.Figure) -> str:
-    """The figure's title text (used to name its PNG download)."""
-    t = fig.layout.title.text
-    return t or "chart"
+    """The figure's title text without its context line (used to name its PNG download)."""
+    t = fig.layout.title.text or "chart"
+    return str(t).split("<br>")[0]
+
+
+def with_context(fig: go.Figure, context: str) -> go.Figure:
+    """A second title line saying what the chart shows (dataset, judge, τ, α): it travels with a PNG export."""
+    if not context or "<br>" in str(fig.layout.title.text or ""):
+        return fig
+    fig.update_layout(
+        title_text=f"{fig.layout.title.text}<br><sup>{context}</sup>", margin_t=(fig.layout.margin.t or 60) + 18
+    )
+    return fig
+
+
+def for_presentation(fig: go.Figure, base: int = 18, min_height: int = 760) -> go.Figure:
+    """Type large enough for a projector: every text at least ``base`` px, the title larger, one chart per
+    screen (at least ``min_height`` px tall)."""
+    if "_presented" in (fig.layout.meta or {}):
+        return fig
+    fig.update_layout(
+        font=dict(size=base),
+        title_font=dict(size=base + 8),
+        legend_font=dict(size=base),
+        hoverlabel_font=dict(size=base),
+        title_pad=dict(t=28, l=4),
+    )
+    fig.update_xaxes(tickfont=dict(size=base), title_font=dict(size=base))
+    fig.update_yaxes(tickfont=dict(size=base), title_font=dict(size=base))
+    fig.update_annotations(font_size=base)
+    fig.update_layout(
+        margin_t=(fig.layout.margin.t or 60) + 30,
+        height=max(fig.layout.height or 0, min_height),
+        meta={"_presented": True},
+    )
+    return fig
+
+
+def _nice_log_ticks(lo: float, hi: float) -> list[float]:
+    """1–2–5 tick values inside [lo, hi] (at least the decade ends), for a log axis without crowded labels."""
+    ticks = [
+        m * 10.0**e for e in range(int(np.floor(np.log10(lo))) - 1, int(np.ceil(np.log10(hi))) + 1) for m in (1, 2, 5)
+    ]
+    inside = [v for v in ticks if lo <= v <= hi]
+    return inside if len(inside) >= 2 else [v for v in ticks if lo / 10 <= v <= hi * 10][:3]
 
 
 # ------------------------------------------------------------------ overview
@@ -90,13 +159,18 @@ def count_bars(df: pd.DataFrame, x: str, y: str, title: str, x_title: str, y_tit
 
 # --------------------------------------------------------------- leaderboard
 def leaderboard_intervals(
-    frame: pd.DataFrame, methods: dict[str, str], interval: str | None = None, interval_label: str = ""
+    frame: pd.DataFrame,
+    methods: dict[str, str],
+    interval: str | None = None,
+    interval_label: str = "",
+    highlight: tuple[str, ...] = (),
 ) -> go.Figure:
     """Point estimates per method (columns of ``frame``); an optional interval column pair as error bars.
 
     ``methods`` maps column → legend label; ``interval`` names the method whose
     ``{interval}_lower``/``{interval}_upper`` columns are drawn as bars.
-    Rows are drawn in the frame's order, first at the top.
+    Rows are drawn in the frame's order, first at the top; ``highlight``ed
+    models (pinned) are named in bold.
     """
     df = frame.iloc[::-1]
     fig = go.Figure()
@@ -126,10 +200,17 @@ def leaderboard_intervals(
                 error_x=err,
                 customdata=custom,
                 marker=dict(
-                    color=METHOD_COLOURS.get(col.split("_")[0], _colour(k)), size=9, symbol=SYMBOLS[k % len(SYMBOLS)]
+                    color=METHOD_COLOURS.get(col.split("_")[0], _colour(k)),
+                    size=9,
+                    symbol=_symbol(col.split("_")[0], k),
                 ),
                 hovertemplate="%{y}<br>" + label + ": %{x:.0f} Elo" + rank + extra + "<extra></extra>",
             )
+        )
+    if highlight:
+        names = df["model"].astype(str).tolist()
+        fig.update_yaxes(
+            tickmode="array", tickvals=names, ticktext=[f"<b>📌 {n}</b>" if n in highlight else n for n in names]
         )
     title = "Leaderboard: Elo by method" + (f", with {interval_label}" if interval_label else "")
     return _layout(fig, title, "Elo (points; 1500 = average model)", "model", height=max(450, 20 * len(df) + 160))
@@ -191,33 +272,52 @@ def tau_profile(
             hovertemplate="τ = %{x:.3f}<br>deviance %{y:.2f}<extra></extra>",
         )
     )
-    fig.add_hline(
+    # The labels sit at different heights (paper coordinates) so that none overlaps another, whichever
+    # side of the fitted τ the slider is on.
+    fig.add_hline(y=cutoff, line_dash="dot", line_color=NEUTRAL)
+    fig.add_annotation(
+        x=0,
+        xref="paper",
         y=cutoff,
-        line_dash="dot",
-        line_color=NEUTRAL,
-        annotation_text="95% cut-off (χ²₁)",
-        annotation_position="top left",
+        text="95% cut-off (χ²₁)",
+        showarrow=False,
+        xanchor="left",
+        yanchor="bottom",
+        font=dict(color=NEUTRAL),
     )
     if lower is not None and upper is not None:
-        fig.add_vrect(
-            x0=lower,
-            x1=upper,
-            fillcolor=OKABE_ITO[0],
-            opacity=0.12,
-            line_width=0,
-            annotation_text=f"95% interval {lower:.3f}–{upper:.3f}",
-            annotation_position="top left",
+        fig.add_vrect(x0=lower, x1=upper, fillcolor=OKABE_ITO[0], opacity=0.12, line_width=0)
+        fig.add_annotation(
+            x=np.sqrt(lower * upper) if lower > 0 else (lower + upper) / 2,
+            y=0.02,
+            yref="paper",
+            text=f"95% interval {lower:.3f}–{upper:.3f}",
+            showarrow=False,
+            yanchor="bottom",
         )
-    fig.add_vline(
-        x=tau, line_color=OKABE_ITO[2], annotation_text=f"fitted τ = {tau:.3f}", annotation_position="top right"
+    right_of_fit = user_tau is not None and user_tau > tau
+    fig.add_vline(x=tau, line_color=OKABE_ITO[2])
+    fig.add_annotation(
+        x=tau,
+        y=1.0,
+        yref="paper",
+        text=f"fitted τ = {tau:.3f}",
+        showarrow=False,
+        yanchor="top",
+        xanchor="right" if right_of_fit else "left",
+        font=dict(color=OKABE_ITO[2]),
     )
     if user_tau is not None and abs(user_tau - tau) > 1e-6:
-        fig.add_vline(
+        fig.add_vline(x=user_tau, line_dash="dash", line_color=OKABE_ITO[1])
+        fig.add_annotation(
             x=user_tau,
-            line_dash="dash",
-            line_color=OKABE_ITO[1],
-            annotation_text=f"slider τ = {user_tau:.2f}",
-            annotation_position="bottom right",
+            y=0.88,
+            yref="paper",
+            text=f"slider τ = {user_tau:.2f}",
+            showarrow=False,
+            yanchor="top",
+            xanchor="left" if right_of_fit else "right",
+            font=dict(color=OKABE_ITO[1]),
         )
     top = float(np.nanmax(profile["delta"])) if len(profile) else 10.0
     fig.update_yaxes(range=[0, max(2.5 * cutoff, min(top, 5 * cutoff))])
@@ -327,7 +427,7 @@ def judge_vs_human(table: pd.DataFrame, methods: dict[str, str]) -> go.Figure:
                 y=table[f"{m}_elo"],
                 mode="markers",
                 name=label,
-                marker=dict(color=METHOD_COLOURS.get(m, _colour(k)), size=9, symbol=SYMBOLS[k % len(SYMBOLS)]),
+                marker=dict(color=METHOD_COLOURS.get(m, _colour(k)), size=9, symbol=_symbol(m, k)),
                 text=table["model"],
                 customdata=np.c_[table[f"{m}_resid"]],
                 hovertemplate="%{text}<br>human %{x:.0f}<br>" + label + " %{y:.0f}<br>residual %{customdata[0]:+.0f}"
@@ -396,8 +496,20 @@ def width_decomposition(summary: pd.DataFrame) -> go.Figure:
                 font=dict(size=10, color=NEUTRAL),
                 xanchor="right",
             )
-        fig.update_xaxes(type="log", range=[np.log10(se_lo), np.log10(se_hi)], dtick="D2")
-        fig.update_yaxes(type="log", range=[np.log10(q_lo), np.log10(q_hi)], dtick="D2")
+        fig.update_xaxes(
+            type="log",
+            range=[np.log10(se_lo), np.log10(se_hi)],
+            tickvals=_nice_log_ticks(se_lo, se_hi),
+            tickformat="~g",
+            minor_showgrid=False,
+        )
+        fig.update_yaxes(
+            type="log",
+            range=[np.log10(q_lo), np.log10(q_hi)],
+            tickvals=_nice_log_ticks(q_lo, q_hi),
+            tickformat="~g",
+            minor_showgrid=False,
+        )
     fig.add_trace(
         go.Scatter(
             x=s["median_se"],
@@ -650,18 +762,26 @@ def shuffle_instability(frame: pd.DataFrame) -> go.Figure:
     )
 
 
-def consistency_vs_elo(judges: pd.DataFrame, slope: float, intercept: float, r: float) -> go.Figure:
+def consistency_vs_elo(
+    judges: pd.DataFrame, slope: float, intercept: float, r: float, max_labels: int = 8
+) -> go.Figure:
+    """Judges as points; only the ``max_labels`` farthest from the fitted line (and the extremes) are named
+    on the chart, so names never pile up; every name is in the hover."""
+    resid = (judges["arena_elo"] - (intercept + slope * judges["consistency"])).abs()
+    keep = set(resid.nlargest(max_labels - 2).index) | {judges["arena_elo"].idxmax(), judges["arena_elo"].idxmin()}
+    labels = [name if k in keep else "" for k, name in zip(judges.index, judges["judge"])]
     fig = go.Figure(
         go.Scatter(
             x=judges["consistency"],
             y=judges["arena_elo"],
             mode="markers+text",
-            text=judges["judge"],
-            textposition="top center",
-            textfont=dict(size=9),
+            text=labels,
+            customdata=np.c_[judges["judge"]],
+            textposition=["top center" if k % 2 == 0 else "bottom center" for k in range(len(judges))],
+            textfont=dict(size=10),
             marker=dict(size=9, color=OKABE_ITO[0]),
             name="judge",
-            hovertemplate="%{text}<br>consistency %{x:.3f}<br>arena Elo %{y:.0f}<extra></extra>",
+            hovertemplate="%{customdata[0]}<br>consistency %{x:.3f}<br>arena Elo %{y:.0f}<extra></extra>",
         )
     )
     xs = np.linspace(judges["consistency"].min(), judges["consistency"].max(), 20)
@@ -870,7 +990,8 @@ def budget_curve(summary: pd.DataFrame, metric: str, label: str) -> go.Figure:
                 hovertemplate=f"{m}<br>budget %{{x}}<br>{label} %{{y:.3f}}<extra></extra>",
             )
         )
-    fig.update_xaxes(type="log")
+    budgets = sorted({float(b) for b in s["budget"]}) if len(s) else []
+    fig.update_xaxes(type="log", tickvals=budgets, tickformat="~g")
     return _layout(
         fig, f"{label} vs judged battles per model", "judged battles per model (log scale)", label, height=380
     )

@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "bias",
     "judge",
     "analyses",
+    "report",
 ]
 
 

@@ -1,9 +1,11 @@
-"""The dashboard through Streamlit's AppTest: every page on three stores, sliders, query params."""
+"""The dashboard through Streamlit's AppTest: every page on five stores, sliders, query params, the
+leaderboard's search, pins, top-N and head to head, the default judge, and which pages say they cannot run."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -42,6 +44,22 @@ def softelo_db(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def contests_db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("app") / "contests.duckdb"
+    with Store.open(path) as s:
+        import_path(s, shared_path("judge_contests.csv"), "contests")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def arena_hard_db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("app") / "arena_hard.duckdb"
+    with Store.open(path) as s:
+        import_path(s, shared_path("arena_hard_v0.1"), "arena-hard")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
 def empty_db(tmp_path_factory):
     path = tmp_path_factory.mktemp("app") / "empty.duckdb"
     Store.open(path).close()
@@ -66,7 +84,7 @@ def _no_errors(at: AppTest) -> None:
 
 
 @pytest.mark.parametrize("page", PAGES)
-@pytest.mark.parametrize("store", ["demo_db", "softelo_db", "empty_db"])
+@pytest.mark.parametrize("store", ["demo_db", "softelo_db", "contests_db", "arena_hard_db", "empty_db"])
 def test_every_page_renders(page, store, request, monkeypatch):
     at = _app(request.getfixturevalue(store), monkeypatch, page)
     _no_errors(at)
@@ -79,22 +97,33 @@ def _figure(at: AppTest, key: str = "leaderboard_chart") -> dict:
     return json.loads(charts[0].proto.spec)
 
 
-def test_sliders_change_the_figure(demo_db, monkeypatch):
+def _tau_option(at: AppTest, target: float) -> float:
+    """The τ slider's grid value nearest to ``target`` (the slider is log-spaced)."""
+    options = [float(str(o).split()[0]) for o in at.select_slider(key="tau").options]
+    return min(options, key=lambda o: abs(np.log(o) - np.log(target)))
+
+
+def test_sliders_change_the_figure_and_the_statement_names_the_procedure(demo_db, monkeypatch):
     at = _app(demo_db, monkeypatch, "app_pages/leaderboard.py")
     _no_errors(at)
     before = _figure(at)
     text_before = at.success[0].value
+    assert "τ refitted on every fold" in text_before  # the bars are drawn at the fitted τ
     at.slider(key="alpha").set_value(0.3).run()
     _no_errors(at)
     assert at.success[0].value != text_before and "0.30" in at.success[0].value
     after_alpha = _figure(at)
     assert after_alpha["data"] != before["data"]  # interval bars shrink
-    at.slider(key="tau").set_value(2.0).run()
+    tau = _tau_option(at, 2.0)
+    at.select_slider(key="tau").set_value(tau).run()
     _no_errors(at)
     after_tau = _figure(at)
     soft = lambda fig: next(t["x"] for t in fig["data"] if t["name"].startswith("Soft-Elo"))
     assert soft(after_tau) != soft(after_alpha)
-    assert at.query_params["tau"] == "2.00" and at.query_params["alpha"] == "0.30"
+    assert f"τ fixed at {tau:.3g} in every fold" in at.success[0].value  # the statement follows the slider
+    assert at.query_params["tau"] == f"{tau:.3g}" and at.query_params["alpha"] == "0.30"
+    at.button(key="back_to_fitted_tau").click().run()  # back to the fitted τ and its procedure
+    assert "τ refitted on every fold" in at.success[0].value and "tau" not in at.query_params
 
 
 def test_query_params_reproduce_the_view(demo_db, monkeypatch):
@@ -106,7 +135,7 @@ def test_query_params_reproduce_the_view(demo_db, monkeypatch):
     )
     _no_errors(at)
     assert at.slider(key="alpha").value == pytest.approx(0.25)
-    assert at.slider(key="tau").value == pytest.approx(0.70)
+    assert at.select_slider(key="tau").value == pytest.approx(_tau_option(at, 0.70))
     assert at.query_params["judge"] == "judge-position" and at.query_params["dataset"] == "demo"
     # the page computed the position judge's view: its own fitted τ is in the caption
     from app_pages._shared import _open_store
@@ -114,7 +143,7 @@ def test_query_params_reproduce_the_view(demo_db, monkeypatch):
 
     f = _open_store(demo_db).battle_frame("demo", "judge-position")  # the app's own handle (one per process)
     tau = fit_tau(f["gap"], f["human_y"]).tau
-    assert any(f"fitted τ = {tau:.3f}" in c.value for c in at.caption)
+    assert any(f"fitted τ = {tau:.3f}" in c.value for c in at.sidebar.caption)
 
 
 def test_softelo_store_says_why_intervals_are_missing_or_shows_them(softelo_db, monkeypatch):
@@ -140,7 +169,132 @@ def test_calibration_tau_slider_changes_the_reliability_curve(demo_db, monkeypat
     at = _app(demo_db, monkeypatch, "app_pages/calibration.py")
     _no_errors(at)
     before = _figure(at, "reliability_chart")
-    at.slider(key="tau").set_value(3.0).run()
+    at.select_slider(key="tau").set_value(_tau_option(at, 3.0)).run()
     _no_errors(at)
     after = _figure(at, "reliability_chart")
     assert before["data"][2]["x"] != after["data"][2]["x"]  # the slider-τ curve moved
+
+
+def _leaderboard_models(at: AppTest) -> list[str]:
+    table = at.dataframe[0].value
+    return [m.removeprefix("📌 ") for m in table["Model"]]
+
+
+def test_leaderboard_answers_first_sorted_by_human_elo_with_tie_aware_ranks(demo_db, monkeypatch):
+    at = _app(demo_db, monkeypatch, "app_pages/leaderboard.py")
+    _no_errors(at)
+    headline = at.markdown[0].value
+    table = at.dataframe[0].value
+    assert headline.startswith("### #1 ") and table["Model"].iloc[0] in headline
+    assert list(table["Human Elo"]) == sorted(table["Human Elo"], reverse=True)
+    assert {
+        "Rank",
+        "Model",
+        "Organisation",
+        "Human Elo",
+        "95% CI",
+        "Votes",
+        "Soft-Elo",
+        "Soft CI",
+        "Hard-Elo",
+        "Hard CI",
+        "Conformal 90%",
+        "Judged",
+        "Δ rank",
+    } <= set(table)
+    assert not any(c.startswith(("human_", "interval_", "rank_")) for c in table.columns)  # readable names only
+    # rank = 1 + the number of models whose CI lies entirely above: ties share a rank, the first is 1
+    assert table["Rank"].iloc[0] == 1 and (table["Rank"].diff().dropna() >= 0).all()
+    tied = int((table["Rank"] == 1).sum()) - 1
+    assert (f"statistically tied with {tied} model" in headline) if tied else ("ahead of every other" in headline)
+
+
+def test_leaderboard_search_pins_and_top_n(demo_db, monkeypatch):
+    at = _app(demo_db, monkeypatch, "app_pages/leaderboard.py")
+    at.selectbox(key="lb_top").set_value("top 10").run()
+    assert len(_leaderboard_models(at)) == 10
+    full = _app(demo_db, monkeypatch, "app_pages/leaderboard.py")
+    full.selectbox(key="lb_top").set_value("all").run()
+    order = _leaderboard_models(full)
+    last = order[-1]
+    at.multiselect(key="lb_pins").select(last).run()
+    _no_errors(at)
+    shown = at.dataframe[0].value["Model"].tolist()
+    assert len(shown) == 11 and shown[-1] == f"📌 {last}"  # a pinned model stays in view beyond the top 10
+    family = at.dataframe[0].value["Organisation"].iloc[0]
+    at.text_input(key="lb_search").input(family).run()
+    rows = at.dataframe[0].value
+    assert set(rows["Organisation"]) <= {family} | set(rows.loc[rows["Model"].str.startswith("📌"), "Organisation"])
+    assert len(rows) >= 1
+
+
+def test_head_to_head_gives_a_win_probability_with_an_interval(demo_db, monkeypatch):
+    at = _app(demo_db, monkeypatch, "app_pages/leaderboard.py")
+    at.selectbox(key="lb_top").set_value("all").run()
+    order = _leaderboard_models(at)
+    at.selectbox(key="h2h_a").set_value(order[0]).run()
+    at.selectbox(key="h2h_b").set_value(order[-1]).run()
+    _no_errors(at)
+    h2h = next(d.value for d in at.dataframe if any(str(c).startswith("P(") for c in d.value.columns))
+    row = h2h.set_index("method").loc["human votes"]
+    p = float(row[f"P({order[0]} beats {order[-1]})"].rstrip("%")) / 100
+    lo, hi = (float(x.rstrip("%")) / 100 for x in row["95% CI"].split("–"))
+    assert 0.5 < lo <= p <= hi < 1  # the top model beats the bottom one, with an interval around it
+    assert len(h2h) == 3  # human votes, hard labels, soft targets
+
+
+def test_default_judge_is_the_one_whose_elo_best_predicts_human_elo(demo_db, monkeypatch):
+    from core.stats.heldout import Method, leave_one_model_out
+
+    at = _app(demo_db, monkeypatch, "app_pages/leaderboard.py")
+    chosen = at.query_params["judge"]
+    from app_pages._shared import _open_store
+
+    s = _open_store(demo_db)
+    mae = {}
+    for judge in ("judge-position", "judge-strong", "judge-verbose"):
+        held = leave_one_model_out(s.battle_frame("demo", judge), (Method("soft", "soft"),), n_boot=0)
+        mae[judge] = held.table["soft_resid"].abs().mean()
+    assert chosen == min(mae, key=mae.get)
+    assert any(
+        "best predicts the human Elo" in c.value and f"{mae[chosen]:.1f} Elo" in c.value for c in at.sidebar.caption
+    )
+
+
+@pytest.mark.parametrize(
+    "store, blocked",
+    [
+        ("demo_db", {}),
+        ("softelo_db", {}),
+        (
+            "contests_db",
+            {"Calibration": "no human votes", "Residuals": "no human votes", "Selective judging": "no human votes"},
+        ),
+        (
+            "arena_hard_db",
+            {
+                "Leaderboard": "no human votes and no judgments",
+                "Calibration": "no judge",
+                "Judge bias": "no judge",
+                "Judges & annotators": "no judge verdicts",
+                "Analyses": "no votes, judgments or correctness labels",
+            },
+        ),
+    ],
+)
+def test_sidebar_says_which_pages_cannot_run_and_why(store, blocked, request, monkeypatch):
+    at = _app(request.getfixturevalue(store), monkeypatch)
+    _no_errors(at)
+    notes = [c.value for c in at.sidebar.caption if c.value.startswith("Not available on this dataset")]
+    if not blocked:
+        assert not notes
+        return
+    assert len(notes) == 1
+    for page, why in blocked.items():
+        assert f"**{page}**: " in notes[0] and why in notes[0].split(f"**{page}**: ")[1].split(";")[0]
+    assert "**Overview**" not in notes[0] and "**Admin**" not in notes[0]
+
+
+def test_empty_store_says_so_on_every_page(empty_db, monkeypatch):
+    at = _app(empty_db, monkeypatch)
+    assert any("store is empty" in i.value for i in at.sidebar.info)

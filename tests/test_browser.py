@@ -121,18 +121,22 @@ def page(app_url):
         browser.close()
 
 
-def _wait_rendered(pg) -> None:
+def _wait_idle(pg) -> None:
+    """The page script has run: a title is there and Streamlit's running indicator is gone."""
     pg.wait_for_selector("[data-testid='stApp']", timeout=60_000)
     pg.wait_for_selector("h1", timeout=90_000)  # the page script has run st.title
-    # every page explains its first chart with a "How to read this" caption once computed
-    pg.wait_for_selector("text=How to read this", timeout=120_000)
-    # Streamlit shows a running indicator while the script runs
     deadline = time.time() + 90
     while time.time() < deadline:
         if pg.locator("[data-testid='stStatusWidget']").count() == 0:
             break
         time.sleep(0.3)
     time.sleep(0.5)
+
+
+def _wait_rendered(pg) -> None:
+    # every page explains its first chart with a "How to read this" caption once computed
+    pg.wait_for_selector("text=How to read this", timeout=120_000)
+    _wait_idle(pg)
 
 
 def test_the_first_visitor_after_a_server_start_can_follow_a_deep_link(page, demo_db):
@@ -170,13 +174,8 @@ def test_every_page_opens_without_an_exception(page, app_url, name):
 def test_alpha_slider_changes_the_rendered_statement(page, app_url):
     page.goto(f"{app_url}/leaderboard?dataset=demo&judge=judge-strong&alpha=0.10")
     _wait_rendered(page)
-    statement = page.get_by_text("covers the human Elo of a new model").first
-    before = statement.inner_text()
-    slider = page.get_by_role("slider").nth(1)  # τ first, α second
-    slider.focus()
-    for _ in range(10):
-        page.keyboard.press("ArrowRight")
-    # the rerun starts only after the slider settles: wait for its result, not for an idle app
+    before = page.get_by_text("covers the human Elo of a new model").first.inner_text()
+    _move_slider(page, ALPHA, 0.20)
     from playwright.sync_api import expect
 
     expect(page.get_by_text("covers the human Elo of a new model").first).to_contain_text("α = 0.20", timeout=90_000)
@@ -186,22 +185,42 @@ def test_alpha_slider_changes_the_rendered_statement(page, app_url):
     assert after != before and "α = 0.20" in after
 
 
-def _slider_value(pg, label: str) -> float:
-    return float(pg.get_by_role("slider", name=label).input_value())
+TAU, ALPHA = "τ (soft-target temperature)", "α (miscoverage of the intervals)"
 
 
-def _move_slider(pg, label: str, target: float, step: float = 0.01) -> None:
-    """Move a slider to ``target`` with the keyboard, as a user does, and wait for the rerun it causes."""
-    slider = pg.get_by_role("slider", name=label)
-    presses = round((target - _slider_value(pg, label)) / step)
-    slider.focus()
-    for _ in range(abs(presses)):
-        pg.keyboard.press("ArrowRight" if presses > 0 else "ArrowLeft")
+def _slider_text(pg, label: str) -> str:
+    """What the slider shows (its value, or a select slider's option label)."""
+    return pg.get_by_role("slider", name=label).get_attribute("aria-valuetext") or ""
+
+
+def _settle(pg, label: str, before: str) -> None:
+    """Wait until the slider shows a new value, then for the rerun it causes."""
     deadline = time.time() + 30
-    while abs(_slider_value(pg, label) - target) > step / 2 and time.time() < deadline:
+    while _slider_text(pg, label) == before and time.time() < deadline:
         time.sleep(0.2)
     time.sleep(1.0)  # the rerun starts once the slider settles
     _wait_rendered(pg)
+
+
+def _move_slider(pg, label: str, target: float, step: float = 0.01) -> None:
+    """Move a numeric slider to ``target`` with the keyboard, as a user does."""
+    slider = pg.get_by_role("slider", name=label)
+    before = _slider_text(pg, label)
+    presses = round((target - float(slider.input_value())) / step)
+    slider.focus()
+    for _ in range(abs(presses)):
+        pg.keyboard.press("ArrowRight" if presses > 0 else "ArrowLeft")
+    _settle(pg, label, before)
+
+
+def _step_slider(pg, label: str, steps: int) -> str:
+    """Move a (select) slider by ``steps`` options with the keyboard; returns the label it then shows."""
+    before = _slider_text(pg, label)
+    pg.get_by_role("slider", name=label).focus()
+    for _ in range(abs(steps)):
+        pg.keyboard.press("ArrowRight" if steps > 0 else "ArrowLeft")
+    _settle(pg, label, before)
+    return _slider_text(pg, label)
 
 
 def _open_page_from_sidebar(pg, title: str) -> None:
@@ -213,22 +232,152 @@ def _open_page_from_sidebar(pg, title: str) -> None:
     _wait_rendered(pg)
 
 
-def test_tau_and_alpha_survive_a_trip_to_another_page(page, app_url):
-    """Set τ and α on the Leaderboard, open Calibration from the sidebar and come back: both are kept."""
-    tau_label, alpha_label = "τ (soft-target temperature)", "α (miscoverage of the intervals)"
+def test_tau_and_alpha_survive_a_trip_to_another_page_and_the_statement_follows_tau(page, app_url):
+    """Move τ and α on the Leaderboard, open Calibration from the sidebar and come back: both are kept, and
+    the coverage statement names the procedure behind the bars at the chosen τ."""
     page.goto(f"{app_url}/leaderboard?dataset=demo&judge=judge-strong")
     _wait_rendered(page)
-    _move_slider(page, tau_label, 0.80)
-    _move_slider(page, alpha_label, 0.12)
-    assert "tau=0.80" in page.url and "alpha=0.12" in page.url
+    assert "(fitted)" in _slider_text(page, TAU)
+    assert "τ refitted on every fold" in page.get_by_text("covers the human Elo of a new model").first.inner_text()
+    tau = _step_slider(page, TAU, 6)  # six steps up the log-spaced grid, away from the fitted τ
+    assert "fitted" not in tau
+    _move_slider(page, ALPHA, 0.12)
+    assert f"tau={tau}" in page.url and "alpha=0.12" in page.url
+    statement = page.get_by_text("covers the human Elo of a new model").first.inner_text()
+    assert f"τ fixed at {tau} in every fold" in statement and "α = 0.12" in statement
+    page.screenshot(path=str(ARTIFACTS / "leaderboard_tau_moved.png"), full_page=True)
 
     _open_page_from_sidebar(page, "Calibration")
-    assert _slider_value(page, "τ to compare with the fitted one") == pytest.approx(0.80)
-    assert "tau=0.80" in page.url and "alpha=0.12" in page.url
-    assert page.get_by_text("slider τ = 0.80").count() >= 1  # the reliability diagram draws the chosen τ
+    assert _slider_text(page, "τ to compare with the fitted one") == tau
+    assert f"tau={tau}" in page.url and "alpha=0.12" in page.url
+    assert page.get_by_text(f"slider τ = {float(tau):.2f}").count() >= 1  # the reliability diagram draws it
 
     _open_page_from_sidebar(page, "Leaderboard")
-    assert _slider_value(page, tau_label) == pytest.approx(0.80)
-    assert _slider_value(page, alpha_label) == pytest.approx(0.12)
-    assert "tau=0.80" in page.url and "alpha=0.12" in page.url
-    assert page.get_by_text("α = 0.12").count() >= 1
+    assert _slider_text(page, TAU) == tau and _slider_text(page, ALPHA) == "0.12"
+    assert f"tau={tau}" in page.url and "alpha=0.12" in page.url
+    assert f"τ fixed at {tau} in every fold" in page.get_by_text("covers the human Elo").first.inner_text()
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (1920, 1080)])
+def test_the_answer_is_on_the_first_screen(page, app_url, width, height):
+    """Headline and the top rows of the table are visible without scrolling."""
+    context = page.context.browser.new_context(viewport={"width": width, "height": height})
+    try:
+        pg = context.new_page()
+        pg.goto(f"{app_url}/leaderboard?dataset=demo&judge=judge-strong")
+        _wait_rendered(pg)
+        headline = pg.locator("h3", has_text="#1 ").first.bounding_box()
+        table = pg.locator("[data-testid='stDataFrame']").first.bounding_box()
+        assert headline is not None and table is not None
+        assert headline["y"] + headline["height"] <= height
+        assert table["y"] + 4 * 35 <= height  # the header and at least the top three rows
+        assert table["x"] + table["width"] <= width
+        pg.screenshot(path=str(ARTIFACTS / f"leaderboard_first_screen_{width}x{height}.png"))
+    finally:
+        context.close()
+
+
+def test_presentation_mode_has_no_controls_and_large_chart_text(page, app_url):
+    context = page.context.browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        pg = context.new_page()
+        pg.goto(f"{app_url}/leaderboard?dataset=demo&judge=judge-strong&present=1")
+        _wait_idle(pg)
+        pg.wait_for_selector(".js-plotly-plot text", timeout=60_000)
+        assert pg.locator("h3", has_text="#1 ").count() == 1
+        widgets = (
+            "stSlider",
+            "stSelectSlider",
+            "stSelectbox",
+            "stMultiSelect",
+            "stTextInput",
+            "stButton",
+            "stDownloadButton",
+            "stRadio",
+            "stCheckbox",
+            "stToggle",
+            "stButtonGroup",
+            "stSidebar",
+        )
+        visible = [w for w in widgets if pg.locator(f"[data-testid='{w}']").filter(visible=True).count()]
+        assert not visible, visible
+        sizes = pg.eval_on_selector_all(
+            ".js-plotly-plot text",
+            "els => els.filter(e => e.textContent.trim()).map(e => parseFloat(getComputedStyle(e).fontSize))",
+        )
+        assert sizes and min(sizes) >= 16, sorted(sizes)[:5]
+        pg.screenshot(path=str(ARTIFACTS / "leaderboard_presentation_1920x1080.png"))
+    finally:
+        context.close()
+
+
+def test_report_downloads_and_opens_offline_with_its_provenance(page, app_url, tmp_path):
+    page.goto(f"{app_url}/leaderboard?dataset=demo&judge=judge-strong")
+    _wait_rendered(page)
+    with page.expect_download(timeout=120_000) as info:
+        page.get_by_role("button", name="Report (HTML, prints to PDF)").click()
+    path = tmp_path / "report.html"
+    info.value.save_as(path)
+    offline = page.context.browser.new_context(offline=True)
+    try:
+        pg = offline.new_page()
+        errors: list[str] = []
+        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(path.as_uri())
+        pg.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+        text = pg.locator("body").inner_text()
+        assert not errors, errors
+        for needed in (
+            "Provenance",
+            "data fingerprint",
+            "judge configuration",
+            "code version",
+            "Caveats",
+            "#1 ",
+            "Calibration of the judge",
+        ):
+            assert needed in text, needed
+        pg.screenshot(path=str(ARTIFACTS / "report.png"), full_page=False)
+    finally:
+        offline.close()
+
+
+TOUR = [
+    ("overview", "Overview"),
+    ("leaderboard", "Leaderboard"),
+    ("calibration", "Calibration"),
+    ("residuals", "Residuals"),
+    ("bias", "Judge bias"),
+    ("selective", "Selective judging"),
+    ("judges", "Judges & annotators"),
+    ("analyses", "Analyses"),
+]
+
+
+def test_page_tour_screenshots(page, app_url):
+    """The README's page tour: one first-screen screenshot per page at 1440×900 (``make tour`` writes them to
+    docs/tour/ from the full demo arena; a normal run writes them to test-artifacts/)."""
+    out = Path(os.environ.get("TOUR_DIR") or ARTIFACTS / "tour")
+    out.mkdir(parents=True, exist_ok=True)
+    proc, url = _start_app(Path(os.environ["TOUR_DB"])) if os.environ.get("TOUR_DB") else (None, app_url)
+    context = page.context.browser.new_context(viewport={"width": 1440, "height": 900})
+    try:
+        pg = context.new_page()
+        for key, _ in TOUR:
+            pg.goto(f"{url}/{key}?dataset=demo")
+            _wait_rendered(pg)
+            assert pg.locator("[data-testid='stException']").count() == 0
+            pg.screenshot(path=str(out / f"{key}.png"))
+        pg.goto(f"{url}/leaderboard?dataset=demo&present=1")
+        _wait_idle(pg)
+        pg.wait_for_selector(".js-plotly-plot text", timeout=60_000)
+        pg.set_viewport_size({"width": 1920, "height": 1080})
+        time.sleep(1.0)
+        pg.screenshot(path=str(out / "presentation.png"))
+    finally:
+        context.close()
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=10)
+    assert len(list(out.glob("*.png"))) >= len(TOUR) + 1

@@ -28,6 +28,7 @@ HUMAN = pd.DataFrame(
         "elo": [1505.0, 1525.0, 1470.0],
         "lower": [1490.0, 1510.0, 1450.0],
         "upper": [1520.0, 1540.0, 1490.0],
+        "n_battles": [60, 70, 80],
     }
 )
 
@@ -59,12 +60,23 @@ def test_leaderboard_join_ranks_intervals_and_sort():
     assert view.has_intervals and view.note is None
     np.testing.assert_allclose(t.loc[["a", "b", "c"], "interval_lower"], [1510 - 64, 1530 - 72, 1460 - 80])
     np.testing.assert_allclose(t.loc[["a", "b", "c"], "interval_upper"], [1510 + 64, 1530 + 72, 1460 + 80])
-    assert list(view.table["model"]) == ["b", "a", "c"]  # sorted by Soft-Elo
-    assert t.loc["a", "hard_rank"] == 1 and t.loc["b", "soft_rank"] == 1 and t.loc["b", "human_rank"] == 1
-    assert t.loc["c", "n_judged"] == 50
+    assert view.primary == "human" and list(view.table["model"]) == ["b", "a", "c"]  # sorted by human Elo
+    # ranks with ties, by hand: a model's rank is 1 + the models whose interval lies entirely above it.
+    # human: b [1510, 1540], a [1490, 1520], c [1450, 1490]: only b's lower (1510) exceeds c's upper (1490)
+    assert list(view.table["rank"]) == [1, 1, 2] and t.loc["c", "human_rank"] == 2
+    # Hard-Elo ± 1.96 SE: a [1530.4, 1569.6], b [1476.5, 1523.5], c [1422.6, 1477.4]: b and c tie below a
+    assert (t.loc["a", "hard_rank"], t.loc["b", "hard_rank"], t.loc["c", "hard_rank"]) == (1, 2, 2)
+    # Soft-Elo: b [1512.4, 1547.6], a [1494.3, 1525.7], c [1440.4, 1479.6]: a and b tie, c below both
+    assert (t.loc["b", "soft_rank"], t.loc["a", "soft_rank"], t.loc["c", "soft_rank"]) == (1, 1, 3)
+    assert t.loc["c", "n_judged"] == 50 and t.loc["c", "n_votes"] == 80
+    assert view.headline() == "#1 b — human Elo 1525 (95% CI 1510–1540); statistically tied with 1 model"
+    assert view.tied_at_top == ["b", "a"]
     statement = view.coverage_statement()
     assert statement is not None and "α = 0.20" in statement and "q̂ = 8.00" in statement
     assert "median width 144 Elo" in statement  # median of 128, 144, 160
+    assert "τ refitted on every fold" in statement
+    fixed = leaderboard_view(HUMAN, HARD, SOFT, _held([float(s) for s in range(1, 10)]), 0.2, 0.8, tau_fitted=False)
+    assert "τ fixed at 0.8 in every fold" in (fixed.coverage_statement() or "")
 
 
 def test_leaderboard_join_without_human_votes_says_why_there_are_no_intervals():
@@ -72,7 +84,9 @@ def test_leaderboard_join_without_human_votes_says_why_there_are_no_intervals():
     assert not view.has_intervals and view.coverage_statement() is None
     assert view.note is not None and "No human votes" in view.note
     assert "interval_lower" not in view.table and "human_elo" not in view.table
-    assert list(view.table["model"]) == ["b", "a", "c"]
+    # no human Elo and no conformal interval: ranked by the judge's Soft-Elo and its bootstrap interval
+    assert view.primary == "soft" and list(view.table["model"]) == ["b", "a", "c"]
+    assert view.headline() is not None and view.headline().startswith("#1 b — Soft-Elo 1530 (95% CI 1512–1548)")
 
 
 def test_leaderboard_join_with_too_few_calibration_models_names_the_smallest_alpha():

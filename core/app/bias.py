@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from core.app.leaderboard import heldout
@@ -101,3 +103,85 @@ def bias_report(store: Store, dataset: str, judge: str) -> dict:
             "note": echo.note,
         },
     }
+
+
+Claim = tuple[str, str]  # (level: "warning" | "info" | "caption", text)
+
+
+def _finite(*xs: object) -> bool:
+    return all(isinstance(x, (int, float)) and math.isfinite(float(x)) for x in xs)
+
+
+def claims(report: dict) -> list[Claim]:
+    """Every sentence the Judge bias page states about the judge, each one only when its numbers exist.
+
+    A share or interval that is undefined (no decisive verdicts, no near-ties,
+    no family) yields a sentence saying so, never a statement made from NaN.
+    """
+    out: list[Claim] = []
+    p = report["position"]
+    lo, hi = p["ci"]
+    if p["biased"] and _finite(lo, hi, p["first_win_rate"]):
+        out.append(
+            (
+                "warning",
+                f"Position bias: the judge picks the first-shown answer in {p['first_win_rate']:.1%} "
+                f"of {p['n_decisive']:,} decisive verdicts; the 95% interval ({lo:.3f}–{hi:.3f}) "
+                "excludes 0.5.",
+            )
+        )
+    elif p["n_decisive"] == 0:
+        out.append(("info", "No decisive verdicts: the first-position win rate is undefined."))
+    if p["flip_rate"] is None:
+        out.append(
+            (
+                "info",
+                "No flip rate: this judge saw each battle in one presentation order only, so there is "
+                "no swapped verdict to compare with.",
+            )
+        )
+    if p["note"]:
+        out.append(("info", p["note"]))
+    v = report["verbosity"]
+    vlo, vhi = v["ci"]
+    if v["n_near_ties"] and _finite(v["longer_win_rate"], vlo, vhi):
+        text = (
+            f"The longer answer wins {v['longer_win_rate']:.1%} of {v['n_near_ties']:,} near-tie battles "
+            f"(|gap| < {bias.NEAR_TIE}; 95% interval {vlo:.3f}–{vhi:.3f})"
+        )
+        if vlo > 0.5 or vhi < 0.5:
+            out.append(("warning", f"Verbosity bias: {text[0].lower()}{text[1:]}, which excludes 0.5."))
+        else:
+            out.append(("caption", text + "."))
+    else:
+        out.append(("info", v["note"] or f"No near-tie battles (|gap| < {bias.NEAR_TIE}) to measure verbosity on."))
+    if _finite(v.get("residual_length_partial_r")):
+        out.append(
+            (
+                "caption",
+                "Partial correlation of a model's Hard-Elo residual with its mean answer length: "
+                f"{v['residual_length_partial_r']:+.2f}.",
+            )
+        )
+    sp = report["self_preference"]
+    if _finite(sp.get("excess")):
+        out.append(
+            (
+                "caption",
+                f"Own family ({sp['family']}): {sp['excess']:+.2f} rubric points above the other "
+                "judges' median on the same answers, relative to other families.",
+            )
+        )
+    else:
+        out.append(("info", sp.get("note") or "Self-preference needs the judge's family and models of that family."))
+    if _finite(sp.get("elo_excess")):
+        out.append(
+            (
+                "caption",
+                f"On Elo: the judge rates its own family's models {sp['elo_excess']:+.1f} Elo higher "
+                "than the other judges do, relative to other models.",
+            )
+        )
+    if report["style"]["note"]:
+        out.append(("info", report["style"]["note"]))
+    return out

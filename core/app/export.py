@@ -1,10 +1,15 @@
-"""Table export: CSV, Markdown and LaTeX text from a DataFrame.
+"""Table export: CSV, Markdown and LaTeX text from a DataFrame, each carrying its context.
 
 Written here rather than with ``DataFrame.to_markdown`` / ``to_latex``: the
 first needs the optional ``tabulate`` package, the second ``jinja2``, and
 both format numbers their own way.  Floats get a fixed number of digits,
 integer-valued columns (ranks, counts) print without decimals, and a missing
 value prints as an empty cell (Markdown, CSV) or ``--`` (LaTeX).
+
+``context`` (dataset, judge, τ, α, date, ...) travels with every export: as
+``# key: value`` lines before a CSV header (``pandas.read_csv(comment="#")``
+skips them), as a list above a Markdown table, in a LaTeX caption.  Round a
+table to the precision its intervals support before exporting it.
 """
 
 from __future__ import annotations
@@ -70,20 +75,31 @@ def _cells(df: pd.DataFrame, digits: int, missing: str, text: Callable[[str], st
     return rows
 
 
-def to_csv(df: pd.DataFrame) -> str:
-    """Plain CSV with full precision (a spreadsheet re-reads exact values)."""
-    return df.to_csv(index=False)
+Context = dict[str, str]
 
 
-def to_markdown(df: pd.DataFrame, digits: int = 1) -> str:
-    """A GitHub-flavoured Markdown table; numeric columns right-aligned."""
+def context_lines(context: Context | None) -> list[str]:
+    return [f"{k}: {v}" for k, v in (context or {}).items()]
+
+
+def to_csv(df: pd.DataFrame, context: Context | None = None) -> str:
+    """CSV of the values as given (a spreadsheet re-reads them exactly), after ``# key: value`` context lines."""
+    head = "".join(f"# {line}\n" for line in context_lines(context))
+    return head + df.to_csv(index=False)
+
+
+def to_markdown(df: pd.DataFrame, digits: int = 1, context: Context | None = None) -> str:
+    """A GitHub-flavoured Markdown table; numeric columns right-aligned; the context as a list above it."""
     esc = lambda s: s.replace("|", r"\|").replace("\n", " ")
     cols = [esc(str(c)) for c in df.columns]
     align = [
         "---:" if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) else ":---"
         for c in df.columns
     ]
-    lines = ["| " + " | ".join(cols) + " |", "| " + " | ".join(align) + " |"]
+    lines = [f"- {esc(line)}" for line in context_lines(context)]
+    if lines:
+        lines.append("")
+    lines += ["| " + " | ".join(cols) + " |", "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(r) + " |" for r in _cells(df, digits, "", esc)]
     return "\n".join(lines) + "\n"
 
@@ -95,8 +111,11 @@ def latex_escape(s: str) -> str:
     return "".join(out)
 
 
-def to_latex(df: pd.DataFrame, digits: int = 1, caption: str = "", label: str = "") -> str:
-    """A booktabs ``table`` environment (needs ``\\usepackage{booktabs}``)."""
+def to_latex(
+    df: pd.DataFrame, digits: int = 1, caption: str = "", label: str = "", context: Context | None = None
+) -> str:
+    """A booktabs ``table`` environment (needs ``\\usepackage{booktabs}``); the context ends the caption."""
+    caption = "; ".join([caption, *context_lines(context)]) if context else caption
     spec = "".join(
         "r" if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) else "l"
         for c in df.columns

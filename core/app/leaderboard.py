@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from core.app import Unavailable
-from core.domain import Ratings
+from core.domain import Z95, Ratings, sigmoid
 from core.methods import RATING_METHODS, resolve
 from core.stats.calibration import fit_tau
 from core.stats.conformal import Quantile, deploy, min_pool
@@ -93,6 +93,7 @@ def human_ratings(store: Store, dataset: str) -> Ratings | Unavailable:
 
 
 HARD_SOFT = (Method("hard", "hard"), Method("soft", "soft"))
+SOFT_ONLY = (Method("soft", "soft"),)
 
 
 def heldout(
@@ -100,18 +101,26 @@ def heldout(
     n_boot: int = 20,
     seed: int = 42,
     all_methods: bool = False,
+    tau: float | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> HeldoutResult | Unavailable:
-    """The leave-one-model-out table (expensive: cache it per dataset, judge and data version).
+    """The leave-one-model-out table (expensive: cache it per dataset, judge, τ and data version).
 
-    ``all_methods`` adds the label-smoothing baselines (the Residuals page).
+    ``tau=None``: τ refitted on every fold (the procedure behind intervals at
+    the fitted τ), Hard- and Soft-Elo.  A given ``tau`` is held fixed in every
+    fold (the procedure behind intervals drawn at that τ); only Soft-Elo
+    depends on τ, so only it is computed.  ``all_methods`` adds the
+    label-smoothing baselines (the Residuals page).
     """
     from core.stats.heldout import DEFAULT_METHODS
 
     if frame["human_y"].notna().sum() == 0:
         return Unavailable("no battle has a human vote: the held-out protocol compares judge Elo with human Elo")
-    methods = DEFAULT_METHODS if all_methods else HARD_SOFT
-    return leave_one_model_out(frame, methods, n_boot=n_boot, seed=seed, progress=progress)
+    if tau is not None:
+        methods: tuple[Method, ...] = SOFT_ONLY
+    else:
+        methods = DEFAULT_METHODS if all_methods else HARD_SOFT
+    return leave_one_model_out(frame, methods, n_boot=n_boot, seed=seed, progress=progress, tau=tau)
 
 
 def judge_elo(frame: pd.DataFrame, method: str, tau: float | None) -> pd.DataFrame:
@@ -123,70 +132,198 @@ def judge_elo(frame: pd.DataFrame, method: str, tau: float | None) -> pd.DataFra
     return full_judge_elo(frame, Method(method, method), tau)
 
 
+# ------------------------------------------------------------------ τ grid
+TAU_BOUNDS = (0.02, 5.0)
+
+
+def tau_grid(fitted: float | None, points: int = 49) -> list[float]:
+    """The τ values the slider offers: log-spaced over ``TAU_BOUNDS`` (3 significant digits) plus the fitted τ.
+
+    A log scale puts as many steps between 0.1 and 1 as between 1 and 10,
+    where a linear track spends most of its length on τ that no judge fits.
+    """
+    lo, hi = np.log(TAU_BOUNDS[0]), np.log(TAU_BOUNDS[1])
+    grid = {float(f"{v:.3g}") for v in np.exp(np.linspace(lo, hi, points))}
+    if fitted is not None and math.isfinite(fitted) and fitted > 0:
+        grid.add(round(float(fitted), 3))
+    return sorted(grid)
+
+
+def snap_tau(tau: float, grid: list[float]) -> float:
+    """The grid value nearest to ``tau`` on the log scale."""
+    return min(grid, key=lambda g: abs(math.log(g) - math.log(tau)))
+
+
+# --------------------------------------------------------------- the view
+def rank_with_ties(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """LMArena's rank: 1 + the number of models whose interval lies entirely above this one's (METHODS §10).
+
+    Without an interval (NaN bounds) a model is compared by its bounds as
+    given; NaN comparisons count as "not above", so such a model ranks high
+    and its rank should be read with its missing interval.
+    """
+    lo, hi = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    with np.errstate(invalid="ignore"):
+        above = lo[None, :] > hi[:, None]
+    return 1 + above.sum(axis=1)
+
+
+def decimals_for(half_width: float) -> int:
+    """Decimals an Elo value deserves given its interval half-width (sensible precision)."""
+    if not math.isfinite(half_width) or half_width >= 5:
+        return 0
+    return 1 if half_width >= 0.5 else 2
+
+
+PRIMARY_LABELS = {
+    "human": "human Elo",
+    "predicted": "predicted human Elo",
+    "hard": "Hard-Elo",
+    "soft": "Soft-Elo",
+}
+
+
 @dataclass(frozen=True)
 class LeaderboardView:
-    table: pd.DataFrame  # model, human_elo(+ci), hard_elo, soft_elo, interval columns, integer ranks
+    """One row per model, ordered by the primary score, with every method's Elo and interval.
+
+    ``primary``: which score ranks the table: the human Elo when the dataset
+    has human votes, else the judge's predicted human Elo with its conformal
+    interval, else the judge's own Elo with its bootstrap interval.
+    Columns: model, family, rank (with ties, on ``primary_lower``/``_upper``),
+    primary, primary_lower, primary_upper, and per method ``<m>_elo``,
+    ``<m>_lower``, ``<m>_upper`` (human: 95% sandwich; hard/soft: ±Z95·bootstrap
+    SE; ``interval_lower``/``_upper``: the conformal interval for human Elo),
+    ``<m>_rank``, ``n_votes`` (battles with a human vote), ``n_judged``.
+    """
+
+    table: pd.DataFrame
+    primary: str
     quantile: Quantile | None
-    interval_method: str
+    interval_method: str | None
     alpha: float
     tau: float | None
+    tau_fitted: bool
     note: str | None
 
     @property
     def has_intervals(self) -> bool:
         return self.quantile is not None and self.quantile.finite and "interval_lower" in self.table
 
+    @property
+    def tied_at_top(self) -> list[str]:
+        """The models at rank 1: none of them is statistically below another model."""
+        return [str(m) for m in self.table.loc[self.table["rank"] == 1, "model"]]
+
+    def headline(self) -> str | None:
+        """ "#1 helix-34b — 1588 (95% CI 1571–1606); statistically tied with 2 models" (None without rows)."""
+        if self.table.empty or not np.isfinite(self.table["primary"].iloc[0]):
+            return None
+        top = self.table.iloc[0]
+        level = "95% CI" if self.primary != "predicted" else f"{1 - self.alpha:.0%} conformal interval"
+        score = f"{top['primary']:.0f}"
+        if np.isfinite(top["primary_lower"]) and np.isfinite(top["primary_upper"]):
+            score += f" ({level} {top['primary_lower']:.0f}–{top['primary_upper']:.0f})"
+        others = [m for m in self.tied_at_top if m != top["model"]]
+        tie = (
+            f"statistically tied with {len(others)} model{'s' if len(others) != 1 else ''}"
+            if others
+            else "ahead of every other model beyond its interval"
+        )
+        if not (np.isfinite(top["primary_lower"]) and np.isfinite(top["primary_upper"])):
+            tie = "no interval, so ties cannot be judged"
+        return f"#1 {top['model']} — {PRIMARY_LABELS[self.primary]} {score}; {tie}"
+
     def coverage_statement(self) -> str | None:
-        """The sentence that says what the bars promise (None without finite intervals)."""
+        """The sentence that says what the conformal bars promise, and which procedure sized them."""
         if not self.has_intervals:
             return None
         width = self.table["interval_upper"] - self.table["interval_lower"]
         q = self.quantile
         assert q is not None
+        label = "Soft-Elo" if self.interval_method == "soft" else "Hard-Elo"
+        if self.interval_method != "soft":
+            procedure = "leave-one-model-out Hard-Elo residuals"
+        elif self.tau_fitted:
+            procedure = (
+                f"leave-one-model-out residuals with τ refitted on every fold, as the bars are drawn at the "
+                f"fitted τ = {self.tau:.3g}"
+            )
+        else:
+            procedure = (
+                f"leave-one-model-out residuals with τ fixed at {self.tau:.3g} in every fold, the τ the bars are "
+                "drawn at"
+            )
         return (
-            f"Each bar is a split-conformal interval for the model's **human** Elo: with α = {self.alpha:.2f}, "
-            f"it covers the human Elo of a new model with probability ≥ {1 - self.alpha:.0%} (marginally, "
-            f"models exchangeable). Calibrated on {q.n} held-out models with τ refitted per fold; "
+            f"Each bar is a split-conformal interval for the model's **human** Elo around its {label}: with "
+            f"α = {self.alpha:.2f}, it covers the human Elo of a new model with probability ≥ {1 - self.alpha:.0%} "
+            f"(marginally, models exchangeable). Calibrated on {q.n} held-out models by {procedure}; "
             f"q̂ = {q.qhat:.2f} SEs, median width {float(np.nanmedian(width)):.0f} Elo."
         )
 
 
+def _judge_columns(t: pd.DataFrame, name: str, frame: pd.DataFrame | None) -> pd.DataFrame:
+    if frame is None:
+        return t
+    j = frame[["model", "elo", "se", "n_battles"]].rename(
+        columns={"elo": f"{name}_elo", "se": f"{name}_se", "n_battles": f"n_judged_{name}"}
+    )
+    j[f"{name}_lower"] = j[f"{name}_elo"] - Z95 * j[f"{name}_se"]
+    j[f"{name}_upper"] = j[f"{name}_elo"] + Z95 * j[f"{name}_se"]
+    return t.merge(j, on="model", how="outer")
+
+
 def leaderboard_view(
     human: pd.DataFrame | None,
-    hard: pd.DataFrame,
+    hard: pd.DataFrame | None,
     soft: pd.DataFrame | None,
     held: HeldoutResult | Unavailable | None,
     alpha: float,
     tau: float | None,
-    interval_method: str = "soft",
+    tau_fitted: bool = True,
+    models: pd.DataFrame | None = None,
 ) -> LeaderboardView:
-    """Join the three leaderboards and give each model its conformal interval for its human Elo.
+    """Join the leaderboards and give each model its conformal interval for its human Elo.
 
-    Only q̂ depends on α (one quantile of the cached leave-one-out scores).
+    ``human``: ratings frame (model, elo, lower, upper, n_battles); ``hard`` /
+    ``soft``: judge Elo (model, elo, se, n_battles); ``held``: the leave-one-out
+    table of the procedure that matches ``tau`` (refitted per fold when
+    ``tau_fitted``, else τ fixed); ``models``: model, family.  Only q̂
+    depends on α (one quantile of the cached leave-one-out scores).
     """
-    t = hard[["model", "elo", "se", "n_battles"]].rename(
-        columns={"elo": "hard_elo", "se": "hard_se", "n_battles": "n_judged"}
-    )
-    if soft is not None:
-        t = t.merge(
-            soft[["model", "elo", "se"]].rename(columns={"elo": "soft_elo", "se": "soft_se"}), on="model", how="outer"
-        )
+    names: set[str] = set()
+    for f in (human, hard, soft):
+        if f is not None:
+            names |= set(f["model"])
+    t = pd.DataFrame({"model": sorted(names)})
+    if models is not None and "family" in models:
+        t = t.merge(models[["model", "family"]], on="model", how="left")
+    else:
+        t["family"] = None
     if human is not None:
-        t = t.merge(
-            human[["model", "elo", "lower", "upper"]].rename(
-                columns={"elo": "human_elo", "lower": "human_lower", "upper": "human_upper"}
-            ),
-            on="model",
-            how="outer",
+        h = human[["model", "elo", "lower", "upper", "n_battles"]].rename(
+            columns={"elo": "human_elo", "lower": "human_lower", "upper": "human_upper", "n_battles": "n_votes"}
         )
+        t = t.merge(h, on="model", how="left")
+    t = _judge_columns(t, "hard", hard)
+    t = _judge_columns(t, "soft", soft)
+    judged = [c for c in ("n_judged_soft", "n_judged_hard") if c in t]
+    if judged:
+        t["n_judged"] = t[judged].max(axis=1)
+        t = t.drop(columns=judged)
+    interval_method = "soft" if soft is not None else ("hard" if hard is not None else None)
     note, q = None, None
-    if held is None or isinstance(held, Unavailable) or held.table.empty:
+    if interval_method is None:
+        pass
+    elif held is None or isinstance(held, Unavailable) or held.table.empty:
         note = (
             "No human votes in this dataset, so no conformal intervals: they are calibrated on models that "
             "have both human and judge battles (leave-one-model-out residuals)."
+            if human is None
+            else "No model has enough battles with both a human vote and a judge label: no conformal intervals."
         )
-    elif f"{interval_method}_elo" not in t:
-        note = f"No {interval_method} judge Elo (the judge has no rubric scores): no intervals."
+    elif f"{interval_method}_resid" not in held.table:
+        note = f"No {interval_method} judge Elo in the held-out table: no intervals."
     else:
         base = t[["model", f"{interval_method}_elo", f"{interval_method}_se"]].rename(
             columns={f"{interval_method}_elo": "elo", f"{interval_method}_se": "se"}
@@ -197,13 +334,34 @@ def leaderboard_view(
             on="model",
         )
         if not q.finite:
-            note = f"{q.reason}. Raise α to at least {smallest_alpha(q.n):.2f} or add models with human votes."
-    for col in ("human_elo", "hard_elo", "soft_elo"):
-        if col in t:
-            t[col.replace("_elo", "_rank")] = t[col].rank(ascending=False, method="min").astype("Int64")
-    sort_col = "soft_elo" if "soft_elo" in t else "hard_elo"
-    t = t.sort_values(sort_col, ascending=False, na_position="last").reset_index(drop=True)
-    return LeaderboardView(t, q, interval_method, alpha, tau, note)
+            remedy = (
+                f"Raise α to at least {smallest_alpha(q.n):.2f} or add models with human votes"
+                if q.n >= 1
+                else "No held-out model has both a residual and a standard error to calibrate on"
+            )
+            note = f"{q.reason}. {remedy}."
+    for m in ("human", "hard", "soft"):
+        if f"{m}_elo" in t:
+            t[f"{m}_rank"] = rank_with_ties(t[f"{m}_lower"].to_numpy(float), t[f"{m}_upper"].to_numpy(float))
+            t.loc[t[f"{m}_elo"].isna(), f"{m}_rank"] = np.nan
+            t[f"{m}_rank"] = t[f"{m}_rank"].astype("Int64")
+    if "human_elo" in t and t["human_elo"].notna().any():
+        primary, lo, hi = "human", "human_lower", "human_upper"
+    elif "interval_lower" in t and q is not None and q.finite:
+        primary, lo, hi = "predicted", "interval_lower", "interval_upper"
+    elif interval_method is not None:
+        primary, lo, hi = interval_method, f"{interval_method}_lower", f"{interval_method}_upper"
+    else:
+        primary, lo, hi = "human", "human_lower", "human_upper"
+    value = f"{interval_method}_elo" if primary == "predicted" else f"{primary}_elo"
+    t["primary"] = t.get(value, np.nan)
+    t["primary_lower"] = t.get(lo, np.nan)
+    t["primary_upper"] = t.get(hi, np.nan)
+    t["rank"] = rank_with_ties(t["primary_lower"].to_numpy(float), t["primary_upper"].to_numpy(float))
+    t = t.sort_values(["primary", "model"], ascending=[False, True], na_position="last").reset_index(drop=True)
+    t.loc[t["primary"].isna(), "rank"] = pd.NA
+    t["rank"] = t["rank"].astype("Int64")
+    return LeaderboardView(t, primary, q, interval_method, alpha, tau, tau_fitted, note)
 
 
 def smallest_alpha(n_calibration: int, step: float = 0.01) -> float:
@@ -214,3 +372,243 @@ def smallest_alpha(n_calibration: int, step: float = 0.01) -> float:
     while min_pool(a) > n_calibration and a < 1:
         a = round(a + step, 10)
     return a
+
+
+# ---------------------------------------------------------- table views
+def select_rows(
+    table: pd.DataFrame, query: str = "", pinned: tuple[str, ...] = (), top_n: int | None = None
+) -> pd.DataFrame:
+    """The rows to show: those matching ``query`` (model or family, case-insensitive), the first ``top_n``
+    of them, and every pinned model wherever it ranks (flagged in a ``pinned`` column)."""
+    t = table.assign(pinned=table["model"].isin(pinned))
+    q = query.strip().lower()
+    if q:
+        family = t["family"].fillna("").astype(str).str.lower()
+        match = t["model"].astype(str).str.lower().str.contains(q, regex=False) | family.str.contains(q, regex=False)
+    else:
+        match = pd.Series(True, index=t.index)
+    keep = match.copy()
+    if top_n is not None:
+        keep &= match.cumsum() <= top_n
+    return t[keep | t["pinned"]].reset_index(drop=True)
+
+
+def _interval_text(lower: pd.Series, upper: pd.Series, decimals: int) -> pd.Series:
+    def one(lo: float, hi: float) -> str:
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            return "—" if not (np.isinf(lo) or np.isinf(hi)) else "unbounded"
+        return f"{lo:.{decimals}f}–{hi:.{decimals}f}"
+
+    return pd.Series([one(a, b) for a, b in zip(lower.astype(float), upper.astype(float))], index=lower.index)
+
+
+def _rounded(values: pd.Series, decimals: int) -> pd.Series:
+    """Values at ``decimals`` places; whole numbers as integers (so that no table prints "1590.0")."""
+    v = values.astype(float).round(decimals)
+    return v.astype("Int64") if decimals == 0 else v
+
+
+def _decimals(view: LeaderboardView, method: str) -> int:
+    lo, hi = view.table.get(f"{method}_lower"), view.table.get(f"{method}_upper")
+    if lo is None or hi is None:
+        return 0
+    half = (hi.astype(float) - lo.astype(float)) / 2
+    half = half[np.isfinite(half)]
+    return decimals_for(float(half.median())) if len(half) else 0
+
+
+def display_table(view: LeaderboardView, rows: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The LMArena-style table with readable column names, values rounded to what their intervals support.
+
+    Rank (with ties) · Model · Organisation · the primary score and its
+    interval · votes · Soft- and Hard-Elo with their 95% intervals · the
+    conformal interval for human Elo · how far the judge moves each model.
+    """
+    t = view.table if rows is None else rows
+    out = pd.DataFrame({"Rank": t["rank"]})
+    out["Model"] = np.where(t.get("pinned", False), "📌 " + t["model"].astype(str), t["model"].astype(str))
+    if t["family"].notna().any():
+        out["Organisation"] = t["family"].fillna("—")
+    if "human_elo" in t and t["human_elo"].notna().any():
+        d = _decimals(view, "human")
+        out["Human Elo"] = _rounded(t["human_elo"], d)
+        out["95% CI"] = _interval_text(t["human_lower"], t["human_upper"], d)
+        out["Votes"] = t["n_votes"].astype("Int64")
+    if view.has_intervals:
+        if view.primary == "predicted":
+            out["Predicted human Elo"] = _rounded(t[f"{view.interval_method}_elo"], 0)
+        out[f"Conformal {1 - view.alpha:.0%}"] = _interval_text(t["interval_lower"], t["interval_upper"], 0)
+    for m, label in (("soft", "Soft-Elo"), ("hard", "Hard-Elo")):
+        if f"{m}_elo" in t and not (view.primary == "predicted" and m == view.interval_method):
+            d = _decimals(view, m)
+            out[label] = _rounded(t[f"{m}_elo"], d)
+            out[f"{label.split('-')[0]} CI"] = _interval_text(t[f"{m}_lower"], t[f"{m}_upper"], d)
+    if "n_judged" in t:
+        out["Judged"] = t["n_judged"].astype("Int64")
+    if "human_rank" in t and view.interval_method is not None and f"{view.interval_method}_rank" in t:
+        shift = t["human_rank"].astype("Float64") - t[f"{view.interval_method}_rank"].astype("Float64")
+        out["Δ rank"] = shift.astype("Int64")
+    return out.reset_index(drop=True)
+
+
+def column_help(view: LeaderboardView) -> dict[str, str]:
+    """What each column of :func:`display_table` means (the table's header tooltips)."""
+    judge = {"soft": "Soft-Elo", "hard": "Hard-Elo"}.get(view.interval_method or "", "the judge's Elo")
+    return {
+        "Rank": "1 + the number of models whose interval lies entirely above this one: shared ranks are ties",
+        "Organisation": "the model's family or organisation",
+        "Human Elo": "Bradley–Terry Elo from the human votes",
+        "95% CI": "95% sandwich confidence interval of the human Elo",
+        "Votes": "battles with a human vote",
+        "Predicted human Elo": f"the judge's {judge}, used as a prediction of the human Elo",
+        f"Conformal {1 - view.alpha:.0%}": f"split-conformal interval for the model's human Elo around its {judge} "
+        f"(covers a new model's human Elo with probability ≥ {1 - view.alpha:.0%})",
+        "Soft-Elo": "Bradley–Terry on the judge's calibrated soft targets σ(τ·score gap)",
+        "Soft CI": "95% interval of the Soft-Elo (±1.96 bootstrap SE)",
+        "Hard-Elo": "Bradley–Terry on the judge's hard labels",
+        "Hard CI": "95% interval of the Hard-Elo (±1.96 bootstrap SE)",
+        "Judged": "battles with a judge label",
+        "Δ rank": f"human rank − {judge} rank: positive when the judge ranks the model higher than humans do",
+    }
+
+
+def export_table(view: LeaderboardView) -> pd.DataFrame:
+    """The table for CSV / Markdown / LaTeX: readable names, numbers (not text), sensible precision."""
+    t = view.table
+    cols: dict[str, pd.Series] = {"rank": t["rank"], "model": t["model"], "organisation": t["family"]}
+    for m, label in (("human", "human Elo"), ("soft", "Soft-Elo"), ("hard", "Hard-Elo")):
+        if f"{m}_elo" in t:
+            d = _decimals(view, m)
+            cols[label] = _rounded(t[f"{m}_elo"], d)
+            cols[f"{label} 95% lower"] = _rounded(t[f"{m}_lower"], d)
+            cols[f"{label} 95% upper"] = _rounded(t[f"{m}_upper"], d)
+    if view.has_intervals:
+        cols[f"human Elo {1 - view.alpha:.0%} conformal lower"] = _rounded(t["interval_lower"], 0)
+        cols[f"human Elo {1 - view.alpha:.0%} conformal upper"] = _rounded(t["interval_upper"], 0)
+    if "n_votes" in t:
+        cols["votes"] = t["n_votes"].astype("Int64")
+    if "n_judged" in t:
+        cols["judged battles"] = t["n_judged"].astype("Int64")
+    return pd.DataFrame(cols)
+
+
+# ------------------------------------------------------------ head to head
+@dataclass(frozen=True)
+class HeadToHead:
+    """Two models compared under each method: P(a beats b) with a 95% interval, and their direct battles."""
+
+    model_a: str
+    model_b: str
+    table: pd.DataFrame  # method, p_a, lower, upper, battles, a_score (mean target of a in direct battles)
+
+
+def head_to_head(
+    store: Store, dataset: str, judge: str | None, tau: float | None, model_a: str, model_b: str
+) -> HeadToHead | Unavailable:
+    """P(a ≻ b) = σ(θ_a − θ_b) per method with a 95% interval from the sandwich covariance of the contrast."""
+    from core.stats import bt
+
+    if model_a == model_b:
+        raise ValueError("choose two different models")
+    rows = []
+    targets: list[tuple[str, str | None, float | None]] = [("human", None, None)]
+    if judge is not None:
+        targets += [("hard", judge, None), ("soft", judge, tau)]
+    for target, j, t in targets:
+        if target == "soft" and t is None:
+            continue
+        pairs = store.pair_stats(dataset, target, judge=j, tau=t)
+        if pairs.empty:
+            continue
+        comps = bt.comparisons_from_pair_table(pairs)
+        if model_a not in comps.models or model_b not in comps.models:
+            continue
+        fit = bt.fit_bt(comps)
+        cov = bt.sandwich_cov(comps, fit)
+        ia, ib = comps.models.index(model_a), comps.models.index(model_b)
+        diff = fit.theta[ia] - fit.theta[ib]
+        se = math.sqrt(max(cov[ia, ia] + cov[ib, ib] - 2 * cov[ia, ib], 0.0))
+        direct = pairs[
+            ((pairs["model_a"] == model_a) & (pairs["model_b"] == model_b))
+            | ((pairs["model_a"] == model_b) & (pairs["model_b"] == model_a))
+        ]
+        n = float(direct["n"].sum())
+        s_a = float(
+            direct.loc[direct["model_a"] == model_a, "s"].sum()
+            + (direct.loc[direct["model_a"] == model_b, "n"] - direct.loc[direct["model_a"] == model_b, "s"]).sum()
+        )
+        label = {"human": "human votes", "hard": f"{judge} (hard labels)"}.get(target) or f"{judge} (soft, τ = {t:.3g})"
+        rows.append(
+            {
+                "method": label,
+                "p_a": float(sigmoid(diff)),
+                "lower": float(sigmoid(diff - Z95 * se)),
+                "upper": float(sigmoid(diff + Z95 * se)),
+                "battles": int(round(n)),
+                "a_score": s_a / n if n else math.nan,
+            }
+        )
+    if not rows:
+        return Unavailable(f"{model_a} and {model_b} are not both rated under any method on {dataset!r}")
+    return HeadToHead(model_a, model_b, pd.DataFrame(rows))
+
+
+# ------------------------------------------------------------ default judge
+def default_judge(store: Store, dataset: str) -> tuple[str, str] | None:
+    """The judge a view should start with, and why: the one whose Elo best predicts the human Elo.
+
+    With human votes, each judge's leave-one-model-out MAE against the human
+    Elo (Soft-Elo when the judge gave rubric scores, else Hard-Elo) decides;
+    without them, the first judge by name.  One held-out pass per judge:
+    cache the answer per data version.
+    """
+    names = [str(n) for n in store.judges_frame(dataset)["judge"]]
+    if not names:
+        return None
+    scored: list[tuple[float, str, str]] = []
+    for name in names:
+        f = store.battle_frame(dataset, name)
+        if f["human_y"].notna().sum() == 0:
+            continue
+        method = Method("soft", "soft") if f["gap"].notna().any() else Method("hard", "hard")
+        held = leave_one_model_out(f, (method,), n_boot=0)
+        resid = held.table.get(f"{method.name}_resid")
+        if resid is not None and resid.notna().any():
+            scored.append((float(resid.abs().mean()), name, "Soft-Elo" if method.name == "soft" else "Hard-Elo"))
+    if not scored:
+        return names[0], "the first judge by name (no human votes to compare judges with)"
+    mae, best, label = min(scored)
+    return best, (
+        f"the judge whose {label} best predicts the human Elo of models held out of the fit "
+        f"(mean error {mae:.1f} Elo; {len(names)} judges compared)"
+    )
+
+
+def view_for(
+    store: Store, dataset: str, judge: str | None, tau: float | None, alpha: float
+) -> tuple[LeaderboardView, pd.DataFrame | None]:
+    """The Leaderboard page's view composed in one call (the report and the CLI; the page caches the parts).
+
+    ``tau=None`` means the judge's fitted τ with τ refitted per fold; a given
+    τ is held fixed in every fold.  Returns the view and the battle frame of
+    the judge (None without one).
+    """
+    from core.stats.calibration import fit_tau
+
+    human = ratings(store, dataset, "human", ci="sandwich")
+    human_frame = None if isinstance(human, Unavailable) else human.frame
+    models = store.models_frame(dataset)
+    if judge is None:
+        return leaderboard_view(human_frame, None, None, None, alpha, None, True, models), None
+    frame = store.battle_frame(dataset, judge)
+    has_gap = bool(frame["gap"].notna().any())
+    fit = fit_tau(frame["gap"].to_numpy(float), frame["human_y"].to_numpy(float), interval=False)
+    fitted = tau is None
+    use_tau = tau if tau is not None else fit.tau
+    hard = judge_elo(frame, "hard", None)
+    soft = judge_elo(frame, "soft", use_tau) if has_gap and use_tau is not None else None
+    held = None
+    if human_frame is not None:
+        held = heldout(frame, tau=None if fitted or soft is None else use_tau)
+    view = leaderboard_view(human_frame, hard, soft, held, alpha, use_tau, fitted, models)
+    return view, frame

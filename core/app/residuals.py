@@ -68,7 +68,12 @@ def residual_view(held: HeldoutResult, alpha: float, n_splits: int = 50, seed: i
         notes.append(
             f"Half/half splits calibrate on {n_cal} of the {n} held-out models, fewer than the "
             f"{min_pool(alpha)} that α = {alpha:.2f} needs: every split's interval is unbounded, so "
-            f"coverage is undefined. Raise α to at least {smallest_alpha(n_cal):.2f} to evaluate splits."
+            "coverage is undefined. "
+            + (
+                f"Raise α to at least {smallest_alpha(n_cal):.2f} to evaluate splits."
+                if n_cal >= 1
+                else "Splits need at least two held-out models."
+            )
         )
     if not np.isfinite(out["qhat"]).all():
         notes.append(

@@ -28,6 +28,7 @@ __all__ = [
     "scope_report",
     "scope_sources",
     "instances_from_store",
+    "threshold_statement",
 ]
 
 
@@ -115,6 +116,18 @@ def scope_at_alpha(frame: pd.DataFrame, source: str, alpha: float, method: str =
         wide = wide.sort_values(wide.columns[0], ascending=False)
     notes = tuple(f"{p.name}: {p.reason}" for p in sl.parts if p.reason)
     return ScopeAtAlpha(alpha, th, ex, wide, sl.counts(), notes)
+
+
+def threshold_statement(at: ScopeAtAlpha) -> tuple[str, str]:
+    """(level, sentence) on what λ̂ accepts at this α; an infeasible threshold says why instead."""
+    th = at.threshold
+    if not th.feasible or not th.n_accepted:
+        return "warning", f"At α = {at.alpha:.2f}: {th.reason or 'no judgment is accepted'}."
+    return "success", (
+        f"SCOPE calibrated on all {th.n_calibration:,} human-voted battles accepts judgments with uncertainty "
+        f"≤ **{th.lam:.3f} nats** (binary entropy of the averaged P(a ≻ b)): **{th.calibration_coverage:.0%}** "
+        f"accepted, of which {th.calibration_risk:.1%} disagree with the human vote."
+    )
 
 
 # --------------------------------------------------------------- the CLI

@@ -33,7 +33,9 @@ class PositionBias:
 
     @property
     def biased(self) -> bool:
-        return not (self.ci[0] <= 0.5 <= self.ci[1])
+        """The 95% interval of the first-position win rate excludes 0.5 (False when there is no interval)."""
+        lo, hi = self.ci
+        return bool(np.isfinite(lo) and np.isfinite(hi) and not (lo <= 0.5 <= hi))
 
 
 def position_bias(bf: pd.DataFrame) -> PositionBias:

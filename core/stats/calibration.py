@@ -63,9 +63,15 @@ class TauFit:
     def caption(self) -> str:
         if not self.ok:
             return f"τ undefined: {self.reason}"
-        lo = "≤" if self.lower is None else f"{self.lower:.3f}"
-        hi = "≥50" if self.upper is None else f"{self.upper:.3f}"
-        return f"fitted τ = {self.tau:.3f} (95% interval {lo} – {hi}, {self.n_battles} decisive battles)"
+        if self.lower is None and self.upper is None:
+            interval = "95% interval reaches both search bounds"
+        elif self.lower is None:
+            interval = f"95% interval: τ ≤ {self.upper:.3f}"
+        elif self.upper is None:
+            interval = f"95% interval: τ ≥ {self.lower:.3f}"
+        else:
+            interval = f"95% interval {self.lower:.3f} – {self.upper:.3f}"
+        return f"fitted τ = {self.tau:.3f} ({interval}, {self.n_battles} decisive battles)"
 
 
 def _newton_tau(g: np.ndarray, y: np.ndarray) -> float:

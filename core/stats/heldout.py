@@ -74,6 +74,7 @@ class HeldoutResult:
     tau_reason: str | None
     seconds: float = 0.0
     skipped: dict = field(default_factory=dict)  # model -> reason
+    tau_fixed: float | None = None  # the τ held fixed in every fold; None: τ refitted per fold (METHODS §3)
 
     def summary(self) -> pd.DataFrame:
         return summarise(self.table, self.methods)
@@ -123,8 +124,16 @@ def leave_one_model_out(
     n_boot: int = 20,
     seed: int = 42,
     progress: Callable[[int, int], None] | None = None,
+    tau: float | None = None,
 ) -> HeldoutResult:
-    """The held-out protocol on a battle frame (model_a, model_b, human_y, judge_hard, gap)."""
+    """The held-out protocol on a battle frame (model_a, model_b, human_y, judge_hard, gap).
+
+    ``tau=None`` refits τ on each fold's anchor battles (METHODS §3); a given
+    ``tau`` is held fixed in every fold (METHODS §10), which is the procedure
+    behind intervals drawn around Soft-Elo at a τ the user chose.
+    """
+    if tau is not None and not (np.isfinite(tau) and tau > 0):
+        raise ValueError(f"a fixed τ must be finite and positive, got {tau}")
     import time
 
     t0 = time.perf_counter()
@@ -141,9 +150,8 @@ def leave_one_model_out(
         t = models.index(target)
         in_target = (ia == t) | (ib == t)
         anchors = ~in_target
-        tau_fit = fit_tau(gap[anchors], human[anchors], interval=False)
-        tau = tau_fit.tau
-        row = {"model": target, "tau": tau}
+        fold_tau = tau if tau is not None else fit_tau(gap[anchors], human[anchors], interval=False).tau
+        row = {"model": target, "tau": fold_tau}
         other = np.where(ia == t, ib, ia)  # the anchor each target battle is against
         sign_a = ia == t  # target is side a
         all_methods = (Method("human", "human"), *methods)
@@ -151,7 +159,7 @@ def leave_one_model_out(
         if any(m.kind == "ensemble" for m in methods):
             ens = ensemble_targets(f, anchors)
         for meth in all_methods:
-            y_all = _targets(f, meth, tau, {"ensemble": ens})
+            y_all = _targets(f, meth, fold_tau, {"ensemble": ens})
             y_anchor_fit = np.where(anchors, y_all, np.nan)
             if not np.isfinite(y_anchor_fit).any():
                 row.update({f"{meth.name}_elo": np.nan, f"{meth.name}_se": np.nan, f"n_{meth.name}": 0})
@@ -184,7 +192,7 @@ def leave_one_model_out(
             progress(step, len(human_models))
     table = pd.DataFrame(rows)
     return HeldoutResult(
-        table, tuple(m.name for m in methods), full_tau.tau, full_tau.reason, time.perf_counter() - t0, skipped
+        table, tuple(m.name for m in methods), full_tau.tau, full_tau.reason, time.perf_counter() - t0, skipped, tau
     )
 
 

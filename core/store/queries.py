@@ -50,6 +50,65 @@ class Queries(StoreBase):
         """
         return self._cur().execute(query, params).df()
 
+    def judge_capabilities(self, dataset: str) -> pd.DataFrame:
+        """Per judge of ``dataset``: parsed judgments, orders seen, and how many carry rubric scores,
+        A/B probabilities and stated confidence (what each view needs)."""
+        ds = self.dataset(dataset).dataset_id
+        any_score = " OR ".join(f"g.{c} IS NOT NULL" for c in SCORE_COLUMNS)
+        return (
+            self._cur()
+            .execute(
+                f"""
+            SELECT j.name AS judge, j.template, j.profile, count(*) AS n_judgments,
+                   list(DISTINCT g."order" ORDER BY g."order") AS orders,
+                   count(*) FILTER (WHERE {any_score}) AS n_rubric,
+                   count(g.p_a) AS n_logprob, count(g.confidence) AS n_confidence
+            FROM judgments g JOIN judges j USING (judge_id) JOIN battles b USING (battle_id)
+            WHERE b.dataset_id = ? AND g.variant = 'original' AND g.parse_error IS NULL
+            GROUP BY ALL ORDER BY j.name
+            """,
+                [ds],
+            )
+            .df()
+        )
+
+    def provenance(self, dataset: str) -> dict:
+        """Where a dataset came from and a fingerprint of what the store holds for it.
+
+        ``fingerprint``: a hash over every battle, vote and judgment row (order-free
+        sums of DuckDB row hashes), so two stores that print the same fingerprint
+        hold the same data; ``imports``: the SHA-256 of each imported file.
+        """
+        info = self.dataset(dataset)
+        ds = info.dataset_id
+        sums = self._one(
+            f"""SELECT
+                 (SELECT coalesce(sum(hash(battle_key, model_a, model_b, external_id, language, turn)), 0)
+                    FROM battles WHERE dataset_id = $1),
+                 (SELECT coalesce(sum(hash(b.battle_key, v.annotator, v.winner)), 0)
+                    FROM votes v JOIN battles b USING (battle_id) WHERE b.dataset_id = $1),
+                 (SELECT coalesce(sum(hash(b.battle_key, j.name, g."order", g.prompt_version, g.variant, g.verdict,
+                                           g.p_a, {", ".join("g." + c for c in SCORE_COLUMNS)})), 0)
+                    FROM judgments g JOIN battles b USING (battle_id) JOIN judges j USING (judge_id)
+                    WHERE b.dataset_id = $1)""",
+            [ds],
+        )
+        imports = (
+            self._cur()
+            .execute(
+                "SELECT content_hash, format, path, imported_at FROM imports WHERE dataset_id = ? ORDER BY imported_at",
+                [ds],
+            )
+            .fetchall()
+        )
+        return {
+            "dataset": info.name,
+            "source": info.source,
+            "fingerprint": ":".join(f"{int(x) % (1 << 64):016x}" for x in sums),
+            "imports": [{"sha256": h, "format": f, "path": p, "imported_at": str(at)} for h, f, p, at in imports],
+            "meta": self.dataset_meta(dataset),
+        }
+
     # ------------------------------------------------------------------ info
     def info(self) -> dict:
         cur = self._cur()
