@@ -156,16 +156,13 @@ with page_guard("The selective judging page"):
     if at.leaderboard.empty:
         notice("no leaderboard: " + "; ".join(at.notes))
     else:
-        st.dataframe(
-            at.leaderboard,
-            width="stretch",
-            column_config={c: st.column_config.NumberColumn(format="%.1f") for c in at.leaderboard.columns},
-        )
+        for note in at.notes:
+            st.warning(note)
+        st.dataframe(at.leaderboard, width="stretch")
         st.caption(
             "Bradley–Terry Elo on all hard judge labels, on the accepted judgments only, and on the accepted "
             "ones plus the abstained battles handed to their human vote. Battles used: "
             + ", ".join(f"{k}: {n:,}" for k, n in at.counts.items())
-            + "."
+            + ". A model marked 'not estimable' has a perfect record or is cut off in that leaderboard: its "
+            "number is a bound from a ridge-regularised fit, not an Elo estimate."
         )
-        for note in at.notes:
-            st.caption(note)

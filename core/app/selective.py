@@ -115,6 +115,16 @@ def scope_at_alpha(frame: pd.DataFrame, source: str, alpha: float, method: str =
         wide = wide[[c for c in selective.LEADERBOARDS if c in wide.columns]]
         wide = wide.sort_values(wide.columns[0], ascending=False)
     notes = tuple(f"{p.name}: {p.reason}" for p in sl.parts if p.reason)
+    if len(wide):
+        # A model named in a fit's issues (a perfect record, a disconnected graph) has no maximum-likelihood
+        # Elo in that leaderboard: its number is a bound from the ridge fallback, not an estimate.
+        flagged: dict[str, list[str]] = {}
+        for part in sl.parts:
+            for issue in () if part.fit is None else part.fit.issues:
+                for m in issue.models:
+                    flagged.setdefault(str(m), []).append(part.name)
+        wide = wide.round(0).astype("Int64")
+        wide["caveat"] = [("not estimable in: " + ", ".join(flagged[m])) if m in flagged else "" for m in wide.index]
     return ScopeAtAlpha(alpha, th, ex, wide, sl.counts(), notes)
 
 
