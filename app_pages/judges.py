@@ -124,23 +124,27 @@ with page_guard("The judges & annotators page"):
             show_chart(
                 charts.annotator_abilities(ann),
                 key="amelo",
-                how_to_read="each point is an annotator; ability says how strongly their votes follow the "
-                "consensus ranking (1 = average). At or below zero they vote against it or at "
-                "random: flagged anomalous (orange ×).",
+                how_to_read="each point is an annotator with its 95% interval; ability says how strongly their votes "
+                "follow the consensus ranking (1 = average). Entirely below zero: they vote against it "
+                "(adversarial, orange ×); straddling zero: their votes carry no information about the "
+                "ranking (uninformative, grey ◆); the paper's rule flags ability ≤ 0.",
             )
             kept = ann[~ann["excluded"]]
-            st.metric(
-                "anomalous annotators",
+            c1, c2, c3 = st.columns(3)
+            c1.metric(
+                "adversarial", int((kept["status"] == "adversarial").sum()), help="ability significantly below zero"
+            )
+            c2.metric(
+                "uninformative",
+                int((kept["status"] == "uninformative").sum()),
+                help="ability indistinguishable from zero given the annotator's votes",
+            )
+            c3.metric(
+                "anomalous (paper's rule, ability ≤ 0)",
                 f"{int(kept['anomalous'].sum())} of {len(kept)}",
                 help=f"{int(ann['excluded'].sum())} annotators with fewer than {min_records} votes left out",
             )
-            if "kind" in kept and kept["kind"].notna().any():
-                truth = kept["kind"].ne("honest")
-                hits = int((truth & kept["anomalous"]).sum())
-                st.caption(
-                    f"Simulated truth: {int(truth.sum())} of these annotators are flippers or random voters; "
-                    f"am-ELO flags {hits} of them and {int((~truth & kept['anomalous']).sum())} honest ones."
-                )
+            st.caption(app_judges.annotator_truth_caption(kept) or "")
 
     # ------------------------------------------------------- online Elo
     st.subheader("Online Elo instability")

@@ -56,14 +56,21 @@ with page_guard("The overview"):
     left, right = st.columns([1, 1])
     with left:
         st.subheader("Models")
-        show = ov.models.rename(columns={"true_elo": "true Elo (simulated)", "n_battles": "battles"})
-        if show["true Elo (simulated)"].isna().all():
-            show = show.drop(columns=["true Elo (simulated)"])
+        show = ov.models.rename(columns={"true_elo": "true human Elo (simulated)", "n_battles": "battles"})
+        if show["true human Elo (simulated)"].isna().all():
+            show = show.drop(columns=["true human Elo (simulated)"])
         st.dataframe(
             show,
             hide_index=True,
             width="stretch",
-            column_config={"true Elo (simulated)": st.column_config.NumberColumn(format="%.0f")},
+            column_config={
+                "true human Elo (simulated)": st.column_config.NumberColumn(
+                    format="%.0f",
+                    help="the Bradley–Terry Elo an unlimited crowd of the simulated annotators would give on these "
+                    "battles: exactly what the human fit estimates (the latent strength behind the answers is "
+                    "about twice as spread)",
+                )
+            },
         )
     with right:
         st.subheader("Judges")

@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.domain import Z95
 from core.methods import OKABE_ITO, RATING_METHODS, TRUTH_COLOUR
 
 # the cycle for categorical series: black dropped (invisible in the dark theme), yellow last (low contrast on white)
@@ -686,7 +687,7 @@ def coverage_curve(table: pd.DataFrame, methods: list[str], alpha_marker: float 
 
 # ------------------------------------------------------ judges & annotators
 def annotator_abilities(ann: pd.DataFrame) -> go.Figure:
-    """Estimated ability per annotator; anomalous ones (θ ≤ ε) as orange crosses.
+    """Estimated ability per annotator with its 95% interval, by status (reliable, uninformative, adversarial).
 
     When the frame has ``kind``/``true_ability`` (simulated annotators), the
     hover shows them so the flags can be checked against the truth.
@@ -694,17 +695,26 @@ def annotator_abilities(ann: pd.DataFrame) -> go.Figure:
     a = ann[~ann["excluded"]]
     fig = go.Figure()
     has_truth = "kind" in a and a["kind"].notna().any()
-    for flag, colour, name in ((False, OKABE_ITO[0], "reliable"), (True, OKABE_ITO[3], "anomalous (ability ≤ ε)")):
-        s = a[a["anomalous"] == flag]
+    styles = (
+        ("reliable", OKABE_ITO[0], "circle", 8),
+        ("uninformative", NEUTRAL, "diamond", 10),
+        ("adversarial", OKABE_ITO[3], "x", 11),
+    )
+    for status, colour, symbol, size in styles:
+        s = a[a["status"] == status]
+        if s.empty:
+            continue
         custom = np.c_[s["kind"].fillna("?"), s["true_ability"]] if has_truth else None
         truth = "<br>simulated as %{customdata[0]} (true κ %{customdata[1]:.2f})" if has_truth else ""
+        half = Z95 * s["ability_se_rel"]
         fig.add_trace(
             go.Scatter(
                 x=s["n_records"],
                 y=s["ability_rel"],
                 mode="markers",
-                name=name,
-                marker=dict(color=colour, size=10 if flag else 8, symbol="x" if flag else "circle"),
+                name=status,
+                error_y=dict(type="data", array=half.to_numpy(), thickness=1, width=0, color=colour),
+                marker=dict(color=colour, size=size, symbol=symbol),
                 text=s["annotator"],
                 customdata=custom,
                 hovertemplate="%{text}<br>%{x} votes<br>ability %{y:.2f} × average" + truth + "<extra></extra>",
@@ -714,7 +724,7 @@ def annotator_abilities(ann: pd.DataFrame) -> go.Figure:
     fig.add_hline(y=1, line_dash="dot", line_color=NEUTRAL, annotation_text="average annotator")
     return _layout(
         fig,
-        "Annotator abilities (am-ELO)",
+        "Annotator abilities (am-ELO) with 95% intervals",
         "votes cast (count)",
         "ability relative to the mean (1 = average)",
         height=440,

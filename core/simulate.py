@@ -1,25 +1,34 @@
 """The demo arena: a seeded simulation with known ground truth.
 
 Everything the dashboard shows can be checked against the truth stored
-here: each model's true Elo, each annotator's true ability, and each judge's
-bias parameters.
+here: each model's true human Elo, each annotator's true ability, and each
+judge's bias parameters and calibrated τ.
+
+The truth is the estimand.  A model's ``true_elo`` is the human Bradley–Terry
+Elo an unlimited crowd of the simulated annotators would give on the simulated
+battles (:func:`human_estimand`): what the human fit estimates, so that its
+95% intervals cover it at their stated rate.  The latent strength that
+generates answer quality is kept apart (meta ``latent_elo``); it is about
+twice as spread, since humans vote on noisy answers and a share of them are
+ties, flips or coin tosses.  A judge's ``tau_star`` is the τ the same crowd
+would fit to its score gaps (:func:`judge_tau_star`).
 
 Generative story
 ----------------
-* Models have a true strength ``θ`` (logits; Elo = 1500 + 400/ln10·θ) spread
+* Models have a latent strength ``θ`` (logits; Elo = 1500 + 400/ln10·θ) spread
   over ~400 Elo, a family, a writing style (length, markdown propensity) and,
   for a few, a habit of *echoing* (repeating phrases or new Q/A pairs after the
   final answer).
-* Humans vote by Bradley–Terry on the true strengths through their own
-  ability ``κ_k``: ``P(a) = σ(κ_k·(θ_a − θ_b))`` after a tie with probability
+* Each answer's quality is its model's θ plus noise.  Humans vote by
+  Bradley–Terry on the two answers' quality through their own ability
+  ``κ_k``: ``P(a) = σ(κ_k·(q_a − q_b))`` after a tie with probability
   ``TIE_SHARE``; honest annotators have κ in [0.6, 1.4], flippers κ < 0, and
-  random voters garble their honest opinion into a tie or the opposite side
-  (am-ELO's Random perturbation); about 10% anomalous in all.
+  random voters κ = 0 (a coin toss); about 10% anomalous in all.
 * A judge perceives each answer's quality with noise and scores six rubric
-  criteria on 1–10.  The score gap (a − b) is ``(θ_a − θ_b + noise)/τ*`` plus
-  the judge's biases, so ``σ(τ*·gap)`` tracks the human win probability
-  (Soft-Elo's premise) while the sign alone (the hard label) throws the
-  strength of preference away and stretches the Hard-Elo scale.
+  criteria on 1–10.  The score gap (a − b) is ``(q_a − q_b + noise)/0.8`` plus
+  the judge's biases, so ``σ(τ·gap)`` tracks the human win probability for a
+  suitable τ (Soft-Elo's premise) while the sign alone (the hard label) throws
+  the strength of preference away and stretches the Hard-Elo scale.
 * Judges see each battle in both orders; first-token A/B probabilities come
   from the same perception, shifted by the judge's position bias.
 
@@ -40,12 +49,14 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from core.domain import CRITERIA, ELO_PER_LOGIT, DatasetTables, sigmoid, theta_to_elo
+from core.domain import CRITERIA, ELO_PER_LOGIT, OUTCOME_Y, DatasetTables, rubric_gap, sigmoid, theta_to_elo
+from core.stats import bt
+from core.stats.calibration import tau_mle
 from core.text import style_counts
 
 TIE_SHARE = 0.15
 BOTH_BAD_SHARE_OF_TIES = 0.3
-TAU_STAR = 0.8  # the judge-gap temperature at which σ(τ*·gap) matches humans
+GAP_SCALE = 0.8  # a judge's rubric gap is its perceived quality difference divided by this (logits per point)
 # Each answer's own quality varies around its model's strength; humans and
 # judges both see it, which is why they agree more than strengths alone imply.
 ANSWER_QUALITY_SD = 0.9
@@ -187,7 +198,7 @@ def _models(cfg: DemoConfig, rng: np.random.Generator) -> pd.DataFrame:
             "model": names,
             "family": fam,
             "theta": raw,
-            "true_elo": theta_to_elo(raw, centre=False),
+            "latent_elo": theta_to_elo(raw, centre=False),
             "verbosity": verbosity,
             "markdown": markdown,
             "echo_rate": echo_rate,
@@ -380,9 +391,9 @@ def _annotators(cfg: DemoConfig, rng: np.random.Generator) -> pd.DataFrame:
     idx = rng.permutation(n)
     kind[idx[: cfg.n_flippers]] = "flipper"
     kind[idx[cfg.n_flippers : cfg.n_flippers + cfg.n_random]] = "random"
-    # 'random' voters have no κ of their own (see _votes): their true ability is undefined.
+    # 'random' voters ignore the answers (see _votes): their true ability is 0.
     ability = np.where(
-        kind == "honest", rng.uniform(0.6, 1.4, n), np.where(kind == "flipper", -rng.uniform(0.5, 1.0, n), np.nan)
+        kind == "honest", rng.uniform(0.6, 1.4, n), np.where(kind == "flipper", -rng.uniform(0.5, 1.0, n), 0.0)
     )
     return pd.DataFrame({"annotator": [f"annotator-{k:03d}" for k in range(n)], "kind": kind, "true_ability": ability})
 
@@ -395,24 +406,15 @@ def _votes(
     rng: np.random.Generator,
 ) -> pd.DataFrame:
     """One vote per battle.  Honest annotators and flippers vote by σ(κ·Δθ);
-    'random' annotators follow am-ELO's Random perturbation: they form an
-    honest opinion, then report a tie or the opposite side with equal odds
-    (ties stay ties)."""
+    'random' annotators have κ = 0: a tie as often as anyone, else a fair coin
+    between the sides (their votes carry no information)."""
     n = len(battles)
     who = rng.integers(0, len(annotators), n)
-    kind = annotators["kind"].to_numpy()[who]
-    kappa = np.where(kind == "random", 1.0, annotators["true_ability"].to_numpy()[who])
-    n_m = len(models)
-    q = completions["quality"].to_numpy()
-    pk = battles["prompt_key"].to_numpy()
-    dtheta = q[pk * n_m + battles["ia"].to_numpy()] - q[pk * n_m + battles["ib"].to_numpy()]
+    kappa = annotators["true_ability"].to_numpy()[who]  # 0 for random voters: σ(0) is a fair coin
     tie = rng.random(n) < TIE_SHARE
-    a_wins = rng.random(n) < sigmoid(kappa * dtheta)
+    a_wins = rng.random(n) < sigmoid(kappa * _quality_gap(battles, models, completions))
     both_bad = rng.random(n) < BOTH_BAD_SHARE_OF_TIES
     winner = np.where(tie, np.where(both_bad, "both_bad", "tie"), np.where(a_wins, "a", "b"))
-    garble = (kind == "random") & ~tie
-    to_tie = rng.random(n) < 0.5
-    winner = np.where(garble, np.where(to_tie, "tie", np.where(a_wins, "b", "a")), winner)
     return pd.DataFrame(
         {
             "battle_key": battles["battle_key"].to_numpy(),
@@ -467,7 +469,7 @@ class SimulatedJudge:
             logit = perceived + rng.normal(0, pr.order_noise, n)
             first_is_a = order == "ab"
             # Mean score gap (points) a − b, position bonus to whoever is shown first.
-            gap = logit / TAU_STAR + (pr.position_bonus if first_is_a else -pr.position_bonus)
+            gap = logit / GAP_SCALE + (pr.position_bonus if first_is_a else -pr.position_bonus)
             centre = 7.0 + rng.normal(0, 0.6, n)
             crit_noise = rng.normal(0, 0.5, (len(CRITERIA), n))
             scores_a = np.clip(np.round(2 * (centre + gap / 2 + crit_noise)) / 2, 1, 10)
@@ -556,13 +558,74 @@ def _world(seed: int, cfg: DemoConfig) -> tuple:
     return rng, models, prompts, completions, battles
 
 
+def _quality_gap(battles: pd.DataFrame, models: pd.DataFrame, completions: pd.DataFrame) -> np.ndarray:
+    """Answer quality of a minus that of b in each battle (what a voter with κ = 1 judges by)."""
+    n_m = len(models)
+    q = completions["quality"].to_numpy()
+    pk = battles["prompt_key"].to_numpy()
+    return q[pk * n_m + battles["ia"].to_numpy()] - q[pk * n_m + battles["ib"].to_numpy()]
+
+
+def expected_vote(
+    battles: pd.DataFrame, models: pd.DataFrame, completions: pd.DataFrame, annotators: pd.DataFrame
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per battle, what an unlimited crowd of the simulated annotators says about it.
+
+    Returns (the expected target y, ties counting one half; the probability that
+    a decisive vote prefers a), averaged over the annotators, each equally
+    likely to cast a battle's vote (as in :func:`_votes`).
+    """
+    dq = _quality_gap(battles, models, completions)
+    kappa = annotators["true_ability"].to_numpy()
+    decisive_a = sigmoid(kappa[None, :] * dq[:, None]).mean(axis=1)
+    return TIE_SHARE * OUTCOME_Y["tie"] + (1 - TIE_SHARE) * decisive_a, decisive_a
+
+
+def human_estimand(battles: pd.DataFrame, models: pd.DataFrame, expected_y: np.ndarray) -> np.ndarray:
+    """The Elo the human Bradley–Terry fit estimates: the fit on the expected votes of these battles.
+
+    With one vote per battle the likelihood's expectation over the voters is
+    the likelihood of the expected targets, so this is exactly the Elo an
+    unlimited crowd of the simulated annotators would produce on these battles.
+    """
+    names = models["model"].to_numpy(dtype=object)
+    comps = bt.comparisons_from_battles(
+        names[battles["ia"].to_numpy()], names[battles["ib"].to_numpy()], expected_y, models=list(names)
+    )
+    return np.asarray(bt.fit_bt(comps).elo)
+
+
+def judge_tau_star(judgments: pd.DataFrame, battles: pd.DataFrame, decisive_a: np.ndarray) -> dict[str, float]:
+    """Per judge, the τ an unlimited crowd of humans would fit to its score gaps (METHODS §2 on expected votes)."""
+    out = {}
+    key = pd.Series(np.arange(len(battles)), index=battles["battle_key"].to_numpy())
+    for judge, j in judgments.groupby("judge"):
+        gap = rubric_gap(
+            j[[f"a_{c}" for c in CRITERIA]].to_numpy(float), j[[f"b_{c}" for c in CRITERIA]].to_numpy(float)
+        )
+        per_battle = pd.Series(gap).groupby(j["battle_key"].to_numpy()).mean()
+        rows = key.reindex(per_battle.index).to_numpy()
+        out[str(judge)] = float(tau_mle(per_battle.to_numpy(float), decisive_a[rows]))
+    return out
+
+
 def simulate_arena(seed: int = 0, config: DemoConfig | None = None) -> DatasetTables:
-    """Build the demo arena (deterministic for a given seed and config)."""
+    """Build the demo arena (deterministic for a given seed and config).
+
+    Each model's ``true_elo`` is the estimand of the human fit (what an
+    unlimited crowd of the simulated annotators would give on these battles);
+    the latent strength that generates answer quality is kept apart in the
+    dataset's meta (``latent_elo``), and ``tau_star`` holds each judge's τ on
+    the same footing.
+    """
     cfg = config or DemoConfig()
     rng, models, prompts, completions, battles = _world(seed, cfg)
     annotators = _annotators(cfg, rng)
     votes = _votes(battles, models, completions, annotators, rng)
     judgments = _judgments(battles, models, completions, rng)
+    expected_y, decisive_a = expected_vote(battles, models, completions, annotators)
+    models["true_elo"] = human_estimand(battles, models, expected_y)
+    tau_star = judge_tau_star(judgments, battles, decisive_a)
     # Store only the completions that battles use.
     used = set(zip(battles["prompt_key"], battles["model_a"])) | set(zip(battles["prompt_key"], battles["model_b"]))
     keep = [(p, m) in used for p, m in zip(completions["prompt_key"], completions["model"])]
@@ -574,13 +637,16 @@ def simulate_arena(seed: int = 0, config: DemoConfig | None = None) -> DatasetTa
             "template": "rubric",
             "prompt_version": "sim-v1",
             "profile": [j.description for j in JUDGES],
-            "params_json": [json.dumps({**asdict(j), "tau_star": TAU_STAR}) for j in JUDGES],
+            "params_json": [json.dumps({**asdict(j), "tau_star": tau_star[j.name]}) for j in JUDGES],
         }
     )
     meta = {
         "seed": seed,
         "config": asdict(cfg),
-        "tau_star": TAU_STAR,
+        "tau_star": tau_star,
+        "latent_elo": dict(zip(models["model"], models["latent_elo"].round(3))),
+        "truth": "true_elo = the human Bradley–Terry Elo of an unlimited crowd of the simulated annotators on these "
+        "battles (the human fit's estimand); latent_elo = the strength that generates answer quality",
         "tie_share": TIE_SHARE,
         "echo_models": models.loc[models["echo_rate"] > 0, "model"].tolist(),
         "description": "seeded demo arena with stored ground truth (core/simulate.py)",

@@ -45,7 +45,10 @@ def test_default_demo_meets_the_spec(full_store):
     assert all(j["orders"] == ["ab", "ba"] and j["n_judgments"] == 2 * info["n_battles"] for j in info["judges"])
     models = full_store.models_frame("demo")
     assert models["family"].nunique() >= 6
-    assert 350 <= models["true_elo"].max() - models["true_elo"].min() <= 450
+    latent = pd.Series(full_store.dataset_meta("demo")["latent_elo"])
+    assert latent.max() - latent.min() == pytest.approx(400, abs=1)  # DemoConfig.elo_spread
+    # the human Elo of an unlimited crowd is about half as spread: noisy answers, ties, flips, coin tosses
+    assert 150 <= models["true_elo"].max() - models["true_elo"].min() <= 260
     assert models["n_battles"].min() >= 300
     langs = full_store.languages_frame("demo")
     assert (langs["n_battles"] > 0).sum() >= 5
@@ -56,11 +59,11 @@ def test_default_demo_meets_the_spec(full_store):
     assert comps["correct"].notna().mean() > 0.1
 
 
-def test_human_votes_follow_bradley_terry_on_the_truth(full_store):
+def test_human_votes_follow_bradley_terry_on_the_latent_strength(full_store):
     """Honest annotators' decisive votes agree with the generative model's probabilities in every bin."""
     votes = full_store.votes_frame("demo")
     ann = full_store.annotators_frame("demo").set_index("annotator")
-    truth = full_store.models_frame("demo").set_index("model")["true_elo"]
+    truth = pd.Series(full_store.dataset_meta("demo")["latent_elo"])
     v = votes[votes["annotator"].map(ann["kind"]) == "honest"].copy()
     assert abs((v["y"] == 0.5).mean() - 0.15) < 0.01  # honest ties ~15% (random voters add more)
     assert 0.14 < (votes["y"] == 0.5).mean() < 0.2
@@ -150,3 +153,72 @@ def test_cli_builds_the_demo(tmp_path):
         [sys.executable, "-m", "core", "simulate", "--db", str(db), "--small"], cwd=ROOT, capture_output=True, text=True
     )
     assert again.returncode == 2 and "--replace" in again.stderr
+
+
+def _truth_recovery(seeds: range) -> tuple[float, float, float, float]:
+    """Over seeds: the human fit's slope on the stored truth, its 95% CI coverage of it, and the MAE of the
+    calibrated judge's Soft- and Hard-Elo against it."""
+    from core.app.data import tau_fit
+    from core.app.leaderboard import judge_elo, ratings
+
+    slopes, hits, soft_mae, hard_mae = [], [], [], []
+    for seed in seeds:
+        s = Store.open(":memory:")
+        s.write_dataset(simulate_arena(seed))
+        truth = s.models_frame("demo").set_index("model")["true_elo"]
+        human = ratings(s, "demo", "human").frame.set_index("model")
+        t = truth.reindex(human.index)
+        slopes.append(np.polyfit(t, human["elo"], 1)[0])
+        hits.extend(((human["lower"] <= t) & (t <= human["upper"])).tolist())
+        f = s.battle_frame("demo", "judge-strong")
+        soft = judge_elo(f, "soft", tau_fit(f).tau).set_index("model")["elo"]
+        hard = judge_elo(f, "hard", None).set_index("model")["elo"]
+        soft_mae.append((soft - truth).abs().mean())
+        hard_mae.append((hard - truth).abs().mean())
+        s.close()
+    return float(np.mean(slopes)), float(np.mean(hits)), float(np.mean(soft_mae)), float(np.mean(hard_mae))
+
+
+def test_the_stored_truth_is_what_the_human_fit_estimates():
+    """slope 1 ± 0.05, 95% CIs cover the truth at 95% ± 3%, and the calibrated judge's Soft-Elo is closer to
+    it than its Hard-Elo (as the Soft-Elo paper finds on real data)."""
+    slope, coverage, soft, hard = _truth_recovery(range(3))
+    assert abs(slope - 1) <= 0.05 and abs(coverage - 0.95) <= 0.03, (slope, coverage)
+    assert soft < hard, (soft, hard)
+
+
+@pytest.mark.slow
+def test_the_stored_truth_is_what_the_human_fit_estimates_over_many_seeds():
+    slope, coverage, soft, hard = _truth_recovery(range(10))
+    assert abs(slope - 1) <= 0.05 and abs(coverage - 0.95) <= 0.03, (slope, coverage)
+    assert soft < hard
+
+
+def _tau_star_z(store: Store) -> dict[str, float]:
+    """Per judge: (τ fitted on the votes − stored τ*) / its standard error (from the 95% profile interval)."""
+    from core.stats.calibration import fit_tau
+
+    out = {}
+    for judge, star in store.dataset_meta("demo")["tau_star"].items():
+        f = store.battle_frame("demo", judge)
+        fit = fit_tau(f["gap"], f["human_y"])
+        out[judge] = (fit.tau - star) / ((fit.upper - fit.lower) / (2 * 1.959963984540054))
+    return out
+
+
+def test_each_judge_tau_star_is_what_the_crowd_would_fit(full_store):
+    """The τ fitted on one crowd's votes lands near the stored τ* (|z| < 3.29, i.e. 99.9%) for every judge."""
+    z = _tau_star_z(full_store)
+    assert set(z) == {j.name for j in JUDGES}
+    assert all(abs(v) < 3.29 for v in z.values()), z
+
+
+@pytest.mark.slow
+def test_tau_star_is_unbiased_over_seeds():
+    zs = []
+    for seed in range(5):
+        s = Store.open(":memory:")
+        s.write_dataset(simulate_arena(seed))
+        zs.extend(_tau_star_z(s).values())
+        s.close()
+    assert abs(np.mean(zs)) < 4 / np.sqrt(len(zs)) and np.std(zs) < 1.6, zs

@@ -100,6 +100,25 @@ def test_conformal_quantile_rule():
         conformal_quantile(s, 1.5)
 
 
+def test_conformal_rank_is_exact_where_floating_point_rounds_up():
+    """k = ⌈(n+1)(1−α)⌉ with α the decimal on the slider: checked against integer arithmetic on every
+    α on the 0.01 grid and every pool up to 200 (floating point is one too high in 114 of these cases)."""
+    from fractions import Fraction
+
+    from core.stats.conformal import conformal_rank
+
+    float_wrong = 0
+    for a_pct in range(1, 100):
+        alpha = a_pct / 100
+        for n in range(1, 201):
+            exact = -((-(n + 1) * (100 - a_pct)) // 100)  # ceil((n+1)(100-a)/100) in integers
+            assert conformal_rank(n, alpha) == exact, (n, alpha)
+            float_wrong += math.ceil((n + 1) * (1 - alpha)) != exact
+        assert min_pool(alpha) == math.ceil(Fraction(100, a_pct)) - 1
+    assert float_wrong == 114  # the cases the exact rule exists for
+    assert conformal_rank(149, 0.18) == 123 and math.ceil(150 * (1 - 0.18)) == 124  # one of them: 150 · 0.82 = 123
+
+
 @pytest.mark.parametrize("alpha", [0.1, 0.2])
 def test_conformal_coverage_by_simulation(alpha):
     rng = np.random.default_rng(4)
@@ -218,3 +237,25 @@ def test_judge_ensemble_is_one_more_method():
     res = leave_one_model_out(f, (Method("soft", "soft"), Method("ensemble", "ensemble")), n_boot=3)
     s = res.summary().set_index("method")
     assert s.loc["ensemble", "n_models"] == 10 and s.loc["ensemble", "mae"] < 60
+
+
+def test_heldout_cli_labels_the_pool_behind_qhat_and_the_splits_behind_coverage():
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    path = shared_path("softelo_sample_annotations.csv")
+    done = subprocess.run(
+        [sys.executable, "-m", "core", "heldout", str(path), "--alpha", "0.2", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    conf = json.loads(done.stdout)["methods"]["soft"]["conformal"]
+    assert conf["n_models_for_qhat"] == 14 and conf["qhat_all_models"] is not None  # all 14 held-out models
+    # coverage comes from half/half splits: 7 calibrate, 7 are tested
+    assert conf["splits"]["n_calibration"] == 7 and conf["splits"]["n_test"] == 7 and conf["splits"]["n_splits"] == 5
+    assert 0 <= conf["splits"]["coverage_mean"] <= 1 and "coverage" not in conf and "qhat" not in conf

@@ -64,7 +64,7 @@ def reference_scores(store: Store, dataset: str, reference: str = "auto") -> tup
         raise ValueError(f"unknown reference {reference!r}; expected one of {', '.join(REFERENCES)}")
     models = store.models_frame(dataset).set_index("model")
     if reference in ("auto", "truth") and models["true_elo"].notna().all():
-        return models["true_elo"].astype(float), "true strength (simulated)"
+        return models["true_elo"].astype(float), "true human Elo (simulated: an unlimited crowd's Bradley–Terry Elo)"
     if reference == "truth":
         return Unavailable(f"dataset {dataset!r} has no stored true strengths (only the demo arena does)")
     if reference in ("auto", "accuracy"):

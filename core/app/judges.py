@@ -102,6 +102,21 @@ def annotator_abilities(store: Store, dataset: str, min_records: int) -> pd.Data
     return res.annotators.merge(truth, on="annotator", how="left")
 
 
+def annotator_truth_caption(annotators: pd.DataFrame) -> str | None:
+    """How the flags compare with the simulator's truth, when the store has it (None otherwise)."""
+    if "kind" not in annotators or annotators["kind"].isna().all():
+        return None
+    parts = []
+    for kind, status in (("flipper", "adversarial"), ("random", "uninformative")):
+        group = annotators[annotators["kind"] == kind]
+        if len(group):
+            parts.append(f"{int((group['status'] == status).sum())} of {len(group)} simulated {kind}s flagged {status}")
+    honest = annotators[annotators["kind"] == "honest"]
+    if len(honest):
+        parts.append(f"{int((honest['status'] != 'reliable').sum())} of {len(honest)} honest annotators flagged")
+    return "Simulated truth: " + "; ".join(parts) + "."
+
+
 def shuffle_study(store: Store, dataset: str, n_shuffles: int, seed: int = 0) -> ShuffleStudy | Unavailable:
     """Online Elo replayed in ``n_shuffles`` random orders of the human votes, beside m-ELO."""
     votes = store.votes_frame(dataset)

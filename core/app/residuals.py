@@ -107,19 +107,28 @@ def heldout_report(
         s = summary.loc[name]
         ev = evaluate_splits(table[f"{name}_resid"], table[f"{name}_se"], alpha, n_splits=n_splits, seed=seed)
         q = conformal_quantile(scores(table[f"{name}_resid"], table[f"{name}_se"]), alpha)
+        n_cal = int(round(q.n / 2))
         conf: dict[str, Any] = {
             "alpha": alpha,
-            "qhat": q.qhat if math.isfinite(q.qhat) else None,
-            "coverage": ev.coverage_mean,
-            "median_width": ev.width_mean,
-            "coverage_min": ev.coverage_min,
-            "coverage_max": ev.coverage_max,
-            "n_calibration_models": q.n,
+            # q̂ for deployment: every held-out model is the calibration pool
+            "qhat_all_models": q.qhat if math.isfinite(q.qhat) else None,
+            "n_models_for_qhat": q.n,
+            # coverage and width: random half/half splits, each calibrating its own q̂ on one half
+            "splits": {
+                "n_splits": ev.n_splits,
+                "n_calibration": n_cal,
+                "n_test": q.n - n_cal,
+                "coverage_mean": ev.coverage_mean,
+                "coverage_min": ev.coverage_min,
+                "coverage_max": ev.coverage_max,
+                "median_width_mean": ev.width_mean,
+                "unbounded": ev.n_infinite,
+            },
         }
         if not math.isfinite(q.qhat):
             conf["reason"] = q.reason
         if ev.n_infinite:
-            conf["split_note"] = (
+            conf["splits"]["note"] = (
                 f"{ev.n_infinite} of {ev.n_splits} splits had a calibration half too small for "
                 f"α = {alpha:g} (unbounded intervals; widths averaged over the others)"
             )

@@ -65,6 +65,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"τ (all battles) = {out['tau']['full']}; mean held-out τ = {out['tau']['heldout_mean']}")
     for name, m in out["methods"].items():
         c = m["conformal"]
-        q = "∞ (" + c.get("reason", "") + ")" if c["qhat"] is None else f"{c['qhat']:.2f}"
+        q = "∞ (" + c.get("reason", "") + ")" if c["qhat_all_models"] is None else f"{c['qhat_all_models']:.2f}"
         print(f"{name:8s} MAE {m['mae']:6.1f}  Spearman {m['spearman']:.3f}  Kendall {m['kendall']:.3f}  q̂ {q}")
     return 0

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.domain import Ratings, ranked, theta_to_elo
+from core.domain import Z95, Ratings, ranked, theta_to_elo
 
 MIN_RECORDS = 50
 EPSILON = 0.0
@@ -171,6 +171,12 @@ def fit_amelo(
         if abs(trace[-1] - trace[-2]) <= tol * max(1.0, abs(trace[-1])):
             converged = True
             break
+    # Each θ_k is a 1-D logistic regression given R: its Fisher information Σ n·x²·p(1−p) gives the SE
+    # that separates "votes against the consensus" from "votes carry no information".
+    x = r[ca] - r[cb]
+    p_fit = 1 / (1 + np.exp(-theta[ck] * x))
+    info = np.bincount(ck, weights=n * x * x * p_fit * (1 - p_fit), minlength=n_ann)
+    se = 1 / np.sqrt(np.maximum(info, 1e-300))
     mean_theta = theta.mean()
     strength = r * mean_theta
     elo = theta_to_elo(strength)
@@ -183,7 +189,9 @@ def fit_amelo(
             "n_records": counts[kept].to_numpy(),
             "ability_raw": theta,
             "ability_rel": rel,
+            "ability_se_rel": se / mean_theta,
             "anomalous": theta <= epsilon,
+            "status": annotator_status(theta, se),
             "excluded": False,
         }
     )
@@ -198,7 +206,9 @@ def fit_amelo(
                         "n_records": dropped.to_numpy(),
                         "ability_raw": np.nan,
                         "ability_rel": np.nan,
+                        "ability_se_rel": np.nan,
                         "anomalous": False,
+                        "status": "too few votes",
                         "excluded": True,
                     }
                 ),
@@ -208,6 +218,19 @@ def fit_amelo(
     return AmEloResult(
         mframe.sort_values("elo", ascending=False).reset_index(drop=True), ann, converged, it, tuple(trace), len(fitv)
     )
+
+
+def annotator_status(theta: np.ndarray, se: np.ndarray, z: float | None = None) -> np.ndarray:
+    """What an annotator's votes are, beyond the paper's θ ≤ ε rule (95% intervals of θ_k):
+
+    * ``adversarial``: θ_k significantly below 0 (votes against the consensus ranking: flippers);
+    * ``uninformative``: θ_k indistinguishable from 0 given the record (votes carry no information
+      about the ranking: random voters, or too few decisive votes to tell);
+    * ``reliable``: θ_k significantly above 0.
+    """
+    zz = Z95 if z is None else z
+    lo, hi = theta - zz * se, theta + zz * se
+    return np.where(hi < 0, "adversarial", np.where(lo > 0, "reliable", "uninformative"))
 
 
 # ---------------------------------------------------------------- perturbation

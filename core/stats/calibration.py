@@ -74,11 +74,13 @@ class TauFit:
         return f"fitted τ = {self.tau:.3f} ({interval}, {self.n_battles} decisive battles)"
 
 
-def _newton_tau(g: np.ndarray, y: np.ndarray) -> float:
-    """MLE of τ inside the bounds: the log-likelihood is concave in τ (a
-    one-feature logistic regression without intercept), so Newton from τ = 1
-    with step halving converges in a few iterations; the answer is clamped to
-    the search interval [1e-3, 50]."""
+def tau_mle(g: np.ndarray, y: np.ndarray) -> float:
+    """MLE of τ in P(a ≻ b) = σ(τ·g) for targets ``y`` in [0, 1] (votes, or expected votes).
+
+    The log-likelihood is concave in τ (a one-feature logistic regression
+    without intercept), so Newton from τ = 1 converges in a few iterations;
+    the answer is clamped to the search interval [1e-3, 50].
+    """
     lo, hi = np.exp(LN_TAU_BOUNDS[0]), np.exp(LN_TAU_BOUNDS[1])
     tau = 1.0
     for _ in range(100):
@@ -113,7 +115,7 @@ def fit_tau(gap: ArrayLike, human_y: ArrayLike, profile_points: int = 81, interv
         )
     if np.all(g == 0):
         return TauFit(None, None, None, n, reason="every score gap is zero: the gap carries no signal")
-    tau_hat = _newton_tau(g, y)
+    tau_hat = tau_mle(g, y)
     lt_hat = float(np.log(tau_hat))
     at_bound = None
     if lt_hat - LN_TAU_BOUNDS[0] < 1e-6:
