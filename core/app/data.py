@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.datahome import DEFAULT_DB
+from core.domain import DatasetTables
 from core.ingest import ImportResult, IngestError, content_hash, load
 from core.stats.calibration import TauFit, fit_tau
 from core.store import Store, StoreError
@@ -50,31 +51,39 @@ def tau_fit(frame: pd.DataFrame) -> TauFit:
 
 
 # ------------------------------------------------------------------ import
-def import_path(
-    store: Store, path: str | Path, fmt: str, dataset: str | None = None, judge: str | None = None
-) -> ImportResult:
-    """Validate ``path`` fully, then write it in one transaction.
+@dataclass(frozen=True)
+class PreparedImport:
+    """A file read and validated, not yet written: what :func:`write_import` stores in one transaction."""
 
-    Content already imported (same hash) is not written again: the result's
-    status is ``'already-imported'`` and names the existing dataset.
-    """
+    path: Path
+    fmt: str
+    digest: str
+    tables: DatasetTables
+
+
+def prepare_import(path: str | Path, fmt: str, dataset: str | None = None, judge: str | None = None) -> PreparedImport:
+    """Read and validate ``path`` completely, touching no store (a bad file raises ``IngestError``)."""
     path = Path(path)
     if not path.exists():
         raise IngestError(path, "file does not exist")
-    digest = content_hash(path)
-    previous = store.import_record(digest)
+    return PreparedImport(path, fmt, content_hash(path), load(path, fmt, dataset=dataset, judge=judge))
+
+
+def write_import(store: Store, prepared: PreparedImport) -> ImportResult:
+    """Write a prepared import in one transaction; content already imported (same hash) changes nothing."""
+    previous = store.import_record(prepared.digest)
     if previous is not None:
         return ImportResult(previous, "already-imported", 0, 0, 0, 0)
-    tables = load(path, fmt, dataset=dataset, judge=judge)
+    tables = prepared.tables
     if tables.name in set(dataset_names(store)):
         raise IngestError(
-            path,
+            prepared.path,
             f"a dataset named {tables.name!r} already exists with other content; choose another name with --dataset",
         )
     try:
-        store.write_dataset(tables, content_hash=digest, fmt=fmt, source_path=str(path))
+        store.write_dataset(tables, content_hash=prepared.digest, fmt=prepared.fmt, source_path=str(prepared.path))
     except StoreError as exc:
-        raise IngestError(path, str(exc)) from None
+        raise IngestError(prepared.path, str(exc)) from None
 
     def count(df: pd.DataFrame | None) -> int:
         return 0 if df is None else len(df)
@@ -87,6 +96,18 @@ def import_path(
         count(tables.judgments),
         count(tables.completions),
     )
+
+
+def import_path(
+    store: Store, path: str | Path, fmt: str, dataset: str | None = None, judge: str | None = None
+) -> ImportResult:
+    """Validate ``path`` fully, then write it in one transaction (re-importing the same content is a no-op)."""
+    path = Path(path)
+    if path.exists():
+        previous = store.import_record(content_hash(path))
+        if previous is not None:  # known content: no need to read it again
+            return ImportResult(previous, "already-imported", 0, 0, 0, 0)
+    return write_import(store, prepare_import(path, fmt, dataset, judge))
 
 
 # ------------------------------------------------------------------ export

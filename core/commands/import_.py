@@ -23,11 +23,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from core.app import IngestError, StoreError
-    from core.app.data import import_path
+    from core.app.data import prepare_import, write_import
 
+    try:
+        # validated before the store is opened: a rejected file creates no store and changes none
+        prepared = prepare_import(args.path, args.format, dataset=args.dataset, judge=args.judge)
+    except IngestError as exc:
+        raise UserError(str(exc)) from None
     store = open_store(args.db, read_only=False)
     try:
-        result = import_path(store, args.path, args.format, dataset=args.dataset, judge=args.judge)
+        result = write_import(store, prepared)
     except (IngestError, StoreError) as exc:
         raise UserError(str(exc)) from None
     finally:

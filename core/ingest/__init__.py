@@ -14,15 +14,28 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.domain import DatasetTables
-from core.ingest.common import ImportResult, IngestError, content_hash
+from core.ingest.common import ImportResult, IngestError, content_hash, quote
 from core.methods import IMPORT_FORMATS, resolve
 
 __all__ = ["ImportResult", "IngestError", "content_hash", "load"]
 
 
 def load(path: str | Path, fmt: str, dataset: str | None = None, judge: str | None = None) -> DatasetTables:
-    """Read and validate a file (or directory) of a registered format; nothing is written."""
+    """Read and validate a file (or directory) of a registered format; nothing is written.
+
+    Every reader validates types and ranges itself and names the row and
+    field; an error it did not foresee still comes back as an
+    :class:`IngestError` (never a traceback), naming the file.
+    """
     if fmt not in IMPORT_FORMATS:
         raise IngestError(path, f"unknown format {fmt!r}; expected one of {', '.join(IMPORT_FORMATS)}")
-    tables: DatasetTables = resolve(IMPORT_FORMATS[fmt].reader)(path, dataset=dataset, judge=judge)
+    reader = resolve(IMPORT_FORMATS[fmt].reader)
+    try:
+        tables: DatasetTables = reader(path, dataset=dataset, judge=judge)
+    except IngestError:
+        raise
+    except RecursionError:
+        raise IngestError(path, "the data is nested too deeply to read") from None
+    except Exception as exc:
+        raise IngestError(path, f"could not be read as {fmt} ({type(exc).__name__}: {quote(str(exc))})") from None
     return tables

@@ -9,7 +9,16 @@ import numpy as np
 import pandas as pd
 
 from core.domain import DatasetTables
-from core.ingest.common import IngestError, models_frame, read_jsonl, with_style
+from core.ingest.common import (
+    MAX_QUOTE,
+    IngestError,
+    message_text,
+    models_frame,
+    quote,
+    read_jsonl_lines,
+    text_value,
+    with_style,
+)
 
 
 def read(path: str | Path, dataset: str | None = None, judge: str | None = None) -> DatasetTables:
@@ -22,53 +31,56 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         raise IngestError(qfile, "missing question.jsonl")
     if not adir.is_dir() or not any(adir.glob("*.jsonl")):
         raise IngestError(adir, "missing model_answer/*.jsonl")
-    questions = read_jsonl(qfile)
     prompts: list[dict] = []
     uid_key: dict[str, int] = {}
-    for i, q in enumerate(questions, start=1):
-        uid = q.get("uid", q.get("question_id"))
-        if uid is None or str(uid) == "":
+    for i, q in read_jsonl_lines(qfile):
+        uid = text_value(qfile, q.get("uid", q.get("question_id")), i, "uid")
+        if uid is None:
             raise IngestError(qfile, "missing uid", row=i, field="uid")
         text = q.get("prompt")
-        if text is None and isinstance(q.get("turns"), list) and q["turns"]:
-            text = q["turns"][0].get("content")
-        if not isinstance(text, str) or not text:
+        field = "prompt"
+        if text is None and "turns" in q:
+            field = "turns"
+            turns = q["turns"]
+            if not isinstance(turns, list) or not turns or not isinstance(turns[0], dict):
+                raise IngestError(
+                    qfile, f"expected a list of {{content}} turns, got {quote(turns)}", row=i, field=field
+                )
+            text = turns[0].get("content")
+        text = message_text(qfile, text, i, field)
+        if not text:
             raise IngestError(qfile, "missing prompt text", row=i, field="prompt")
-        if str(uid) in uid_key:
-            raise IngestError(qfile, f"duplicate uid {uid!r}", row=i, field="uid")
-        uid_key[str(uid)] = len(prompts)
+        if uid in uid_key:
+            raise IngestError(qfile, f"duplicate uid {quote(uid)}", row=i, field="uid")
+        category = text_value(qfile, q.get("cluster", q.get("category")), i, "category")
+        uid_key[uid] = len(prompts)
         prompts.append(
-            {
-                "prompt_key": len(prompts),
-                "external_id": str(uid),
-                "text": text,
-                "category": q.get("cluster") or q.get("category"),
-                "language": "en",
-            }
+            {"prompt_key": len(prompts), "external_id": uid, "text": text, "category": category, "language": "en"}
         )
     comps = []
     for f in sorted(adir.glob("*.jsonl")):
-        for i, rec in enumerate(read_jsonl(f), start=1):
-            uid = str(rec.get("uid", rec.get("question_id", "")))
+        for i, rec in read_jsonl_lines(f):
+            uid = text_value(f, rec.get("uid", rec.get("question_id")), i, "uid") or ""
             if uid not in uid_key:
-                raise IngestError(f, f"answer to unknown question uid {uid!r}", row=i, field="uid")
-            model = rec.get("model") or f.stem
-            try:
-                msgs = rec["messages"]
-                answer = msgs[-1]["content"]
-                if isinstance(answer, dict):
-                    answer = answer["answer"]
-            except (KeyError, IndexError, TypeError):
-                raise IngestError(f, "no answer text at messages[1].content.answer", row=i, field="messages") from None
-            if not isinstance(answer, str):
-                raise IngestError(f, "answer text is not a string", row=i, field="messages")
-            comps.append({"prompt_key": uid_key[uid], "model": str(model), "text": answer})
+                raise IngestError(f, f"answer to unknown question uid {quote(uid)}", row=i, field="uid")
+            model = (text_value(f, rec.get("model"), i, "model") or f.stem).strip()
+            if not model or len(model) > MAX_QUOTE:
+                raise IngestError(f, f"model name {quote(model)} is empty or too long", row=i, field="model")
+            msgs = rec.get("messages")
+            if not isinstance(msgs, list) or not msgs or not isinstance(msgs[-1], dict):
+                raise IngestError(f, "no answer text at messages[-1].content", row=i, field="messages")
+            answer = message_text(f, msgs[-1].get("content"), i, "messages")
+            if answer is None:
+                raise IngestError(f, "no answer text at messages[-1].content", row=i, field="messages")
+            comps.append({"prompt_key": uid_key[uid], "model": model, "text": answer})
     completions = pd.DataFrame(comps)
     dup = completions.duplicated(["prompt_key", "model"])
     if dup.any():
         r = completions[dup].iloc[0]
         raise IngestError(
-            adir, f"model {r.model!r} answered question {prompts[r.prompt_key]['external_id']!r} twice", field="uid"
+            adir,
+            f"model {quote(r.model)} answered question {quote(prompts[r.prompt_key]['external_id'])} twice",
+            field="uid",
         )
     completions = with_style(completions)
     battles = []

@@ -19,6 +19,11 @@ from core.domain import CRITERIA
 from core.text import style_counts
 
 SCORE_RANGE = (0.0, 10.0)
+MAX_TEXT_CHARS = 1_000_000  # a prompt or answer longer than this is refused (no real answer comes close)
+MAX_NESTING = 32  # JSON nested deeper than this is refused (conversations and scores are 2–4 levels)
+MAX_QUOTE = 200  # characters of an offending value an error message quotes
+INT32_MAX = 2**31 - 1
+TSTAMP_RANGE = (0.0, 4102444800.0)  # Unix seconds from 1970 to 2100
 
 
 class IngestError(ValueError):
@@ -32,6 +37,179 @@ class IngestError(ValueError):
         if field is not None:
             where.append(f"field '{field}'")
         super().__init__(f"{', '.join(where)}: {message}. Nothing was imported.")
+
+
+def quote(value: Any) -> str:
+    """A value as an error message shows it: its repr, cut to ``MAX_QUOTE`` characters."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    if len(text) <= MAX_QUOTE:
+        return text
+    return f"{text[:MAX_QUOTE]}… ({len(text):,} characters)"
+
+
+def _is_missing(v: Any) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+
+
+def text_value(path: Path, value: Any, row: int, field: str, required: bool = False) -> str | None:
+    """A scalar text (a string, or a number for ids), at most ``MAX_TEXT_CHARS`` long; None when missing."""
+    if _is_missing(value) or (isinstance(value, str) and not value.strip() and not required):
+        if required:
+            raise IngestError(path, "missing value", row=row, field=field)
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float, np.integer, np.floating)):
+        raise IngestError(path, f"expected text, got {type(value).__name__} {quote(value)}", row=row, field=field)
+    text = str(value)
+    if len(text) > MAX_TEXT_CHARS:
+        raise IngestError(
+            path, f"text of {len(text):,} characters exceeds the limit of {MAX_TEXT_CHARS:,}", row=row, field=field
+        )
+    if required and not text.strip():
+        raise IngestError(path, "empty value", row=row, field=field)
+    return text
+
+
+def text_column(path: Path, df: pd.DataFrame, col: str, required: bool = False) -> list[str | None]:
+    """Every value of a column as scalar text (see :func:`text_value`)."""
+    if col not in df.columns:
+        return [None] * len(df)
+    return [text_value(path, v, i + 1, col, required) for i, v in enumerate(df[col].tolist())]
+
+
+def int_column(path: Path, df: pd.DataFrame, col: str, lo: int, hi: int) -> list[int | None]:
+    """Whole numbers in [lo, hi] (booleans, fractions and out-of-range values refused); None when missing."""
+    if col not in df.columns:
+        return [None] * len(df)
+    out: list[int | None] = []
+    for i, v in enumerate(df[col].tolist()):
+        if _is_missing(v) or (isinstance(v, str) and not v.strip()):
+            out.append(None)
+            continue
+        number: float | int | None = None
+        if isinstance(v, (bool, np.bool_)):
+            number = None
+        elif (
+            isinstance(v, (int, np.integer))
+            or isinstance(v, (float, np.floating))
+            and math.isfinite(v)
+            and float(v).is_integer()
+        ):
+            number = int(v)
+        elif isinstance(v, str):
+            try:
+                number = int(v.strip())
+            except ValueError:
+                number = None
+        if number is None or not lo <= number <= hi:
+            raise IngestError(path, f"expected a whole number in [{lo}, {hi:,}], got {quote(v)}", row=i + 1, field=col)
+        out.append(int(number))
+    return out
+
+
+def float_values(
+    path: Path, df: pd.DataFrame, col: str, lo: float, hi: float, required: bool = False
+) -> list[float | None]:
+    """Finite numbers in [lo, hi]; None when missing (an error when ``required``)."""
+    if col not in df.columns:
+        return [None] * len(df)
+    out: list[float | None] = []
+    for i, v in enumerate(df[col].tolist()):
+        if _is_missing(v) or (isinstance(v, str) and not v.strip()):
+            if required:
+                raise IngestError(path, "missing value", row=i + 1, field=col)
+            out.append(None)
+            continue
+        x: float | None = None
+        if not isinstance(v, (bool, np.bool_)) and isinstance(v, (int, float, str, np.integer, np.floating)):
+            try:
+                x = float(v)
+            except (ValueError, OverflowError):
+                x = None
+        if x is None or not math.isfinite(x) or not lo <= x <= hi:
+            raise IngestError(path, f"expected a number in [{lo:g}, {hi:g}], got {quote(v)}", row=i + 1, field=col)
+        out.append(x)
+    return out
+
+
+def depth_ok(obj: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether ``obj`` nests lists and dicts at most ``limit`` deep (iteratively: no recursion to blow)."""
+    stack = [(obj, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return False
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, (list, tuple, np.ndarray)):
+            stack.extend((v, depth + 1) for v in node)
+    return True
+
+
+def load_json(path: Path, text: str, row: int, field: str | None = None) -> Any:
+    """``json.loads`` with the failures a corrupted file produces turned into named errors."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise IngestError(path, f"invalid JSON ({exc.msg})", row=row, field=field) from None
+    except RecursionError:
+        raise IngestError(path, f"JSON nested deeper than {MAX_NESTING} levels", row=row, field=field) from None
+    if not depth_ok(obj):
+        raise IngestError(path, f"JSON nested deeper than {MAX_NESTING} levels", row=row, field=field)
+    return obj
+
+
+def message_text(path: Path, content: Any, row: int, field: str) -> str | None:
+    """The text of one message's ``content``: a string; ``{answer, thought}`` (the answer); or a list of
+    parts ``{type, text, …}`` (the text parts joined).  Anything else is an error naming row and field."""
+    if _is_missing(content):
+        return None
+    if isinstance(content, str):
+        return text_value(path, content, row, field)
+    if isinstance(content, dict):
+        return message_text(path, content.get("answer", content.get("text")), row, field)
+    if isinstance(content, (list, tuple, np.ndarray)):
+        texts = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict) and (part.get("type") in (None, "text")):
+                if part.get("text") is not None:
+                    texts.append(text_value(path, part.get("text"), row, field) or "")
+            elif not (isinstance(part, dict) and part.get("type") in ("image", "image_url", "file")):
+                raise IngestError(
+                    path, f"a message part is neither text nor an image: {quote(part)}", row=row, field=field
+                )
+        return text_value(path, "\n".join(texts), row, field) if texts else None
+    raise IngestError(path, f"message content is {type(content).__name__} {quote(content)}", row=row, field=field)
+
+
+def conversation(path: Path, value: Any, row: int, field: str) -> list[tuple[str, str | None]]:
+    """A conversation as (role, text) pairs: a list (or JSON text) of ``{role, content}`` messages."""
+    if _is_missing(value):
+        return []
+    if isinstance(value, str):
+        if not value.strip():
+            return []
+        if len(value) > MAX_TEXT_CHARS * 4:
+            raise IngestError(path, f"conversation of {len(value):,} characters", row=row, field=field)
+        value = load_json(path, value, row, field)
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        raise IngestError(
+            path, f"expected a list of {{role, content}} messages, got {quote(value)}", row=row, field=field
+        )
+    if not depth_ok(value):
+        raise IngestError(path, f"conversation nested deeper than {MAX_NESTING} levels", row=row, field=field)
+    out: list[tuple[str, str | None]] = []
+    for message in value:
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise IngestError(
+                path, f"a message is not a {{role, content}} object: {quote(message)}", row=row, field=field
+            )
+        out.append((message["role"], message_text(path, message.get("content"), row, field)))
+    return out
 
 
 @dataclass(frozen=True)
@@ -91,47 +269,60 @@ def read_csv(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
 
 
 def require_names(path: Path, df: pd.DataFrame, cols: tuple[str, ...]) -> None:
+    """Model (or judge) names: non-empty scalar text of at most 200 characters, stripped in place."""
     for col in cols:
-        values = df[col].astype(str).str.strip()
-        bad = np.flatnonzero((values == "") | df[col].isna().to_numpy())
-        if len(bad):
-            raise IngestError(path, "empty model name", row=int(bad[0]) + 1, field=col)
-        df[col] = values
+        names = []
+        for i, v in enumerate(df[col].tolist()):
+            text = text_value(path, v, i + 1, col)
+            if text is None or not text.strip():
+                raise IngestError(path, "empty model name", row=i + 1, field=col)
+            if len(text) > MAX_QUOTE:
+                raise IngestError(
+                    path, f"a name of {len(text):,} characters (at most {MAX_QUOTE})", row=i + 1, field=col
+                )
+            names.append(text.strip())
+        df[col] = names
 
 
 def float_column(path: Path, df: pd.DataFrame, col: str, lo: float, hi: float) -> np.ndarray:
-    values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
-    bad = np.flatnonzero(~np.isfinite(values) | (values < lo) | (values > hi))
-    if len(bad):
-        r = int(bad[0])
-        raise IngestError(path, f"expected a number in [{lo}, {hi}], got {df[col].iloc[r]!r}", row=r + 1, field=col)
-    return values
+    """A required numeric column, every value finite in [lo, hi]."""
+    return np.array(float_values(path, df, col, lo, hi, required=True), dtype=float)
 
 
 def parse_scores(path: Path, raw: str, row: int, field: str) -> dict[str, float]:
     text = str(raw).strip()
     if not text:
         raise IngestError(path, "empty score dictionary", row=row, field=field)
+    if len(text) > 10_000:  # six criteria fit in a few hundred characters
+        raise IngestError(path, f"score dictionary of {len(text):,} characters", row=row, field=field)
     obj: Any
     try:
         obj = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         try:
             obj = ast.literal_eval(text)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            raise IngestError(path, f"unparseable score dictionary {text[:60]!r}", row=row, field=field) from None
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            raise IngestError(path, f"unparseable score dictionary {quote(text)}", row=row, field=field) from None
     if not isinstance(obj, dict) or not obj:
-        raise IngestError(path, f"expected a dictionary of criterion scores, got {text[:60]!r}", row=row, field=field)
+        raise IngestError(path, f"expected a dictionary of criterion scores, got {quote(text)}", row=row, field=field)
     out = {}
     for k, v in obj.items():
         key = str(k).strip().lower()
         if key not in CRITERIA:
-            raise IngestError(path, f"unknown criterion {k!r} (expected {', '.join(CRITERIA)})", row=row, field=field)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise IngestError(path, f"criterion {key!r} has non-numeric score {v!r}", row=row, field=field)
-        if not SCORE_RANGE[0] <= v <= SCORE_RANGE[1]:
-            raise IngestError(path, f"criterion {key!r} score {v} outside {SCORE_RANGE}", row=row, field=field)
-        out[key] = float(v)
+            raise IngestError(
+                path, f"unknown criterion {quote(k)} (expected {', '.join(CRITERIA)})", row=row, field=field
+            )
+        number = None
+        if not isinstance(v, bool) and isinstance(v, (int, float)):
+            try:
+                number = float(v)
+            except OverflowError:
+                number = None
+        if number is None or not math.isfinite(number):
+            raise IngestError(path, f"criterion {key!r} has non-numeric score {quote(v)}", row=row, field=field)
+        if not SCORE_RANGE[0] <= number <= SCORE_RANGE[1]:
+            raise IngestError(path, f"criterion {key!r} score {quote(v)} outside {SCORE_RANGE}", row=row, field=field)
+        out[key] = number
     return out
 
 
@@ -217,22 +408,24 @@ def read_table_file(path: Path) -> pd.DataFrame:
     raise IngestError(path, f"unknown file type {suffix!r}: expected .parquet, .csv or .jsonl")
 
 
-def read_jsonl(path: Path) -> list[dict]:
+def read_jsonl_lines(path: Path) -> list[tuple[int, dict]]:
+    """The records of a JSON Lines file with their line numbers (blank lines skipped), for errors that name them."""
     text = read_text(path)
     out = []
     for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise IngestError(path, f"invalid JSON ({exc.msg})", row=i) from None
+        obj = load_json(path, line, i)
         if not isinstance(obj, dict):
             raise IngestError(path, "each line must be a JSON object", row=i)
-        out.append(obj)
+        out.append((i, obj))
     if not out:
         raise IngestError(path, "the file has no records")
     return out
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [obj for _, obj in read_jsonl_lines(path)]
 
 
 def with_style(comp: pd.DataFrame) -> pd.DataFrame:

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from core.domain import DatasetTables
-from core.ingest.common import IngestError, guess_family, models_frame, read_csv, require_names
+from core.ingest.common import IngestError, guess_family, models_frame, quote, read_csv, require_names, text_column
 
 
 def read(path: str | Path, dataset: str | None = None, judge: str | None = None) -> DatasetTables:
@@ -16,7 +16,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
     path = Path(path)
     df = read_csv(path, ("judge", "first", "second", "question_id", "winner"))
     require_names(path, df, ("judge", "first", "second"))
-    qid = df["question_id"].astype(str).str.strip()
+    qid = pd.Series([(t or "").strip() for t in text_column(path, df, "question_id")], dtype=object)
     empty = np.flatnonzero((qid == "").to_numpy())
     if len(empty):
         raise IngestError(path, "empty question id", row=int(empty[0]) + 1, field="question_id")
@@ -24,7 +24,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
     same = np.flatnonzero(first == second)
     if len(same):
         raise IngestError(path, "a model cannot battle itself", row=int(same[0]) + 1, field="second")
-    winner = df["winner"].astype(str).str.strip().to_numpy()
+    winner = np.array([(t or "").strip() for t in text_column(path, df, "winner")], dtype=object)
     is_tie = np.char.lower(winner.astype(str)) == "tie"
     ok = is_tie | (winner == first) | (winner == second)
     bad = np.flatnonzero(~ok)
@@ -32,7 +32,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         r = int(bad[0])
         raise IngestError(
             path,
-            f"winner {winner[r]!r} is neither contestant ({first[r]!r}, {second[r]!r}) nor 'Tie'",
+            f"winner {quote(winner[r])} is neither contestant ({quote(first[r])}, {quote(second[r])}) nor 'Tie'",
             row=r + 1,
             field="winner",
         )

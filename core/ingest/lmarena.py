@@ -5,47 +5,26 @@ Columns: model_a, model_b, winner[, judge (the annotator), conversation_a/b, tur
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from core.domain import ARENA_WINNERS, DatasetTables
-from core.ingest.common import IngestError, models_frame, read_table_file, require_names, with_style
-
-
-def _last_assistant_text(conv: Any) -> str | None:
-    if conv is None or (isinstance(conv, float) and math.isnan(conv)):
-        return None
-    if isinstance(conv, str):
-        if not conv.strip():
-            return None
-        conv = json.loads(conv)
-    msgs = list(conv)
-    for m in reversed(msgs):
-        m = dict(m)
-        if m.get("role") == "assistant":
-            content = m.get("content")
-            if isinstance(content, dict):
-                content = content.get("answer", json.dumps(content))
-            return None if content is None else str(content)
-    return None
-
-
-def _first_user_text(conv: Any) -> str | None:
-    if conv is None or (isinstance(conv, float) and math.isnan(conv)):
-        return None
-    if isinstance(conv, str):
-        conv = json.loads(conv) if conv.strip() else []
-    for m in list(conv):
-        m = dict(m)
-        if m.get("role") == "user":
-            return str(m.get("content"))
-    return None
+from core.ingest.common import (
+    INT32_MAX,
+    TSTAMP_RANGE,
+    IngestError,
+    conversation,
+    float_values,
+    int_column,
+    models_frame,
+    quote,
+    read_table_file,
+    require_names,
+    text_column,
+    with_style,
+)
 
 
 def read(path: str | Path, dataset: str | None = None, judge: str | None = None) -> DatasetTables:
@@ -61,63 +40,38 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
     same = np.flatnonzero(df["model_a"].to_numpy() == df["model_b"].to_numpy())
     if len(same):
         raise IngestError(path, "a model cannot battle itself", row=int(same[0]) + 1, field="model_b")
-    winners = df["winner"].astype(str).str.strip().str.lower()
-    mapped = winners.map(ARENA_WINNERS)
-    bad = np.flatnonzero(mapped.isna().to_numpy())
-    if len(bad):
-        r = int(bad[0])
-        raise IngestError(
-            path,
-            f"unknown winner {df['winner'].iloc[r]!r} (expected one of {sorted(ARENA_WINNERS)})",
-            row=r + 1,
-            field="winner",
-        )
+    winners = []
+    for i, v in enumerate(df["winner"].tolist()):
+        code = ARENA_WINNERS.get(str(v).strip().lower()) if isinstance(v, str) else None
+        if code is None:
+            raise IngestError(
+                path, f"unknown winner {quote(v)} (expected one of {sorted(ARENA_WINNERS)})", row=i + 1, field="winner"
+            )
+        winners.append(code)
     n = len(df)
     keys = np.arange(n, dtype=np.int64)
-
-    def optional(col: str, cast: Callable[[Any], Any] | None = None) -> np.ndarray | list[None]:
-        if col not in df.columns:
-            return [None] * n
-        s = df[col].replace("", None)
-        return s.map(cast, na_action="ignore").to_numpy(dtype=object) if cast else s.to_numpy(dtype=object)
-
-    def _num(col: str, kind: str) -> np.ndarray | None:
-        if col not in df.columns:
-            return None
-        vals = pd.to_numeric(df[col].replace("", None), errors="coerce")
-        bad = np.flatnonzero(vals.isna().to_numpy() & df[col].replace("", None).notna().to_numpy())
-        if len(bad):
-            r = int(bad[0])
-            raise IngestError(path, f"expected a {kind}, got {df[col].iloc[r]!r}", row=r + 1, field=col)
-        return vals.to_numpy()
-
-    turn, tstamp = _num("turn", "whole number"), _num("tstamp", "number")
-    ext = optional("question_id", str)
+    ext = text_column(path, df, "question_id")
     battles = pd.DataFrame(
         {
             "battle_key": keys,
             "model_a": df["model_a"].to_numpy(),
             "model_b": df["model_b"].to_numpy(),
             "external_id": ext,
-            "language": optional("language", str),
-            "turn": turn if turn is not None else [None] * n,
-            "tstamp": tstamp if tstamp is not None else [None] * n,
+            "language": text_column(path, df, "language"),
+            "turn": pd.array(int_column(path, df, "turn", 1, INT32_MAX), dtype="Int32"),
+            "tstamp": pd.array(float_values(path, df, "tstamp", *TSTAMP_RANGE), dtype="Float64"),
         }
     )
-    annot = optional("judge", str)
-    votes = pd.DataFrame({"battle_key": keys, "winner": mapped.to_numpy(), "annotator": annot})
+    votes = pd.DataFrame({"battle_key": keys, "winner": winners, "annotator": text_column(path, df, "judge")})
     prompts = completions = None
     if "conversation_a" in df.columns and "conversation_b" in df.columns:
         texts_a, texts_b, ptext = [], [], []
         for i, (ca, cb) in enumerate(zip(df["conversation_a"].tolist(), df["conversation_b"].tolist())):
-            try:
-                texts_a.append(_last_assistant_text(ca))
-                texts_b.append(_last_assistant_text(cb))
-                ptext.append(_first_user_text(ca))
-            except (json.JSONDecodeError, TypeError, ValueError):
-                raise IngestError(
-                    path, "conversation is not a list of {role, content} messages", row=i + 1, field="conversation_a"
-                ) from None
+            conv_a = conversation(path, ca, i + 1, "conversation_a")
+            conv_b = conversation(path, cb, i + 1, "conversation_b")
+            texts_a.append(next((text for role, text in reversed(conv_a) if role == "assistant"), None))
+            texts_b.append(next((text for role, text in reversed(conv_b) if role == "assistant"), None))
+            ptext.append(next((text for role, text in conv_a if role == "user"), None))
         # Each battle gets its own prompt: the same question id can carry
         # different conversations (multi-turn), so completions are per battle.
         prompts = pd.DataFrame({"prompt_key": keys, "external_id": ext, "text": ptext, "language": battles["language"]})

@@ -13,7 +13,16 @@ import pandas as pd
 
 from core import domain
 from core.domain import CRITERIA, DatasetTables, outcome_of_target, preference_to_target
-from core.ingest.common import IngestError, float_column, models_frame, parse_scores, read_csv, require_names
+from core.ingest.common import (
+    IngestError,
+    float_column,
+    models_frame,
+    parse_scores,
+    quote,
+    read_csv,
+    require_names,
+    text_column,
+)
 
 
 def read(path: str | Path, dataset: str | None = None, judge: str | None = None) -> DatasetTables:
@@ -32,14 +41,20 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         for c in CRITERIA:
             scores[f"{side}_{c}"] = np.array([d.get(c, np.nan) for d in parsed], dtype=float)
     id_col = "battle_id" if "battle_id" in df.columns else ("row_id" if "row_id" in df.columns else None)
-    ext = df[id_col].astype(str).to_numpy() if id_col else np.array([str(i) for i in range(len(df))])
+    ext = (
+        np.array([(t or "").strip() for t in text_column(path, df, id_col)], dtype=object)
+        if id_col
+        else np.array([str(i) for i in range(len(df))], dtype=object)
+    )
+    if id_col and (ext == "").any():
+        raise IngestError(path, "empty battle id", row=int(np.flatnonzero(ext == "")[0]) + 1, field=id_col)
     dup = pd.Series(ext).duplicated()
     if id_col and dup.any():
         r = int(np.flatnonzero(dup.to_numpy())[0])
-        raise IngestError(path, f"duplicate battle id {ext[r]!r}", row=r + 1, field=id_col)
+        raise IngestError(path, f"duplicate battle id {quote(ext[r])}", row=r + 1, field=id_col)
     n = len(df)
     keys = np.arange(n, dtype=np.int64)
-    lang = df["meta_lang"].replace("", None).to_numpy(dtype=object) if "meta_lang" in df.columns else [None] * n
+    lang = np.array(text_column(path, df, "meta_lang"), dtype=object)
     battles = pd.DataFrame(
         {"battle_key": keys, "model_a": df["model_a"], "model_b": df["model_b"], "external_id": ext, "language": lang}
     )

@@ -1,0 +1,351 @@
+"""Imports never crash: ≥ 1,000 corrupted variants of every import format, through the CLI's own code path.
+
+Each variant either imports (exit 0) and is valid, or is rejected (exit 2) with a message naming the file
+and leaving the store exactly as it was (``info --json`` and a checksum of every table unchanged).  No other
+outcome (a traceback, exit 1) is allowed.  Corruptions are drawn from a seeded generator: type swaps (lists,
+dicts, booleans, huge integers, ±inf, 1e400, NaN), out-of-range and fractional numbers, text over the size
+limit, deeply nested JSON, invalid UTF-8, truncated and empty files, missing and renamed columns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import random
+import shutil
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+from core.cli import main
+from core.domain import validate
+from core.ingest.common import MAX_QUOTE, MAX_TEXT_CHARS, TSTAMP_RANGE
+from core.store import Store
+
+N_VARIANTS = {"softelo": 260, "lmarena": 300, "contests": 220, "arena-hard": 240}  # 1,020 in all
+TABLES = ("datasets", "imports", "models", "prompts", "completions", "battles", "votes", "judges", "judgments")
+
+DEEP = json.loads("[" * 200 + "]" * 200)
+BAD_VALUES = [
+    None,
+    "",
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    "1e400",
+    10**30,
+    -3,
+    1.5,
+    True,
+    "x" * 20,
+    [1, 2],
+    {"k": "v"},
+    DEEP,
+    "a" * (MAX_TEXT_CHARS + 5),
+    "\x00\x01",
+    "nan",
+    0,
+    2**31,
+    "−1",
+]
+
+
+def _softelo(d: Path) -> Path:
+    rows = [
+        ("gpt-4", "llama-2", 0.0, 0.0),
+        ("llama-2", "claude", 1.0, 0.5),
+        ("claude", "gpt-4", 0.5, 1.0),
+        ("gpt-4", "claude", 0.0, 0.0),
+        ("llama-2", "gpt-4", 1.0, 1.0),
+        ("claude", "llama-2", 0.0, 0.5),
+    ]
+    df = pd.DataFrame(rows, columns=["model_a", "model_b", "human_pref", "judge_pref"])
+    df["scores_a"] = ['{"helpfulness": 8, "clarity": 7}'] * len(df)
+    df["scores_b"] = ['{"helpfulness": 6, "clarity": 7}'] * len(df)
+    df["meta_lang"] = "en"
+    df["battle_id"] = [f"b{k}" for k in range(len(df))]
+    path = d / "base.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def _lmarena_frame() -> pd.DataFrame:
+    conv = lambda q, a: [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
+    rows = []
+    for k in range(8):
+        ma, mb = ("m1", "m2") if k % 2 else ("m2", "m3")
+        rows.append(
+            {
+                "question_id": f"q{k}",
+                "model_a": ma,
+                "model_b": mb,
+                "winner": ["model_a", "model_b", "tie", "tie (bothbad)"][k % 4],
+                "judge": f"u{k % 3}",
+                "conversation_a": conv(f"question {k}", f"answer a {k}"),
+                "conversation_b": conv(f"question {k}", f"answer b {k}"),
+                "turn": 1 + k % 2,
+                "language": "English",
+                "tstamp": 1.7e9 + k,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _contests(d: Path) -> Path:
+    rows = [
+        ("j1", "m1", "m2", "q1", "m1"),
+        ("j1", "m2", "m1", "q1", "m1"),
+        ("j2", "m1", "m3", "q2", "Tie"),
+        ("j2", "m3", "m2", "q3", "m2"),
+        ("j1", "m3", "m1", "q4", "m3"),
+    ]
+    path = d / "base.csv"
+    pd.DataFrame(rows, columns=["judge", "first", "second", "question_id", "winner"]).to_csv(path, index=False)
+    return path
+
+
+def _arena_hard(d: Path) -> Path:
+    root = d / "ah"
+    (root / "model_answer").mkdir(parents=True)
+    q = [{"uid": f"u{k}", "category": "arena-hard-v0.1", "prompt": f"prompt {k}"} for k in range(4)]
+    (root / "question.jsonl").write_text("\n".join(json.dumps(x) for x in q) + "\n")
+    for m in ("m1", "m2", "m3"):
+        recs = [
+            {
+                "uid": f"u{k}",
+                "model": m,
+                "messages": [
+                    {"role": "user", "content": f"prompt {k}"},
+                    {"role": "assistant", "content": {"answer": f"{m} {k}"}},
+                ],
+            }
+            for k in range(4)
+        ]
+        (root / "model_answer" / f"{m}.jsonl").write_text("\n".join(json.dumps(x) for x in recs) + "\n")
+    return root
+
+
+def _put(df: pd.DataFrame, rng: random.Random) -> pd.DataFrame:
+    """One cell, one column or one row corrupted."""
+    df = df.copy().astype(object)
+    op = rng.choice(["cell", "cell", "cell", "column", "drop", "rename", "dup", "empty"])
+    col = rng.choice(list(df.columns))
+    if op == "cell":
+        df.at[rng.randrange(len(df)), col] = rng.choice(BAD_VALUES)
+    elif op == "column":
+        value = rng.choice(BAD_VALUES)
+        df[col] = [value] * len(df)
+    elif op == "drop":
+        df = df.drop(columns=[col])
+    elif op == "rename":
+        df = df.rename(columns={col: col + "_x"})
+    elif op == "dup":
+        df = pd.concat([df, df.iloc[[rng.randrange(len(df))]]], ignore_index=True)
+    else:
+        df = df.iloc[0:0]
+    return df
+
+
+def _bytes(path: Path, rng: random.Random) -> None:
+    """Corrupt a file's bytes: truncated, emptied, invalid UTF-8 or a garbage line."""
+    data = path.read_bytes()
+    op = rng.choice(["truncate", "empty", "utf8", "garbage"])
+    if op == "truncate":
+        data = data[: rng.randrange(max(len(data), 1))]
+    elif op == "empty":
+        data = b""
+    elif op == "utf8":
+        k = rng.randrange(max(len(data), 1))
+        data = data[:k] + b"\xff\xfe\xc3" + data[k:]
+    else:
+        data = data + b"\n{not json,,,\n"
+    path.write_bytes(data)
+
+
+def _write_table(df: pd.DataFrame, path: Path) -> bool:
+    """Write a frame as its suffix says; False when the corruption cannot even be written in that format."""
+    try:
+        if path.suffix == ".csv":
+            out = df.copy()
+            for c in out.columns:
+                out[c] = [json.dumps(v) if isinstance(v, (list, dict)) else v for v in out[c]]
+            out.to_csv(path, index=False)
+        elif path.suffix == ".jsonl":
+            with path.open("w") as fh:
+                for rec in df.to_dict("records"):
+                    fh.write(json.dumps(rec, default=str, allow_nan=True) + "\n")
+        else:
+            df.to_parquet(path, index=False)
+    except Exception:
+        return False
+    return True
+
+
+def _variant(fmt: str, base: Path, work: Path, rng: random.Random) -> Path | None:
+    """A corrupted copy of the format's base file (None when the corruption cannot be represented)."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir()
+    if fmt == "arena-hard":
+        root = work / "ah"
+        shutil.copytree(base, root)
+        files = [root / "question.jsonl", *sorted((root / "model_answer").glob("*.jsonl"))]
+        target = rng.choice(files)
+        if rng.random() < 0.3:
+            _bytes(target, rng)
+            return root
+        lines = [json.loads(x) for x in target.read_text().splitlines() if x.strip()]
+        rec = rng.choice(lines)
+        key = rng.choice(list(rec) + ["turns", "messages"])
+        value = rng.choice(BAD_VALUES + [[{"content": 3}], ["text"], [{"role": "assistant", "content": DEEP}]])
+        if rng.random() < 0.15:
+            rec.pop(key, None)
+        else:
+            rec[key] = value
+        with target.open("w") as fh:
+            for r in lines:
+                fh.write(json.dumps(r, allow_nan=True) + "\n")
+        return root
+    if fmt == "lmarena":
+        df = _put(_lmarena_frame(), rng)
+        path = work / f"battles{rng.choice(['.parquet', '.jsonl', '.csv'])}"
+        if not _write_table(df, path):
+            return None
+    else:
+        df = _put(pd.read_csv(base, dtype=str, keep_default_na=False), rng)
+        path = work / "file.csv"
+        if not _write_table(df, path):
+            return None
+    if rng.random() < 0.15:
+        _bytes(path, rng)
+    return path
+
+
+def _checksums(db: Path) -> dict:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {t: con.execute(f"SELECT count(*), coalesce(sum(hash(x)), 0) FROM {t} x").fetchone() for t in TABLES}
+    finally:
+        con.close()
+
+
+def _run(args: list[str]) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(args)
+    return rc, err.getvalue()
+
+
+def _accepted_is_valid(db: Path, name: str) -> None:
+    with Store.open(db, read_only=True) as s:
+        frame = s.battle_frame(name)
+        validate(frame)
+        turns = frame["turn"].dropna()
+        assert (turns >= 1).all() and (turns == turns.round()).all()
+        stamps = frame["tstamp"].dropna().astype(float)
+        assert stamps.map(math.isfinite).all() and stamps.between(*TSTAMP_RANGE).all()
+        assert s.models_frame(name)["model"].str.len().max() <= MAX_QUOTE
+        comps = s.completions_frame(name, with_text=True)
+        assert comps["text"].dropna().str.len().max() <= MAX_TEXT_CHARS if len(comps) else True
+
+
+@pytest.mark.parametrize("fmt", list(N_VARIANTS))
+def test_corrupted_imports_exit_0_or_2_and_a_rejection_changes_nothing(fmt, tmp_path):
+    base_dir = tmp_path / "base"
+    base_dir.mkdir()
+    base = {"softelo": _softelo, "contests": _contests, "arena-hard": _arena_hard}.get(fmt, lambda d: d)(base_dir)
+    db = tmp_path / "store.duckdb"
+    Store.open(db).close()
+    before = _checksums(db)
+    rng = random.Random(f"fuzz-{fmt}")
+    outcomes = {0: 0, 2: 0}
+    tried = 0
+    while tried < N_VARIANTS[fmt]:
+        path = _variant(fmt, base, tmp_path / "work", rng)
+        if path is None:
+            continue
+        tried += 1
+        name = f"v{tried}"
+        rc, err = _run(["import", "--db", str(db), "--format", fmt, "--dataset", name, str(path)])
+        assert rc in (0, 2), (fmt, tried, rc, err)
+        outcomes[rc] += 1
+        if rc == 2:
+            assert "error:" in err and len(err) < 2000, err  # a message, quoting at most 200 characters
+            assert _checksums(db) == before, (fmt, tried, err)
+        else:
+            _accepted_is_valid(db, name)
+            with Store.open(db) as s:
+                s.delete_dataset(name)
+            before = _checksums(db)  # the judge registry is store-wide: a deleted dataset leaves its judges
+    assert outcomes[2] > 0.3 * tried  # the corruptions bite
+    assert outcomes[0] + outcomes[2] == tried
+
+
+def test_a_rejected_import_into_a_missing_store_creates_no_store(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("model_a,model_b,winner\nx,y,sideways\n")
+    db = tmp_path / "nowhere" / "store.duckdb"
+    rc, err = _run(["import", "--db", str(db), "--format", "lmarena", str(bad)])
+    assert rc == 2 and "row 1, field 'winner'" in err
+    assert not db.exists() and not db.parent.exists()
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (1.5, "whole number"),
+        (-3, "whole number"),
+        (True, "whole number"),
+        (2**31, "whole number"),
+    ],
+)
+def test_lmarena_turn_must_be_a_positive_int32(tmp_path, value, message):
+    df = _lmarena_frame()
+    df["turn"] = df["turn"].astype(object)
+    df.at[2, "turn"] = value
+    path = tmp_path / "b.jsonl"
+    _write_table(df, path)
+    rc, err = _run(["import", "--db", str(tmp_path / "s.duckdb"), "--format", "lmarena", str(path)])
+    assert rc == 2 and "row 3, field 'turn'" in err and message in err
+
+
+@pytest.mark.parametrize("value", [float("inf"), -float("inf"), "1e400", -5.0])
+def test_lmarena_tstamp_must_be_a_finite_time(tmp_path, value):
+    df = _lmarena_frame()
+    df["tstamp"] = df["tstamp"].astype(object)
+    df.at[4, "tstamp"] = value
+    path = tmp_path / "b.jsonl"
+    _write_table(df, path)
+    rc, err = _run(["import", "--db", str(tmp_path / "s.duckdb"), "--format", "lmarena", str(path)])
+    assert rc == 2 and "row 5, field 'tstamp'" in err
+
+
+def test_messages_quote_at_most_200_characters_of_a_value(tmp_path):
+    df = _lmarena_frame()
+    df.at[0, "winner"] = "w" * 1_000_000
+    path = tmp_path / "b.parquet"
+    _write_table(df, path)
+    rc, err = _run(["import", "--db", str(tmp_path / "s.duckdb"), "--format", "lmarena", str(path)])
+    assert rc == 2 and "row 1, field 'winner'" in err and len(err) < 600 and "1,000,002 characters" in err
+
+
+def test_list_content_parts_are_read_as_text(tmp_path):
+    """A 140k-style message (content = a list of {type, text, image} parts) is stored as its text."""
+    df = _lmarena_frame()
+    parts = [{"type": "text", "text": "4", "image": None, "mimeType": None}]
+    df.at[0, "conversation_a"] = [
+        {"role": "user", "content": [{"type": "text", "text": "2+2?"}]},
+        {"role": "assistant", "content": parts},
+    ]
+    path = tmp_path / "b.jsonl"  # Parquet cannot hold a column mixing string and list contents
+    assert _write_table(df, path)
+    db = tmp_path / "s.duckdb"
+    rc, err = _run(["import", "--db", str(db), "--format", "lmarena", "--dataset", "p", str(path)])
+    assert rc == 0, err
+    with Store.open(db, read_only=True) as s:
+        texts = s.completions_frame("p", with_text=True)["text"]
+    assert "4" in set(texts) and not any("'type'" in t for t in texts.dropna())
