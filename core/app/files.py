@@ -31,13 +31,22 @@ def softelo_frame(path: str | Path) -> pd.DataFrame:
 
 # ----------------------------------------------------------- battle files
 def bt_report(
-    path: str | Path, ci: str | None = "sandwich", n_boot: int = 1000, seed: int = 0, lam: float = 0.0
+    path: str | Path,
+    ci: str | None = "sandwich",
+    n_boot: int = 1000,
+    seed: int = 0,
+    lam: float = 0.0,
+    se_models: list[str] | tuple[str, ...] = (),
+    se_top: int | None = None,
 ) -> dict:
     """Bradley–Terry ratings with 95% intervals of an LMArena-style battle file (model_a, model_b, winner).
 
     The file is aggregated to (pair, outcome) cells by DuckDB; a bad file
     raises ``StoreError`` naming file, row and field.  ``seconds`` times the
-    steps.
+    steps.  Above ``bt.SE_ALL_MAX_MODELS`` models each sandwich SE costs a
+    linear solve, so only the ``se_top`` best models (default
+    ``bt.SE_TOP_MODELS``) and the named ``se_models`` get one; the others
+    have null SE and interval, and an issue says so.
     """
     if ci == "bootstrap" and n_boot < 2:
         raise ValueError("--bootstrap needs at least 2 replicates")
@@ -54,7 +63,7 @@ def bt_report(
     t3 = time.perf_counter()
     intervals = None
     if ci == "sandwich":
-        intervals = bt.sandwich_intervals(comps, fit)
+        intervals = bt.sandwich_intervals(comps, fit, models=se_models, top=se_top)
     elif ci == "bootstrap":
         intervals = bt.bootstrap(comps, fit, n_boot=n_boot, seed=seed)
     t4 = time.perf_counter()

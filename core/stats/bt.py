@@ -16,6 +16,14 @@ unchanged on the centred subspace and makes the system positive definite, so
 every solve is a Cholesky solve.  (Cholesky also keeps small solves fast on a
 busy machine, where multithreaded LU factorisations stall.)
 
+Large tables (``SPARSE_MIN_MODELS``; thousands of models with a few battles
+each, as in an arena's long tail) never form an m×m matrix: the information
+is a sparse Laplacian (plus feature blocks), Newton steps are solved by
+Jacobi-preconditioned conjugate gradients, which stay on the centred
+subspace, and sandwich SEs by one sparse solve per model
+(:func:`sandwich_variances`), so only a chosen subset gets SEs beyond
+``SE_ALL_MAX_MODELS`` models.
+
 Uncertainty
 -----------
 * Sandwich ``H⁺ G H⁺`` with ``G`` the sum of per-battle gradient outer
@@ -41,6 +49,7 @@ import pandas as pd
 from scipy import linalg as sla
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
+from scipy.sparse.linalg import splu
 
 from core.domain import Z95, Ratings, elo_units, ranked, sigmoid, theta_to_elo
 
@@ -315,6 +324,7 @@ class BTFit:
     well_defined: bool
     loglik: float
     components: np.ndarray  # component label per model (0 = largest)
+    solver: str = "dense"  # how the Newton steps were solved: 'dense' or 'sparse'
 
     @property
     def elo(self) -> np.ndarray:
@@ -411,11 +421,18 @@ def _gauge(components: np.ndarray, m: int, k: int) -> np.ndarray:
 
 
 def _centre(theta: np.ndarray, comps: np.ndarray) -> np.ndarray:
-    """Centre θ within each component; works on (m,) or (B, m)."""
+    """Centre θ within each component; works on (m,) or (B, m).
+
+    One sparse product instead of a loop over components: a long-tailed
+    table can have thousands of components (models without battles).
+    """
     out = np.array(theta, dtype=float, copy=True)
-    for comp in np.unique(comps):
-        idx = comps == comp
-        out[..., idx] -= out[..., idx].mean(axis=-1, keepdims=True)
+    if not out.shape[-1]:
+        return out
+    comps = np.asarray(comps)
+    member = sparse.csr_matrix((np.ones(len(comps)), (np.arange(len(comps)), comps)))
+    means = (member.T @ out.reshape(-1, len(comps)).T).T / np.bincount(comps)
+    out -= means[:, comps].reshape(out.shape)
     return out
 
 
@@ -424,6 +441,178 @@ def _solve_spd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return sla.cho_solve(sla.cho_factor(a, check_finite=False), b, check_finite=False)
     except (np.linalg.LinAlgError, ValueError):  # singular feature block (collinear features)
         return np.linalg.lstsq(a, b, rcond=None)[0]
+
+
+# ---------------------------------------------------------- sparse solver
+# Above this many models ``solver='auto'`` fits by Newton–CG on a sparse
+# information matrix.  The dense path costs O(m³) per Newton step (a Cholesky
+# of the (m+k)² information); the sparse path O(cells × CG iterations).
+# Fit + every sandwich SE on long-tailed graphs (3 battles per model, 2-core
+# machine), dense vs sparse: 1,000 models 0.29 s vs 0.04 s, 1,500 models
+# 0.65 s vs 0.07 s, 3,000 models 4.5 s vs 0.22 s.  Below the threshold both
+# take under a second and the dense path, the reference implementation that
+# every small leaderboard has always used, is kept.
+SPARSE_MIN_MODELS = 1500
+# The sparse sandwich costs one linear solve per model whose SE is wanted.
+# Up to this many models every SE is computed by default (sparse LU: ~3 s at
+# 10,000 long-tailed models); above it only the SE_TOP_MODELS best by Elo
+# (plus any named), the rest are NaN: by CG each SE costs ~0.12 s at 100,000
+# models / 1M battles, so 500 of them keep that whole CLI run at about 75 s.
+SE_ALL_MAX_MODELS = 10_000
+SE_TOP_MODELS = 500
+# Sparse LU (SuperLU, minimum-degree ordering) for the SE solves up to this
+# many models: factor once, then each solve is cheap (10,000 long-tailed
+# models / 30k battles: 0.1 s to factor, 250k non-zeros).  The fill grows
+# fast with the size of the well-connected core (10,000 models / 1M battles:
+# 20 s, 22M non-zeros; 100,000 / 1M: 180 s, 70M), so larger tables use
+# Jacobi-preconditioned CG, whose cost is predictable (~50 sparse products).
+SPLU_MAX_MODELS = 10_000
+_CG_RTOL = 1e-10  # per solve, relative residual: far below what moves Elo or an SE by 1e-6
+# Comparison graphs with hubs need ~50 iterations.  Long chains of models
+# (each compared only with its neighbours) need thousands, but a chain has no
+# LU fill, so after this many the solve switches to sparse LU.
+_CG_MAX_ITER = 500
+
+
+@dataclass(frozen=True)
+class _SparseDesign:
+    """CSR pattern of Σ_cells w·a aᵀ, a = (e_i − e_j, x), plus λ on the θ diagonal.
+
+    The pattern depends on the cells only, so it is built once and every
+    Newton step (and the meat) only refills the values with a bincount.
+    """
+
+    m: int
+    k: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    slot: np.ndarray  # CSR position of each entry of the stacked (i,i), (j,j), (i,j), (j,i)[, feature] list
+    x: np.ndarray | None
+
+    @classmethod
+    def of(cls, c: Comparisons) -> _SparseDesign:
+        m, k = c.n_models, c.n_features
+        size = m + k
+        i, j = c.i, c.j
+        rows = [i, j, i, j, np.arange(m)]
+        cols = [i, j, j, i, np.arange(m)]
+        if c.x is not None and k:
+            for f in range(k):
+                feat = np.full(len(i), m + f)
+                rows += [i, j, feat, feat]
+                cols += [feat, feat, i, j]
+                for g in range(k):
+                    rows.append(feat)
+                    cols.append(np.full(len(i), m + g))
+        key = np.concatenate(rows) * size + np.concatenate(cols)
+        uniq, slot = np.unique(key, return_inverse=True)
+        indptr = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(uniq // size, minlength=size), out=indptr[1:])
+        return cls(m, k, indptr, uniq % size, slot, c.x)
+
+    def matrix(self, w: np.ndarray, lam: float) -> sparse.csr_matrix:
+        """Σ_cells w·a aᵀ + λ·I_θ (the information for w = n·p(1−p), the meat for w = Σ w²(y−p)²)."""
+        vals = [w, w, -w, -w, np.full(self.m, float(lam))]
+        if self.x is not None and self.k:
+            for f in range(self.k):
+                wx = w * self.x[:, f]
+                vals += [wx, -wx, wx, -wx]
+                vals += [wx * self.x[:, g] for g in range(self.k)]
+        data = np.bincount(self.slot, weights=np.concatenate(vals), minlength=len(self.indices))
+        size = self.m + self.k
+        return sparse.csr_matrix((data, self.indices, self.indptr), shape=(size, size))
+
+
+def _pcg(
+    h: sparse.csr_matrix,
+    b: np.ndarray,
+    project: Callable[[np.ndarray], np.ndarray] | None,
+    rtol: float = _CG_RTOL,
+    max_iter: int = _CG_MAX_ITER,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Jacobi-preconditioned conjugate gradients on every column of ``b`` (size, B) at once.
+
+    ``h`` is positive semi-definite; when it is singular (λ = 0: the
+    per-component gauge) ``project`` removes the null-space part of the
+    residual so round-off cannot stall CG, and the solution is defined up to
+    that null space.  The graph Laplacian scaled by its degrees is well
+    conditioned on comparison graphs with hubs (≈ 50 iterations to 1e-10 at
+    100,000 models), which is why a diagonal preconditioner suffices.
+    Converged columns leave the active set.  Returns (solutions, converged
+    per column).
+    """
+    diag = h.diagonal()
+    inv_diag = (1.0 / np.where(diag > 0, diag, 1.0))[:, None]
+    out = np.zeros_like(b)
+    r = b.copy() if project is None else project(b.copy())
+    bound = rtol**2 * np.einsum("ij,ij->j", r, r)  # on squared norms
+    active = np.flatnonzero(bound > 0)
+    r, bound = r[:, active], bound[active]
+    x = np.zeros_like(r)
+    z = inv_diag * r
+    p = z.copy()
+    tmp = np.empty_like(r)
+    rz = np.einsum("ij,ij->j", r, z)
+    # In-place updates on the active columns only: at 100,000 models the
+    # vector work costs as much as the sparse product.
+    for _ in range(max_iter):
+        if not len(active):
+            break
+        q = h @ p
+        pq = np.einsum("ij,ij->j", p, q)
+        alpha = rz / np.where(pq > 0, pq, 1.0)
+        x += np.multiply(p, alpha, out=tmp)
+        r -= np.multiply(q, alpha, out=tmp)
+        if project is not None:
+            r = project(r)
+        going = np.einsum("ij,ij->j", r, r) > bound
+        if not going.all():
+            out[:, active[~going]] = x[:, ~going]
+            active, bound, rz = active[going], bound[going], rz[going]
+            x, r, p, z, tmp = x[:, going], r[:, going], p[:, going], z[:, going], tmp[:, going]
+        np.multiply(r, inv_diag, out=z)
+        rz_new = np.einsum("ij,ij->j", r, z)
+        p *= rz_new / np.where(rz > 0, rz, 1.0)
+        p += z
+        rz = rz_new
+    out[:, active] = x
+    converged = np.ones(b.shape[1], bool)
+    converged[active] = False
+    return out, converged
+
+
+def _gauge_projector(components: np.ndarray, m: int, lam: float) -> Callable[[np.ndarray], np.ndarray] | None:
+    """Centre the θ rows of a (params, B) block per component (None when λ > 0: no null space)."""
+    if lam > 0:
+        return None
+
+    def project(v: np.ndarray) -> np.ndarray:
+        v[:m] = _centre(v[:m].T, components).T
+        return v
+
+    return project
+
+
+def _grounded_lu(h: sparse.csr_matrix, components: np.ndarray, lam: float) -> Callable[[np.ndarray], np.ndarray]:
+    """A sparse LU solve of ``h z = b`` for right-hand sides that sum to zero per component.
+
+    With λ = 0 the information is singular along each component's ones
+    vector; adding its own diagonal value at one model per component (the
+    best-connected one) "grounds" the component.  For such b the grounded
+    system's solution has that model at 0 and solves ``h z = b`` exactly, and
+    the meat does not see the gauge, so no re-centring is needed.
+    """
+    m = len(components)
+    h = h.tocsc(copy=True)
+    if lam == 0 and m:
+        diag = h.diagonal()[:m]
+        by_comp = np.lexsort((-diag, components))
+        first = by_comp[np.r_[True, components[by_comp][1:] != components[by_comp][:-1]]]
+        ground = np.zeros(h.shape[0])
+        ground[first] = np.where(diag[first] > 0, diag[first], 1.0)
+        h = (h + sparse.diags(ground, format="csc")).tocsc()
+    lu = splu(h, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+    return lu.solve
 
 
 def _components(c: Comparisons) -> np.ndarray:
@@ -458,8 +647,8 @@ def diagnose(c: Comparisons, min_battles: int = DEFAULT_MIN_BATTLES) -> tuple[li
     n_comp = int(comps.max()) + 1 if m else 0
     counts = c.battles_per_model()
     if n_comp > 1:
-        groups = [tuple(models[comps == k]) for k in range(n_comp)]
-        desc = "; ".join("{" + _names(g, 6) + "}" for g in groups[:5]) + ("; …" if n_comp > 5 else "")
+        desc = "; ".join("{" + _names(models[comps == k], 6) + "}" for k in range(min(n_comp, 5)))
+        desc += "; …" if n_comp > 5 else ""
         issues.append(
             FitIssue(
                 "disconnected",
@@ -484,8 +673,10 @@ def diagnose(c: Comparisons, min_battles: int = DEFAULT_MIN_BATTLES) -> tuple[li
         cross = s_src != s_dst
         has_out = np.bincount(s_src[cross], minlength=n_strong) > 0
         has_in = np.bincount(s_dst[cross], minlength=n_strong) > 0
-        winners = [mdl for k in range(n_strong) if has_out[k] and not has_in[k] for mdl in models[strong == k]]
-        losers = [mdl for k in range(n_strong) if has_in[k] and not has_out[k] for mdl in models[strong == k]]
+        # Vectorised over models: a long tail can have tens of thousands of
+        # one-battle models, each its own strong component.
+        winners = list(models[(has_out & ~has_in)[strong]])
+        losers = list(models[(has_in & ~has_out)[strong]])
         parts = []
         if winners:
             parts.append(f"never lost to the rest of their component: {_names(winners)}")
@@ -520,6 +711,7 @@ def fit_bt(
     theta0: np.ndarray | None = None,
     fallback_lam: float = FALLBACK_LAM,
     min_battles: int = DEFAULT_MIN_BATTLES,
+    solver: str = "auto",
 ) -> BTFit:
     """Maximum-likelihood (or L2-penalised) Bradley–Terry fit by damped Newton.
 
@@ -529,10 +721,20 @@ def fit_bt(
     instead and says so (``well_defined=False``, ``lam`` = the penalty used,
     an issue naming the models): finite numbers, never a silent ±∞.  A
     disconnected graph is fitted per component, each centred on its own.
+
+    ``solver``: 'dense' solves each Newton step with a Cholesky of the full
+    information matrix (O(m³) time, O(m²) memory); 'sparse' with
+    Jacobi-preconditioned conjugate gradients on the sparse information
+    (O(cells) per CG iteration), which is what makes 100,000 models
+    possible; 'auto' picks sparse above ``SPARSE_MIN_MODELS`` models.  Both
+    solve the same Newton equations to round-off, so they give the same fit.
     """
     if lam < 0:
         raise ValueError("lam must be >= 0")
+    if solver not in ("auto", "dense", "sparse"):
+        raise ValueError(f"unknown solver {solver!r}: expected 'auto', 'dense' or 'sparse'")
     m, k = c.n_models, c.n_features
+    use_sparse = solver == "sparse" or (solver == "auto" and m > SPARSE_MIN_MODELS)
     issues, comps, well_defined = diagnose(c, min_battles=min_battles)
     eff_lam = lam
     if lam == 0 and not well_defined:
@@ -545,10 +747,7 @@ def fit_bt(
                 "finite Elo; read the positions of the models above as bounds, not estimates",
             )
         )
-    # Adding the gauge projector leaves Newton steps on the centred subspace
-    # unchanged (1 is an eigenvector of the information with eigenvalue λ and
-    # the gradient has no component along it) and makes the matrix definite.
-    gauge = _gauge(comps, m, k)
+    newton_step = (_sparse_newton if use_sparse else _dense_newton)(c, comps, eff_lam)
     beta = np.zeros(m + k)
     if theta0 is not None:
         beta[:m] = _centre(np.asarray(theta0, dtype=float), comps)
@@ -565,7 +764,7 @@ def fit_bt(
             break
         if it >= max_iter:
             break
-        step = _solve_spd(information(c, beta, eff_lam) + gauge, g)
+        step = newton_step(beta, g)
         # Backtracking keeps the ascent monotone far from the optimum (large
         # steps on nearly separated data); near it the full step is taken.
         t = 1.0
@@ -603,7 +802,42 @@ def fit_bt(
         well_defined=well_defined,
         loglik=obj,
         components=comps,
+        solver="sparse" if use_sparse else "dense",
     )
+
+
+NewtonStep = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _dense_newton(c: Comparisons, comps: np.ndarray, lam: float) -> NewtonStep:
+    """Newton step (β, gradient) → H⁻¹g on the centred subspace, by Cholesky of the dense information."""
+    # Adding the gauge projector leaves Newton steps on the centred subspace
+    # unchanged (1 is an eigenvector of the information with eigenvalue λ and
+    # the gradient has no component along it) and makes the matrix definite.
+    gauge = _gauge(comps, c.n_models, c.n_features)
+    return lambda beta, g: _solve_spd(information(c, beta, lam) + gauge, g)
+
+
+def _sparse_newton(c: Comparisons, comps: np.ndarray, lam: float) -> NewtonStep:
+    """The same Newton step by conjugate gradients on the sparse information (sparse LU if CG stalls).
+
+    With λ = 0 CG stays on the centred subspace up to round-off; centring the
+    step removes that drift, so the iterates equal the dense path's.  An
+    inexact step would still pass the gradient test on nearly flat
+    directions, hence the exact LU fallback rather than a looser CG.
+    """
+    design = _SparseDesign.of(c)
+    project = _gauge_projector(comps, c.n_models, lam)
+
+    def step(beta: np.ndarray, g: np.ndarray) -> np.ndarray:
+        eta = _eta(c, beta)
+        h = design.matrix(c.n * sigmoid(eta) * sigmoid(-eta), lam)
+        out, ok = _pcg(h, g[:, None], project)
+        if not ok[0]:
+            out = _grounded_lu(h, comps, lam)(g[:, None])
+        return out[:, 0] if project is None else project(out)[:, 0]
+
+    return step
 
 
 # ------------------------------------------------------------ uncertainty
@@ -668,6 +902,8 @@ class Intervals:
     standard deviation of the replicates.  ``n_regularised`` counts bootstrap
     replicates whose MLE did not exist (a model without battles or with a
     perfect record in the resample); they were fitted with the fallback ridge.
+    A sandwich of a large sparse fit has NaN SE and interval for the models
+    outside the requested subset (:func:`sandwich_intervals`; ``note`` says so).
     """
 
     method: str  # 'sandwich' | 'bootstrap'
@@ -684,18 +920,130 @@ class Intervals:
     note: str = ""
 
 
-def sandwich_intervals(c: Comparisons, fit: BTFit) -> Intervals:
-    """± 1.96 sandwich SE around the fit, on the Elo scale (coefficients on the logit scale)."""
-    cov = sandwich_cov(c, fit)
-    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+def _leaf_anchors(c: Comparisons) -> np.ndarray:
+    """Per model: its only opponent, when it has exactly one and that opponent has others; else −1."""
     m = c.n_models
-    se_t, se_w = se[:m], se[m:]
+    keep = c.n > 0
+    lo, hi = np.minimum(c.i[keep], c.j[keep]), np.maximum(c.i[keep], c.j[keep])
+    key = np.unique(lo * m + hi)
+    lo, hi = key // m, key % m
+    deg = np.bincount(lo, minlength=m) + np.bincount(hi, minlength=m)
+    other = np.full(m, -1)
+    other[lo], other[hi] = hi, lo  # only read where deg == 1, where it is the one opponent
+    return np.where((deg == 1) & (deg[np.maximum(other, 0)] > 1), other, -1)
+
+
+def sandwich_variances(c: Comparisons, fit: BTFit, params: np.ndarray) -> np.ndarray:
+    """Exact sandwich variances of the parameters ``params`` (indices into (θ, w)), without dense inverses.
+
+    ``Var(θ_m) = e_mᵀ P H⁺ G H⁺ P e_m`` (P: centring per component) is
+    ``zᵀ G z`` with ``H z = P e_m`` (``H`` the information + λI, ``G`` the
+    meat): one linear solve per parameter, then one sparse product.  These
+    are the diagonal entries of :func:`sandwich_cov`, to solver round-off.
+
+    Cost.  Solves run in blocks: up to ``SPLU_MAX_MODELS`` models by one
+    sparse LU factorisation and two triangular solves each (≈ m·nnz(LU)
+    flops for all m models: ~3 s for 10,000 long-tailed models), above it by
+    Jacobi-preconditioned CG (≈ 50 sparse products each, ~0.12 s per model at
+    100,000 models / 1M battles).  A model with a single opponent c (a third
+    of a long tail) needs no solve of its own: ``H e_t = h_t e_t − d_t e_c``
+    gives ``z_t = α z_c + e_t / h_t + const·1`` with ``α = d_t / h_t``, and
+    the meat ignores the constant, so its variance follows from c's solve.
+    """
+    m, k = c.n_models, c.n_features
+    params = np.asarray(params, dtype=np.int64)
+    eta = _eta(c, fit.beta)
+    p = sigmoid(eta)
+    design = _SparseDesign.of(c)
+    h = design.matrix(c.n * p * sigmoid(-eta), fit.lam)
+    meat = design.matrix(_meat_weights(c, p)[0], 0.0)
+    # Feature columns of H break the single-opponent identity.
+    anchors = _leaf_anchors(c) if k == 0 else np.full(m, -1)
+    is_leaf = np.zeros(len(params), bool)
+    is_leaf[params < m] = anchors[params[params < m]] >= 0
+    leaves = params[is_leaf]
+    solved = np.unique(np.concatenate([params[~is_leaf], anchors[leaves]]))
+    anchor_pos = np.searchsorted(solved, anchors[leaves])
+
+    project = _gauge_projector(fit.components, m, fit.lam)
+    lu = _grounded_lu(h, fit.components, fit.lam) if m <= SPLU_MAX_MODELS else None
+    # Blocks bound the (params × block) work arrays; LU solves gain from wide
+    # blocks, CG from narrow ones (its sparse products stay in cache).
+    block = 128 if lu is not None else 32
+    var = np.empty(len(solved))
+    cross = np.empty(len(leaves))  # (G z_anchor) at the leaf's own row
+    for start in range(0, len(solved), block):
+        cols = solved[start : start + block]
+        rhs = np.zeros((m + k, len(cols)), order="F")  # SuperLU works on Fortran order
+        rhs[cols, np.arange(len(cols))] = 1.0
+        rhs[:m] = _centre(rhs[:m].T, fit.components).T  # P e_m; coefficient columns have no θ part
+        if lu is not None:
+            z = lu(rhs)
+        else:
+            z, ok = _pcg(h, rhs, project)
+            if not ok.all():  # a chain-like graph: LU from here on (see _CG_MAX_ITER)
+                lu = _grounded_lu(h, fit.components, fit.lam)
+                z[:, ~ok] = lu(np.asfortranarray(rhs[:, ~ok]))
+        gz = meat @ z
+        var[start : start + len(cols)] = np.einsum("ij,ij->j", z, gz)
+        here = (anchor_pos >= start) & (anchor_pos < start + len(cols))
+        cross[here] = gz[leaves[here], anchor_pos[here] - start]
+    h_t = h.diagonal()[leaves]
+    alpha = (h_t - fit.lam) / h_t
+    out = np.empty(m + k)
+    out[solved] = var
+    out[leaves] = alpha**2 * var[anchor_pos] + 2 * alpha * cross / h_t + meat.diagonal()[leaves] / h_t**2
+    return np.maximum(out[params], 0.0)
+
+
+def sandwich_intervals(
+    c: Comparisons,
+    fit: BTFit,
+    models: Sequence[Any] = (),
+    top: int | None = None,
+    solver: str = "auto",
+) -> Intervals:
+    """± 1.96 sandwich SE around the fit, on the Elo scale (coefficients on the logit scale).
+
+    ``solver='auto'`` follows the fit: a dense fit gets the dense
+    :func:`sandwich_cov` (every SE), a sparse fit :func:`sandwich_variances`,
+    which never forms an m×m matrix but costs one linear solve per SE.  So
+    the sparse path computes the SEs of the ``top`` models by Elo plus the
+    named ``models``; ``top=None`` means every model up to
+    ``SE_ALL_MAX_MODELS`` models and the best ``SE_TOP_MODELS`` above.  The
+    others get NaN SE and interval and the note says how many were computed.
+    Every computed SE is exact (to solver round-off); feature coefficients
+    always get theirs.
+    """
+    if solver not in ("auto", "dense", "sparse"):
+        raise ValueError(f"unknown solver {solver!r}: expected 'auto', 'dense' or 'sparse'")
+    m, k = c.n_models, c.n_features
+    notes = []
+    if solver == "dense" or (solver == "auto" and fit.solver == "dense"):
+        se = np.sqrt(np.maximum(np.diag(sandwich_cov(c, fit)), 0.0))
+        se_t, se_w = se[:m], se[m:]
+    else:
+        if top is None:
+            top = m if m <= SE_ALL_MAX_MODELS else SE_TOP_MODELS
+        wanted = np.zeros(m, bool)
+        wanted[np.argsort(-fit.theta, kind="stable")[:top]] = True
+        if len(models):
+            wanted[_codes(np.asarray(list(models), dtype=object), c.models)] = True
+        idx = np.flatnonzero(wanted)
+        var = sandwich_variances(c, fit, np.concatenate([idx, m + np.arange(k)]))
+        se_t = np.full(m, np.nan)
+        se_t[idx] = np.sqrt(var[: len(idx)])
+        se_w = np.sqrt(var[len(idx) :])
+        if len(idx) < m:
+            notes.append(
+                f"sandwich SEs were computed for {len(idx)} of {m} models (the top {min(top, m)} by Elo"
+                + (" and the named ones" if len(models) else "")
+                + "; each costs one linear solve): the others have no interval"
+            )
     _, exact = _meat_weights(c, sigmoid(_eta(c, fit.beta)))
-    note = (
-        ""
-        if exact
-        else ("cells mixing outcomes without Σy² were treated as clusters (pass ss for the per-battle sandwich)")
-    )
+    if not exact:
+        notes.append("cells mixing outcomes without Σy² were treated as clusters (pass ss for the per-battle sandwich)")
+    note = "; ".join(notes)
     return Intervals(
         "sandwich",
         elo_units(se_t),
@@ -1173,6 +1521,10 @@ __all__ = [
     "information",
     "sandwich_cov",
     "sandwich_intervals",
+    "sandwich_variances",
+    "SPARSE_MIN_MODELS",
+    "SE_ALL_MAX_MODELS",
+    "SE_TOP_MODELS",
     "bootstrap",
     "Intervals",
     "LeaderboardFit",
