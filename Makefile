@@ -4,12 +4,14 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 DB ?= data/arena.duckdb
 PORT ?= 8501
+# Local only by default: `make run HOST=0.0.0.0` exposes the dashboard on the network (README, "Serving others")
+HOST ?= 127.0.0.1
 PYTEST_ARGS ?=
 
 .PHONY: run test lint format demo bench tour clean-db help
 
 help:
-	@echo "make run    - install, build the demo store on first start, serve http://localhost:$(PORT)"
+	@echo "make run    - install, build the demo store on first start, serve http://$(HOST):$(PORT) (HOST=0.0.0.0 to share)"
 	@echo "make test   - install test requirements, lint, and run the whole suite"
 	@echo "make lint   - ruff (lint + format check) and mypy"
 	@echo "make format - apply ruff's formatting and safe fixes"
@@ -31,7 +33,7 @@ $(DB): | $(VENV)/.runtime
 	$(PY) -m core simulate --db $(DB)
 
 run: $(VENV)/.runtime $(DB)
-	ARENA_DB=$(DB) $(PY) -m streamlit run app.py --server.port $(PORT) --server.headless true
+	ARENA_DB=$(DB) $(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true
 
 demo: $(VENV)/.runtime
 	$(PY) -m core simulate --db $(DB) --replace

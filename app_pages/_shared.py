@@ -18,6 +18,8 @@ steps.
 from __future__ import annotations
 
 import os
+import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,13 +31,14 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from core.app import Store, StoreError, Unavailable
+from core.app import Store, StoreError, StoreLockedError, Unavailable
 from core.app import availability as app_availability
 from core.app import data as app_data
 from core.app import export as app_export
 from core.app import leaderboard as app_leaderboard
 from core.charts import for_presentation, title_of, with_context
 from core.methods import RATING_METHODS
+from core.redact import redact
 
 T = TypeVar("T")
 
@@ -57,30 +60,96 @@ PAGE_TITLES = {
 
 
 # ==================================================================== store
+# The store is shared with judge runs and the CLI, and DuckDB lets a process
+# write it only while nobody else has it open: pages therefore never keep it
+# open.  Each cached loader opens it read-only for its own queries (a few ms)
+# and closes it; the data version is re-read at most every TOKEN_REFRESH_S per
+# server process, and while another process holds the store the last version
+# stands, so cached results keep showing under one notice.
+READ_WAIT_S = 5.0  # a loader waits this long for a store another process holds (each hold is one operation)
+TOKEN_REFRESH_S = 2.0
+
+
 def db_path() -> str:
     return os.environ.get("ARENA_DB", str(app_data.DEFAULT_DB))
 
 
+@dataclass
+class StoreState:
+    """What the server knows about the store: its data version, and why it could not be read if so."""
+
+    token: str | None = None
+    fetched: float = float("-inf")
+    busy: str | None = None  # held by another process (names it)
+    error: str | None = None  # cannot be opened at all (missing, newer schema, not a store)
+
+
+class _StoreStates:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.states: dict[str, StoreState] = {}
+
+
 @st.cache_resource(show_spinner=False)
-def _open_store(path: str) -> Store:
-    return app_data.open_store(path, read_only=False)
+def _store_states() -> _StoreStates:
+    return _StoreStates()
 
 
-def get_store() -> Store | None:
-    """The process-wide store (one writer per DuckDB file), or None with a message."""
-    try:
-        return _open_store(db_path())
-    except StoreError as exc:
-        st.error(f"The battle store could not be opened. {exc}")
-        return None
+def store_state() -> StoreState:
+    """The store's data version, re-read at most every ``TOKEN_REFRESH_S`` (one reader for all sessions)."""
+    path = db_path()
+    holder = _store_states()
+    with holder.lock:
+        state = holder.states.setdefault(path, StoreState())
+        now = time.monotonic()
+        if now - state.fetched >= TOKEN_REFRESH_S:
+            try:
+                with app_data.open_store(path, read_only=True, wait_s=0.5) as store:
+                    state.token, state.busy, state.error = app_data.version_token(store), None, None
+            except StoreLockedError as exc:
+                state.busy = str(exc)  # keep the last token: its cached results are still true
+            except StoreError as exc:
+                state.token, state.busy, state.error = None, None, str(exc)
+            state.fetched = now
+        return StoreState(state.token, state.fetched, state.busy, state.error)
 
 
-def current_store() -> Store:
-    """The store, inside cached loaders of a page that has passed :func:`require_selection`."""
-    store = get_store()
-    if store is None:
-        raise StoreError(f"the store {db_path()} could not be opened")
-    return store
+@contextmanager
+def reading() -> Iterator[Store]:
+    """The store, open read-only for the queries of one cached loader, closed after."""
+    with app_data.open_store(db_path(), read_only=True, wait_s=READ_WAIT_S) as store:
+        yield store
+
+
+def read_store(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(store, *args, **kwargs)`` with the store open read-only for just that call."""
+    with reading() as store:
+        return fn(store, *args, **kwargs)
+
+
+def store_available() -> bool:
+    """Whether there is a readable store (or cached results of one); says why not, once, when there is not."""
+    state = store_state()
+    if state.error:
+        st.error(f"The battle store could not be opened. {redact(state.error)}")
+        return False
+    if state.token is None:
+        busy_notice(state.busy or "")
+        return False
+    return True
+
+
+def busy_notice(reason: str) -> None:
+    """One notice per page view while another process holds the store (never repeated, never 'empty')."""
+    run = st.session_state.get("_script_run", 0)
+    if st.session_state.get("_busy_shown") == run:
+        return
+    st.session_state["_busy_shown"] = run
+    st.info(
+        f"{redact(reason[:1].upper() + reason[1:])}. Showing the last results read; the page refreshes when "
+        "the store is free.",
+        icon=":material/hourglass_top:",
+    )
 
 
 def version() -> str:
@@ -89,38 +158,42 @@ def version() -> str:
     Passed to cached loaders as a normal (hashed) argument so new data, or
     another store in the same process, never reuses a stale result.
     """
-    store = get_store()
-    return f"{db_path()}|{app_data.version_token(store)}" if store is not None else f"{db_path()}|none"
+    return f"{db_path()}|{store_state().token or 'none'}"
 
 
 @st.cache_data(show_spinner=False)
 def dataset_options(token: str) -> list[str]:
-    store = get_store()
-    return [] if store is None else app_data.dataset_names(store)
+    with reading() as store:
+        return app_data.dataset_names(store)
 
 
 @st.cache_data(show_spinner=False)
 def judge_options(dataset: str, token: str) -> list[str]:
-    store = get_store()
-    return [] if store is None else app_data.judge_names(store, dataset)
+    with reading() as store:
+        return app_data.judge_names(store, dataset)
 
 
 @st.cache_data(show_spinner="Choosing the judge whose Elo best predicts human Elo…")
 def default_judge(dataset: str, token: str) -> tuple[str, str] | None:
-    return app_leaderboard.default_judge(current_store(), dataset)
+    with reading() as store:
+        return app_leaderboard.default_judge(store, dataset)
 
 
 @st.cache_data(show_spinner=False)
 def dataset_facts(dataset: str, judge: str | None, token: str) -> app_availability.DatasetFacts:
-    return app_availability.dataset_facts(current_store(), dataset, judge)
+    with reading() as store:
+        return app_availability.dataset_facts(store, dataset, judge)
 
 
 def unavailable_pages() -> dict[str, str]:
     """Page key → why it cannot run on the selected dataset (for the navigation and the sidebar)."""
     sel = selection()
-    if get_store() is None or sel.dataset is None:
+    if store_state().token is None or sel.dataset is None:
         return {}
-    return app_availability.unavailable_pages(dataset_facts(sel.dataset, sel.judge, version()))
+    try:
+        return app_availability.unavailable_pages(dataset_facts(sel.dataset, sel.judge, version()))
+    except StoreLockedError:
+        return {}
 
 
 # ================================================================ selection
@@ -235,15 +308,21 @@ def bound_radio(field: str, label: str, options: list[str], shown: str, **kwargs
 def resolve_selection() -> None:
     """Make the dataset and judge valid for the store: the first dataset, the default judge
     (:func:`core.app.leaderboard.default_judge`) when the URL names none or an unknown one."""
+    st.session_state["_script_run"] = st.session_state.get("_script_run", 0) + 1  # for once-per-view notices
     sel = selection()
+    if store_state().token is None:
+        return  # nothing readable yet: the sidebar says why
     token = version()
-    datasets = dataset_options(token)
-    if sel.dataset not in datasets:
-        sel.dataset, sel.judge, sel.tau = (datasets[0] if datasets else None), None, None
-    judges = judge_options(sel.dataset, token) if sel.dataset else []
-    if sel.judge not in judges:
-        choice = default_judge(sel.dataset, token) if judges and sel.dataset else None
-        sel.judge, sel.tau = (choice[0] if choice else None), None
+    try:
+        datasets = dataset_options(token)
+        if sel.dataset not in datasets:
+            sel.dataset, sel.judge, sel.tau = (datasets[0] if datasets else None), None, None
+        judges = judge_options(sel.dataset, token) if sel.dataset else []
+        if sel.judge not in judges:
+            choice = default_judge(sel.dataset, token) if judges and sel.dataset else None
+            sel.judge, sel.tau = (choice[0] if choice else None), None
+    except StoreLockedError as exc:  # held past the wait: keep the selection, say so once
+        busy_notice(str(exc))
 
 
 def _on_dataset() -> None:
@@ -257,10 +336,22 @@ def _on_judge() -> None:
 
 def sidebar() -> None:
     """Dataset and judge selectors (with the judge's description), pages that cannot run, presentation mode."""
+    try:
+        _sidebar()
+    except StoreLockedError as exc:
+        busy_notice(str(exc))
+
+
+def _sidebar() -> None:
     sel = selection()
     token = version()
     with st.sidebar:
         st.caption(f"Store: `{Path(db_path()).name}`")
+        state = store_state()
+        if state.busy:
+            busy_notice(state.busy)
+        if not store_available():
+            return
         datasets = dataset_options(token)
         if not datasets:
             st.info("The store is empty. Build the demo with `python -m core simulate` or import a file.")
@@ -346,7 +437,6 @@ def notice(text: str) -> None:
 class Context:
     """What a page needs once its selection is valid."""
 
-    store: Store
     dataset: str
     judge: str | None
     token: str
@@ -357,11 +447,9 @@ def require_selection(needs_judge: str | None = None) -> Context:
 
     ``needs_judge``: why the page needs a judge (shown when the dataset has none).
     """
-    store = get_store()
     sel = selection()
-    if store is None:
+    if not store_available():
         st.stop()
-    assert store is not None
     if sel.dataset is None:
         notice(
             "no dataset yet: build the demo (`make run` or `python -m core simulate`) or import a file "
@@ -375,18 +463,24 @@ def require_selection(needs_judge: str | None = None) -> Context:
             "import judgments."
         )
         st.stop()
-    return Context(store, sel.dataset, sel.judge, version())
+    return Context(sel.dataset, sel.judge, version())
 
 
 @contextmanager
 def page_guard(name: str) -> Iterator[None]:
-    """No page ever shows a traceback: errors become a message with details folded away."""
+    """No page ever shows a traceback: errors become a message with details folded away.
+
+    A store held by another process past the loaders' wait is not an error:
+    it gets the one busy notice.
+    """
     try:
         yield
+    except StoreLockedError as exc:
+        busy_notice(str(exc))
     except Exception as exc:
-        st.error(f"{name} could not be shown: {exc}")
+        st.error(redact(f"{name} could not be shown: {exc}"))
         with st.expander("Details"):
-            st.code(traceback.format_exc())
+            st.code(redact(traceback.format_exc()))
 
 
 # ============================================================ charts, tables
@@ -463,7 +557,8 @@ def progress_callback(text: str) -> tuple[Any, Callable[[int, int], None]]:
 # judge run or import is picked up; sliders never enter these keys.
 @st.cache_data(show_spinner=False)
 def load_frame(dataset: str, judge: str | None, token: str) -> pd.DataFrame:
-    return app_data.battle_frame(current_store(), dataset, judge)
+    with reading() as store:
+        return app_data.battle_frame(store, dataset, judge)
 
 
 @st.cache_data(show_spinner=False)

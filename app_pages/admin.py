@@ -1,41 +1,82 @@
-"""Admin: configure a judge, test the connection, run and monitor judging (token protected).
+"""Admin: configure a judge, test the connection, start and watch judge runs (token protected).
 
-Every write goes through core.app.judging (plan, start a run, forget failures).
+Runs execute in worker processes (``core.app.judging.start_worker``): this
+server only starts them, reads their logs and signals them, so browsing stays
+fast and the run keeps its speed.  Every text shown passes ``core.redact``.
 """
 
 import hmac
 import os
-import time
 
+import pandas as pd
 import streamlit as st
 
-from app_pages._shared import get_store, notice, page_guard, selection
+from app_pages._shared import db_path, notice, page_guard, read_store, selection, store_available
 from core.app import judging
-from core.app.judging import TEMPLATES, ConfigError, JudgeWorker, PlanError, connection_test, from_mapping, plan
+from core.app.judging import TEMPLATES, ConfigError, PlanError, WorkerProcess, connection_test, from_mapping
+from core.redact import ADMIN_TOKEN_ENV, key_env_patterns, redact, register
 
 st.title("Admin")
 
 
 def _configured_token() -> str | None:
-    token = os.environ.get("ARENA_ADMIN_TOKEN")
+    token = os.environ.get(ADMIN_TOKEN_ENV)
+    if not token:
+        try:
+            token = st.secrets.get("admin_token")
+        except Exception:  # no secrets file
+            token = None
     if token:
-        return token
-    try:
-        return st.secrets.get("admin_token")
-    except (FileNotFoundError, KeyError, AttributeError, Exception):  # no secrets file
-        return None
+        register(str(token))  # a token from secrets.toml is redacted like the environment's
+    return str(token) if token else None
+
+
+class _Workers:
+    """The runs this server process started (any process's runs are in the run list)."""
+
+    def __init__(self) -> None:
+        self.items: list[WorkerProcess] = []
 
 
 @st.cache_resource
-def worker() -> JudgeWorker:
-    return JudgeWorker()  # one per server process: runs outlive browser tabs
+def workers() -> _Workers:
+    return _Workers()
+
+
+def _start(cfg: judging.JudgeConfig, dataset: str, limit: int | None, sample: str, retry_failed: bool) -> None:
+    w = judging.start_worker(db_path(), dataset, cfg, limit=limit, sample=sample, retry_failed=retry_failed)
+    workers().items.append(w)
+    st.success(f"Started a worker process (pid {w.pid}) for {cfg.name} on {dataset}.")
+
+
+@st.fragment(run_every=1.0)
+def run_monitor(dataset: str) -> None:
+    """Worker progress, refreshed every second without rerunning the page."""
+    items = workers().items
+    if not items:
+        st.caption("No run started from this server process.")
+    for k, w in enumerate(reversed(items[-5:])):
+        code = w.returncode
+        state = (
+            "working"
+            if code is None
+            else {0: "finished", 75: "paused, resumable", 143: "cancelled"}.get(code, f"ended with exit code {code}")
+        )
+        lines = w.log_lines()
+        st.markdown(f"**{w.judge}** on {w.dataset} · pid {w.pid} · {state}")
+        st.code("\n".join(lines) or "(starting…)", language=None)
+        if code is None and st.button("Cancel (keeps what is finished)", key=f"cancel_{w.pid}_{k}"):
+            w.cancel()
+    st.subheader("Runs")
+    runs = read_store(judging.runs, dataset)
+    st.dataframe(runs.drop(columns=["owner_host"], errors="ignore"), hide_index=True)
 
 
 with page_guard("The admin page"):
     token = _configured_token()
     if not token:
         notice(
-            "the admin page is disabled. Set the environment variable `ARENA_ADMIN_TOKEN` (or `admin_token` in "
+            f"the admin page is disabled. Set the environment variable `{ADMIN_TOKEN_ENV}` (or `admin_token` in "
             "`.streamlit/secrets.toml`) before starting the app to enable it."
         )
         st.stop()
@@ -44,18 +85,24 @@ with page_guard("The admin page"):
         if given:
             st.error("Wrong token.")
         st.stop()
-    store, dataset = get_store(), selection().dataset
-    if store is None or dataset is None:
+    dataset = selection().dataset
+    if not store_available():
+        st.stop()
+    if dataset is None:
         notice("no dataset to judge yet: import one (e.g. an Arena-Hard directory) first.")
         st.stop()
-    w = worker()
     st.subheader("Judge configuration")
+    allowed = ", ".join(f"`{p}`" for p in key_env_patterns())
     with st.form("judge_config"):
         c1, c2 = st.columns(2)
         name = c1.text_input("name", "my-judge")
         base_url = c2.text_input("base URL", "http://127.0.0.1:8000/v1")
         model = c1.text_input("model", "some-model")
-        api_key_env = c2.text_input("environment variable holding the API key (empty: no key)", "")
+        api_key_env = c2.text_input(
+            "environment variable holding the API key (empty: no key)",
+            "",
+            help=f"The server reads the key from this variable; names must match {allowed}.",
+        )
         template = c1.selectbox("template", TEMPLATES)
         both = c2.checkbox("judge both presentation orders", True)
         concurrency = c1.number_input("concurrency", 1, 256, 16)
@@ -88,59 +135,48 @@ with page_guard("The admin page"):
                     "price_completion_per_mtok": price_out,
                 },
                 "the form",
+                form=True,
             )
             if action == "test connection":
                 res = connection_test(cfg)
-                (st.success if res["ok"] else st.error)(
-                    f"model {res.get('model')}, {res.get('latency_ms', 0):.0f} ms, logprobs "
-                    f"{'returned' if res.get('logprobs') else 'not returned'}"
-                    if res["ok"]
-                    else res["error"]
-                )
-            else:
-                units = plan(store, dataset, cfg, limit=int(limit), sample=sample)
-                if not units:
-                    st.info("Nothing to judge: every selected battle already has this judge's judgment.")
+                if res["ok"]:
+                    st.success(
+                        redact(
+                            f"model {res.get('model')}, {res.get('latency_ms', 0):.0f} ms, logprobs "
+                            f"{'returned' if res.get('logprobs') else 'not returned'}"
+                        )
+                    )
                 else:
-                    w.start(store, dataset, cfg, units)
-                    st.success(f"Started: {len(units)} calls planned.")
-        except (ConfigError, PlanError, RuntimeError) as exc:
-            st.error(str(exc))
+                    st.error(redact(res["error"]))
+            else:
+                _start(cfg, dataset, int(limit), sample, retry_failed=False)
+        except (ConfigError, PlanError, OSError) as exc:
+            st.error(redact(str(exc)))
 
-    st.subheader("Current run")
-    cur = w.current
-    if cur is None:
-        st.caption("No run started in this server process.")
-    else:
-        s = cur.stats
-        cost = cur.config.cost(s.prompt_tokens, s.completion_tokens) if cur.config is not None else None
-        eta = s.eta_seconds() if s.status == "running" else None
-        parts = [f"{cur.judge} on {cur.dataset}: {s.finished}/{s.planned}", f"{s.throughput():.1f}/s"]
-        if eta is not None:
-            parts.append(f"ETA {eta:.0f} s")
-        parts += [
-            f"failed {s.failed}",
-            f"unparseable {s.parse_errors}",
-            f"tokens {s.prompt_tokens + s.completion_tokens:,}" + (f" (${cost:,.4f})" if cost is not None else ""),
-            f"status {s.status}",
-        ]
-        st.progress(min(1.0, s.finished / max(s.planned, 1)), text=" · ".join(parts))
-        if cur.error:
-            st.error(cur.error)
-        if w.busy():
-            if st.button("Cancel run"):
-                w.cancel()
-            time.sleep(1.0)
-            st.rerun()
-    st.subheader("Runs")
-    st.dataframe(judging.runs(store, dataset), hide_index=True)
-    st.subheader("Parse failures")
-    fails = judging.parse_failures(store, dataset)
+    st.subheader("Current runs")
+    run_monitor(dataset)
+
+    st.subheader("Failures")
+    fails: pd.DataFrame = read_store(judging.parse_failures, dataset)
     if fails.empty:
         st.caption("None.")
     else:
+        st.caption(
+            "'call failed': the endpoint refused the call (a 4xx); nothing was judged. 'unparseable': the judge "
+            "answered but no verdict could be read; its raw output is kept and never deleted."
+        )
         st.dataframe(fails, hide_index=True)
-        judge = st.selectbox("re-run the failed calls of", sorted(fails["judge"].unique()))
-        if st.button("Forget these failures so the next run retries them"):
-            n = judging.forget_failures(store, dataset, judge)
-            st.success(f"{n} failed judgments removed; start a run with the same configuration to retry them.")
+        refused = fails[fails["kind"] == "call failed"]
+        if not refused.empty:
+            judge = st.selectbox("retry the refused calls of", sorted(refused["judge"].unique()))
+            if st.button("Retry these calls in a worker (raw outputs are kept)"):
+                try:
+                    stored = read_store(judging.judge_config, judge)
+                    if stored is None:
+                        st.error(f"judge {judge!r} has no stored configuration to run it with")
+                    else:
+                        # the page's rules apply to a stored configuration too (its key variable is allow-listed)
+                        cfg = from_mapping(stored.to_store(), f"the stored configuration of {judge!r}", form=True)
+                        _start(cfg, dataset, None, "all", retry_failed=True)
+                except (ConfigError, PlanError, OSError) as exc:
+                    st.error(redact(str(exc)))

@@ -4,10 +4,10 @@ import streamlit as st
 
 from app_pages._shared import (
     caption,
-    current_store,
     notice,
     page_guard,
     progress_callback,
+    read_store,
     require_selection,
     show_chart,
 )
@@ -21,28 +21,28 @@ st.title("Analyses")
 def alignment(dataset: str, judge: str | None, token: str) -> analyses.AlignmentResult | Unavailable:
     bar, progress = progress_callback("Bootstrapping prompts…")
     try:
-        return analyses.alignment(current_store(), dataset, judge, n_boot=100, progress=progress)
+        return read_store(analyses.alignment, dataset, judge, n_boot=100, progress=progress)
     finally:
         bar.empty()
 
 
 @st.cache_data(show_spinner=False)
 def aggregation(dataset: str, judge: str | None, token: str) -> analyses.AggregationResult | Unavailable:
-    return analyses.aggregation(current_store(), dataset, judge, n_shuffles=30)
+    return read_store(analyses.aggregation, dataset, judge, n_shuffles=30)
 
 
 @st.cache_data(show_spinner=False)
 def budget(dataset: str, judge: str, token: str, budgets: tuple[int, ...]) -> analyses.BudgetCurves | Unavailable:
     bar, progress = progress_callback("Subsampling and refitting…")
     try:
-        return analyses.budget(current_store(), dataset, judge, list(budgets), repeats=5, progress=progress)
+        return read_store(analyses.budget, dataset, judge, list(budgets), repeats=5, progress=progress)
     finally:
         bar.empty()
 
 
 @st.cache_data(show_spinner=False)
 def languages(dataset: str, judge: str, token: str) -> analyses.LanguageBreakdown | Unavailable:
-    return analyses.languages(current_store(), dataset, judge)
+    return read_store(analyses.languages, dataset, judge)
 
 
 with page_guard("The analyses page"):

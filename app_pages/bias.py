@@ -6,7 +6,7 @@ judge selector → core.app.bias.bias_report → Store.battle_frame / judgments_
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import current_store, notice, page_guard, require_selection, show_chart
+from app_pages._shared import notice, page_guard, read_store, require_selection, show_chart
 from core import charts
 from core.app import bias
 
@@ -15,7 +15,7 @@ st.title("Judge bias")
 
 @st.cache_data(show_spinner="Fitting the bias diagnostics (cached afterwards)…")
 def load_report(dataset: str, judge: str, token: str) -> dict:
-    return bias.bias_report(current_store(), dataset, judge)
+    return read_store(bias.bias_report, dataset, judge)
 
 
 def _pct(x: float | None) -> str:

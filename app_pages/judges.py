@@ -7,7 +7,7 @@ shuffles slider → core.app.app_judges.shuffle_study       → Store.votes_fram
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import current_store, notice, page_guard, require_selection, show_chart
+from app_pages._shared import notice, page_guard, read_store, require_selection, show_chart
 from core import charts
 from core.app import Unavailable
 from core.app import judges as app_judges
@@ -17,29 +17,29 @@ st.title("Judges & annotators")
 
 @st.cache_data(show_spinner=False)
 def load_judge_elo(dataset: str, token: str) -> app_judges.JudgeElo | Unavailable:
-    return app_judges.judge_arena_elo(current_store(), dataset)
+    return read_store(app_judges.judge_arena_elo, dataset)
 
 
 @st.cache_data(show_spinner="Scoring judge consistency…")
 def load_consistency(
     dataset: str, token: str, judge_elo: pd.Series | None
 ) -> app_judges.ConsistencyStudy | Unavailable:
-    return app_judges.consistency_study(current_store(), dataset, judge_elo)
+    return read_store(app_judges.consistency_study, dataset, judge_elo)
 
 
 @st.cache_data(show_spinner="Fitting am-ELO…")
 def load_amelo(dataset: str, token: str, min_records: int) -> pd.DataFrame | Unavailable:
-    return app_judges.annotator_abilities(current_store(), dataset, min_records)
+    return read_store(app_judges.annotator_abilities, dataset, min_records)
 
 
 @st.cache_data(show_spinner="Replaying online Elo in shuffled orders…")
 def load_shuffles(dataset: str, token: str, n: int) -> app_judges.ShuffleStudy | Unavailable:
-    return app_judges.shuffle_study(current_store(), dataset, n)
+    return read_store(app_judges.shuffle_study, dataset, n)
 
 
 @st.cache_data(show_spinner=False)
 def n_votes(dataset: str, token: str) -> tuple[int, int]:
-    return app_judges.vote_counts(current_store(), dataset)
+    return read_store(app_judges.vote_counts, dataset)
 
 
 with page_guard("The judges & annotators page"):

@@ -14,7 +14,6 @@ from app_pages._shared import (
     DASHBOARD_METHODS,
     back_to_fitted_tau_button,
     bound_slider,
-    current_store,
     default_judge,
     export_buttons,
     load_frame,
@@ -22,6 +21,7 @@ from app_pages._shared import (
     load_tau,
     notice,
     page_guard,
+    read_store,
     require_selection,
     selection,
     show_chart,
@@ -29,7 +29,7 @@ from app_pages._shared import (
     update,
 )
 from core import charts
-from core.app import Unavailable, report
+from core.app import Store, Unavailable, report
 from core.app import leaderboard as lb
 from core.methods import RATING_METHODS
 
@@ -39,13 +39,13 @@ TOP_N = {"top 10": 10, "top 20": 20, "top 50": 50, "all": None}
 
 @st.cache_data(show_spinner=False)
 def load_human(dataset: str, token: str) -> pd.DataFrame | None:
-    res = lb.human_ratings(current_store(), dataset)
+    res = read_store(lb.human_ratings, dataset)
     return None if isinstance(res, Unavailable) else res.frame
 
 
 @st.cache_data(show_spinner=False)
 def load_models(dataset: str, token: str) -> pd.DataFrame:
-    return current_store().models_frame(dataset)
+    return read_store(Store.models_frame, dataset)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -62,7 +62,7 @@ def load_heldout_at(dataset: str, judge: str, tau: float, token: str) -> lb.Held
 def load_head_to_head(
     dataset: str, judge: str | None, tau: float | None, a: str, b: str, token: str
 ) -> lb.HeadToHead | Unavailable:
-    return lb.head_to_head(current_store(), dataset, judge, tau, a, b)
+    return read_store(lb.head_to_head, dataset, judge, tau, a, b)
 
 
 def shown_methods(available: list[str]) -> list[str]:
@@ -293,7 +293,7 @@ with page_guard("The leaderboard"):
     )
     st.download_button(
         "Report (HTML, prints to PDF)",
-        data=lambda: report.report_html(current_store(), dataset, judge, None if tau_fitted else tau, alpha),
+        data=lambda: read_store(report.report_html, dataset, judge, None if tau_fitted else tau, alpha),
         file_name=f"report_{dataset}" + (f"_{judge}" if judge else "") + ".html",
         mime="text/html",
         icon=":material/description:",

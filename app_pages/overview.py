@@ -6,7 +6,7 @@ dataset selector → core.app.overview.overview → Store.info / models_frame / 
 
 import streamlit as st
 
-from app_pages._shared import current_store, notice, page_guard, require_selection, show_chart
+from app_pages._shared import notice, page_guard, read_store, require_selection, show_chart
 from core import charts
 from core.app import overview
 
@@ -15,7 +15,7 @@ st.title("Overview")
 
 @st.cache_data(show_spinner=False)
 def load_overview(dataset: str, token: str) -> overview.Overview:
-    return overview.overview(current_store(), dataset)
+    return read_store(overview.overview, dataset)
 
 
 with page_guard("The overview"):

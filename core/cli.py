@@ -5,7 +5,10 @@ Each subcommand lives in ``core/commands/<name>.py`` and exposes
 taking the parsed namespace and returning an exit code).
 
 Exit codes: 0 success, 2 invalid input or configuration, 3 endpoint
-unreachable (judging), 1 unexpected failure.
+unreachable or refusing the run (judging), 75 a judge run that must be
+resumed (the endpoint stayed down, or units were deferred), 130/143 stopped by
+a signal, 1 unexpected failure.  Every message passes through
+``core.redact`` first: a key or the admin token is never printed.
 """
 
 from __future__ import annotations
@@ -91,13 +94,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from core.redact import redact
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(redact(f"error: {exc}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception:
+        import traceback
+
+        print(redact(traceback.format_exc()), file=sys.stderr, end="")
+        return 1

@@ -10,16 +10,26 @@ reply (timeout), malformed JSON body, truncated output, prose instead of JSON.
 for the throughput benchmark: a thread per connection would make the server,
 not the client, the bottleneck) share the request handling.
 
-Run as a script: ``python tests/fake_openai_server.py PORT [latency_ms] [faults_json] [jitter]``
+Outages are switched at run time (``FakeJudge.outage``): '503' answers every
+completion with 503, 'hang' holds every request past any client timeout; and
+``FakeServer.stop()`` / ``start()`` close and reopen the port (connection
+refused in between).  Faults 'echo_key_400' and 'echo_key_200' put the
+request's bearer key into an error body or an unparseable 200 body, as a
+careless proxy would.  With ``log_path`` each sent completion appends
+``<unix time>\t<request digest>`` to that file (the kill test counts repeats).
+
+Run as a script: ``python tests/fake_openai_server.py PORT [latency_ms] [faults_json] [jitter] [log_path]``
 (the asyncio server; ``jitter`` 0.1 draws each latency from ±10% around latency_ms).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import random
+import socket
 import sys
 import threading
 import time
@@ -40,8 +50,12 @@ class FakeJudge:
         fault_every: dict | None = None,
         jitter: float = 0.0,
         seed: int = 0,
+        log_path: str | None = None,
     ):
         self.latency = latency_ms / 1000
+        self.outage: str | None = None  # None, '503' or 'hang'
+        self.log_path = log_path
+        self.served = 0  # completions answered with 200
         self.jitter = jitter  # each latency drawn uniformly from latency × [1 - jitter, 1 + jitter]
         self.rng = random.Random(seed)
         self.faults = faults or {}  # request number -> fault kind
@@ -65,8 +79,27 @@ class FakeJudge:
         latency = self.latency * self.rng.uniform(1 - self.jitter, 1 + self.jitter) if self.jitter else self.latency
         return latency + (3.0 if fault == "timeout" else 0.0)
 
-    def reply(self, body: dict, fault: str | None) -> tuple[int, bytes, dict]:
+    def log_sent(self, raw: bytes) -> None:
+        """Record a completion as sent (after its bytes went out)."""
+        with self.lock:
+            self.served += 1
+            if self.log_path:
+                with open(self.log_path, "a") as fh:
+                    fh.write(f"{time.time():.6f}\t{hashlib.sha256(raw).hexdigest()[:16]}\n")
+
+    def reply(self, body: dict, fault: str | None, auth: str = "") -> tuple[int, bytes, dict]:
         """(status, payload, extra headers) of a chat completion request, faults included."""
+        if self.outage == "503":
+            return 503, b'{"error": {"message": "service unavailable"}}', {}
+        key = auth.removeprefix("Bearer ").strip()
+        if fault == "echo_key_400":
+            return 400, json.dumps({"error": {"message": f"bad request for key {key}"}}).encode(), {}
+        if fault == "echo_key_200":
+            return 200, f"upstream said: invalid key {key}".encode(), {}
+        if fault == "400":
+            return 400, b'{"error": {"message": "context length exceeded"}}', {}
+        if fault == "401":
+            return 401, b'{"error": {"message": "invalid api key"}}', {}
         if fault == "429":
             return 429, b'{"error": {"message": "slow down", "type": "rate_limit"}}', {"Retry-After": "0.05"}
         if fault == "500":
@@ -87,6 +120,8 @@ class FakeJudge:
             text = json.dumps({"A": sa, "B": sb}) + "\nBoth answers were read carefully."
             if fault == "prose":
                 text = "I think Answer A is somewhat better overall, but both are fine."
+            elif fault == "huge":
+                text = "x" * 100_000
             elif fault == "truncated":
                 text = text[: len(text) // 3]
         elif "single letter" in system:  # A/B with logprobs
@@ -136,12 +171,30 @@ class FakeJudge:
 _MODELS = json.dumps(
     {"object": "list", "data": [{"id": "fake-judge", "object": "model", "created": 0, "owned_by": "tests"}]}
 ).encode()
-_REASONS = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
-def make_handler(judge: FakeJudge):
+def make_handler(judge: FakeJudge, connections: set | None = None):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def setup(self):
+            super().setup()
+            if connections is not None:
+                connections.add(self.connection)
+
+        def finish(self):
+            if connections is not None:
+                connections.discard(self.connection)
+            super().finish()
 
         def log_message(self, *args):  # quiet
             pass
@@ -163,10 +216,16 @@ def make_handler(judge: FakeJudge):
 
         def do_POST(self):
             length = int(self.headers.get("Content-Length", 0))
-            body = json.loads(self.rfile.read(length) or b"{}")
+            raw = self.rfile.read(length) or b"{}"
+            body = json.loads(raw)
+            if judge.outage == "hang":
+                time.sleep(3600)
             fault = judge.next_fault()
             time.sleep(judge.delay(fault))
-            self._send(*judge.reply(body, fault))
+            code, payload, headers = judge.reply(body, fault, self.headers.get("Authorization", ""))
+            self._send(code, payload, headers)
+            if code == 200:
+                judge.log_sent(raw)
 
     return Handler
 
@@ -174,21 +233,37 @@ def make_handler(judge: FakeJudge):
 class FakeServer:
     def __init__(self, judge: FakeJudge | None = None, port: int = 0):
         self.judge = judge or FakeJudge()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), make_handler(self.judge))
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.port = port
+        self.httpd: ThreadingHTTPServer | None = None
+        self.connections: set = set()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> None:
+        """Listen (again) on the same port."""
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", self.port), make_handler(self.judge, self.connections))
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        """Close the port: clients get 'connection refused' until ``start``."""
+        if self.httpd is not None:
+            self.httpd.shutdown()
+            self.httpd.server_close()
+            self.httpd = None
+        for conn in list(self.connections):  # kept-alive connections too: the endpoint is gone
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
 
     def __enter__(self):
-        self.thread.start()
+        self.start()
         return self
 
     def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.stop()
 
 
 async def _handle_connection(judge: FakeJudge, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
@@ -203,13 +278,19 @@ async def _handle_connection(judge: FakeJudge, reader: asyncio.StreamReader, wri
                 if line[:15].lower() == "content-length:":
                     length = int(line[15:])
             raw = await reader.readexactly(length) if length else b""
+            auth = next(
+                (ln.split(":", 1)[1].strip() for ln in lines[1:] if ln.lower().startswith("authorization:")), ""
+            )
             extra: dict = {}
             if method == "GET":
                 code, payload = (200, _MODELS) if path.rstrip("/").endswith("/models") else (404, b"{}")
             else:
                 fault = judge.next_fault()
                 await asyncio.sleep(judge.delay(fault))
-                code, payload, extra = judge.reply(json.loads(raw or b"{}"), fault)
+                code, payload, extra = judge.reply(json.loads(raw or b"{}"), fault, auth)
+            # A client killed while this request waited has closed its end: that reply is never received,
+            # so it does not count as sent (the kill test tells finished responses from ones in flight).
+            delivered = not (reader.at_eof() or writer.is_closing())
             headers = "".join(f"{k}: {v}\r\n" for k, v in extra.items())
             writer.write(
                 f"HTTP/1.1 {code} {_REASONS.get(code, 'Status')}\r\nContent-Type: application/json\r\n"
@@ -217,6 +298,8 @@ async def _handle_connection(judge: FakeJudge, reader: asyncio.StreamReader, wri
                 + payload
             )
             await writer.drain()
+            if method != "GET" and code == 200 and delivered:
+                judge.log_sent(raw)
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
     finally:
@@ -237,6 +320,9 @@ if __name__ == "__main__":
     latency = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
     every = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
     jitter = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
+    log = sys.argv[5] if len(sys.argv) > 5 else None
     asyncio.run(
-        serve_asyncio(FakeJudge(latency, fault_every=every, jitter=jitter), port, lambda url: print(url, flush=True))
+        serve_asyncio(
+            FakeJudge(latency, fault_every=every, jitter=jitter, log_path=log), port, lambda url: print(url, flush=True)
+        )
     )

@@ -138,10 +138,10 @@ def test_query_params_reproduce_the_view(demo_db, monkeypatch):
     assert at.select_slider(key="tau").value == pytest.approx(_tau_option(at, 0.70))
     assert at.query_params["judge"] == "judge-position" and at.query_params["dataset"] == "demo"
     # the page computed the position judge's view: its own fitted τ is in the caption
-    from app_pages._shared import _open_store
     from core.stats.calibration import fit_tau
 
-    f = _open_store(demo_db).battle_frame("demo", "judge-position")  # the app's own handle (one per process)
+    with Store.open(demo_db, read_only=True) as s:
+        f = s.battle_frame("demo", "judge-position")
     tau = fit_tau(f["gap"], f["human_y"]).tau
     assert any(f"fitted τ = {tau:.3f}" in c.value for c in at.sidebar.caption)
 
@@ -248,12 +248,11 @@ def test_default_judge_is_the_one_whose_elo_best_predicts_human_elo(demo_db, mon
 
     at = _app(demo_db, monkeypatch, "app_pages/leaderboard.py")
     chosen = at.query_params["judge"]
-    from app_pages._shared import _open_store
-
-    s = _open_store(demo_db)
+    with Store.open(demo_db, read_only=True) as s:
+        frames = {j: s.battle_frame("demo", j) for j in ("judge-position", "judge-strong", "judge-verbose")}
     mae = {}
-    for judge in ("judge-position", "judge-strong", "judge-verbose"):
-        held = leave_one_model_out(s.battle_frame("demo", judge), (Method("soft", "soft"),), n_boot=0)
+    for judge, frame in frames.items():
+        held = leave_one_model_out(frame, (Method("soft", "soft"),), n_boot=0)
         mae[judge] = held.table["soft_resid"].abs().mean()
     assert chosen == min(mae, key=mae.get)
     assert any(

@@ -19,7 +19,7 @@ from core.app.data import import_path
 from core.app.files import softelo_frame
 from core.domain import preference_to_target
 from core.ingest import IngestError
-from core.store import Store
+from core.store import SCHEMA_VERSION, Store
 from core.text import style_counts
 from tests.conftest import ROOT, shared_path
 
@@ -275,7 +275,7 @@ def test_cli_import_info_export_exit_codes(tmp_path):
     info1 = _cli("info", "--db", str(db), "--json")
     assert info1.returncode == 0
     payload = json.loads(info1.stdout)
-    assert payload["schema_version"] == 1
+    assert payload["schema_version"] == SCHEMA_VERSION
     d = payload["datasets"][0]
     for key in (
         "name",

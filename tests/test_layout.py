@@ -33,7 +33,8 @@ def _project(imports: list[str]) -> set[str]:
     return {m for m in imports if m.split(".")[0] in ("core", "app_pages")}
 
 
-PAGE_ALLOWED = ("core.app", "core.charts", "core.methods", "core.domain", "app_pages._shared")
+# core.redact: the one redaction step, applied where text leaves for the browser
+PAGE_ALLOWED = ("core.app", "core.charts", "core.methods", "core.domain", "core.redact", "app_pages._shared")
 
 
 def _allowed(module: str, prefixes: tuple[str, ...]) -> bool:

@@ -196,8 +196,27 @@ def test_a_store_held_by_another_process_fails_with_a_message(tmp_path):
     )
     try:
         assert holder.stdout.readline().strip() == "ready"
-        with pytest.raises(StoreLockedError, match="held for writing by another process"):
+        with pytest.raises(StoreLockedError, match="is in use by process"):
             Store.open(path)
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_reader_upgrades_an_older_store_with_one_brief_write(tmp_path):
+    from core.store.schema import MIGRATIONS
+
+    path = tmp_path / "v1.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute(MIGRATIONS[0])
+    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    con.execute(
+        "INSERT INTO judge_runs (run_id, judge_id, dataset_id, status) VALUES (1, 1, 1, 'running'); "
+        'INSERT INTO judgments (judgment_id, battle_id, judge_id, "order", prompt_version, parse_error) '
+        "VALUES (1, 1, 1, 'ab', 'v', 'call failed: gave up'), (2, 2, 1, 'ab', 'v', 'no JSON')"
+    )
+    con.close()
+    with Store.open(path, read_only=True) as s:
+        assert s.read_only and s.schema_version == SCHEMA_VERSION
+        flags = s._cur().execute("SELECT judgment_id, call_failed FROM judgments ORDER BY 1").fetchall()
+    assert flags == [(1, True), (2, False)]  # the migration tells a failed call from an unparseable output

@@ -10,15 +10,20 @@ import pandas as pd
 from core.datahome import DEFAULT_DB
 from core.domain import DatasetTables
 from core.ingest import ImportResult, IngestError, content_hash, load
+from core.redact import redact_frame
 from core.stats.calibration import TauFit, fit_tau
 from core.store import Store, StoreError
 
 EXPORT_TABLES = ("battles", "judgments")
 
 
-def open_store(path: str | Path | None = None, read_only: bool = False) -> Store:
-    """The store at ``path`` (default ``data/arena.duckdb``); raises ``StoreError`` with the reason."""
-    return Store.open(path if path is not None else DEFAULT_DB, read_only=read_only)
+def open_store(path: str | Path | None = None, read_only: bool = False, wait_s: float = 0.0) -> Store:
+    """The store at ``path`` (default ``data/arena.duckdb``); raises ``StoreError`` with the reason.
+
+    ``wait_s``: how long to wait while another process holds the file (each
+    holder keeps it for one operation, so a few seconds is usually enough).
+    """
+    return Store.open(path if path is not None else DEFAULT_DB, read_only=read_only, wait_s=wait_s)
 
 
 def version_token(store: Store) -> str:
@@ -118,7 +123,7 @@ def export_table(store: Store, dataset: str, table: str, out: str | Path) -> int
         raise ValueError(f"{out}: expected a .parquet or .csv file name")
     if table not in EXPORT_TABLES:
         raise ValueError(f"unknown table {table!r}: expected one of {', '.join(EXPORT_TABLES)}")
-    df = store.table_frame(dataset, table)
+    df = redact_frame(store.table_frame(dataset, table))
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix.lower() == ".parquet":
         df.to_parquet(out, index=False)

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.redact import redact
+
 _LATEX_SPECIAL = (
     ("\\", r"\textbackslash{}"),
     ("&", r"\&"),
@@ -85,7 +87,7 @@ def context_lines(context: Context | None) -> list[str]:
 def to_csv(df: pd.DataFrame, context: Context | None = None) -> str:
     """CSV of the values as given (a spreadsheet re-reads them exactly), after ``# key: value`` context lines."""
     head = "".join(f"# {line}\n" for line in context_lines(context))
-    return head + df.to_csv(index=False)
+    return redact(head + df.to_csv(index=False))
 
 
 def to_markdown(df: pd.DataFrame, digits: int = 1, context: Context | None = None) -> str:
@@ -101,7 +103,7 @@ def to_markdown(df: pd.DataFrame, digits: int = 1, context: Context | None = Non
         lines.append("")
     lines += ["| " + " | ".join(cols) + " |", "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(r) + " |" for r in _cells(df, digits, "", esc)]
-    return "\n".join(lines) + "\n"
+    return redact("\n".join(lines) + "\n")
 
 
 def latex_escape(s: str) -> str:
@@ -135,4 +137,4 @@ def to_latex(
     if label:
         out.append(r"\label{" + label + "}")
     out.append(r"\end{table}")
-    return "\n".join(out) + "\n"
+    return redact("\n".join(out) + "\n")

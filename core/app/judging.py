@@ -7,42 +7,57 @@ judge's prompt version, optionally a balanced sample) and records the run.
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from core import redact
 from core.judging.client import connection_test
-from core.judging.config import TEMPLATES, ConfigError, JudgeConfig, from_mapping, load_toml
-from core.judging.runner import EndpointUnreachable, RunStats, Unit, execute
+from core.judging.config import TEMPLATES, ConfigError, JudgeConfig, from_mapping, load_toml, to_toml
+from core.judging.runner import EndpointRefused, EndpointUnreachable, RunStats, Unit, execute
 from core.stats.bias import echo_intervention_summary
 from core.stats.budget import balanced_subsample
 from core.store import Store
+from core.store.journal import RunJournal, process_alive, reconcile, runs_dir, this_host
 from core.text import detect_echo, make_echo_variant
 
 __all__ = [
     "TEMPLATES",
-    "ActiveRun",
     "ConfigError",
+    "EndpointRefused",
     "EndpointUnreachable",
     "JudgeConfig",
-    "JudgeWorker",
     "PlanError",
+    "RunOutcome",
     "RunStats",
     "Unit",
+    "WorkerProcess",
     "connection_test",
     "from_mapping",
     "load_toml",
     "echo_intervention_results",
-    "forget_failures",
+    "judge_config",
+    "live_run",
     "parse_failures",
     "plan",
     "plan_echo_intervention",
+    "reconcile_runs",
     "register_judge",
     "run",
+    "run_shared",
     "runs",
+    "start_worker",
 ]
 
 SAMPLES = ("all", "balanced")
@@ -65,9 +80,19 @@ def register_judge(store: Store, cfg: JudgeConfig) -> int:
 
 
 def plan(
-    store: Store, dataset: str, cfg: JudgeConfig, limit: int | None = None, sample: str = "all", seed: int = 0
+    store: Store,
+    dataset: str,
+    cfg: JudgeConfig,
+    limit: int | None = None,
+    sample: str = "all",
+    seed: int = 0,
+    retry_failed: bool = False,
 ) -> list[Unit]:
-    """Units still missing for this judge and prompt version (optionally a balanced sample)."""
+    """Units still missing for this judge and prompt version (optionally a balanced sample).
+
+    ``retry_failed``: also the units whose stored call failed (the endpoint's
+    4xx); a success replaces the failure, nothing else is ever replaced.
+    """
     if sample not in SAMPLES:
         raise PlanError(f"unknown sample {sample!r}: expected one of {', '.join(SAMPLES)}")
     battles = store.battles_for_judging(dataset)
@@ -85,6 +110,10 @@ def plan(
     judge_id = register_judge(store, cfg)
     done = store.existing_judgment_keys(judge_id, cfg.version, dataset)
     have = set(zip(done["battle_id"].tolist(), done["order"].tolist()))
+    if retry_failed:
+        failed = store.failed_call_keys(judge_id, cfg.version, dataset)
+        failed = failed[failed["variant"] == "original"]
+        have -= set(zip(failed["battle_id"].tolist(), failed["order"].tolist()))
     orders = ["ab", "ba"] if cfg.both_orders and cfg.template != "echo" else ["ab"]
     if sample == "balanced":
         n_models = len(set(battles["model_a"]) | set(battles["model_b"]))
@@ -156,100 +185,249 @@ def run(
     """Execute ``units`` (blocking) as one recorded run; returns the run id and its statistics."""
     judge_id = register_judge(store, cfg)
     stats = RunStats(planned=len(units))
-    run_id = store.create_run(judge_id, dataset, len(units), cfg.to_store())
+    run_id = store.create_run(
+        judge_id, dataset, len(units), cfg.to_store(), owner_pid=os.getpid(), owner_host=this_host()
+    )
     try:
         execute(store, judge_id, run_id, cfg, units, stats, progress, cancel)
-    except EndpointUnreachable as exc:
-        stats.status, stats.message = "unreachable", str(exc)
-        store.update_run(run_id, status="unreachable", message=str(exc), finished=True)
-        raise
     except BaseException as exc:
-        store.update_run(run_id, status="failed", message=f"{type(exc).__name__}: {exc}", finished=True)
+        store.update_run(run_id, **_ended(stats, exc))
         raise
-    store.update_run(
-        run_id,
-        status=stats.status,
-        done=stats.done,
-        failed=stats.failed,
-        parse_errors=stats.parse_errors,
-        prompt_tokens=stats.prompt_tokens,
-        completion_tokens=stats.completion_tokens,
-        message=stats.message,
-        finished=True,
-    )
+    store.update_run(run_id, **_ended(stats))
     return run_id, stats
 
 
+def _ended(stats: RunStats, exc: BaseException | None = None) -> dict:
+    """The run row's final fields: its counters, and a status and message that say why it ended."""
+    if isinstance(exc, EndpointUnreachable):
+        stats.status, stats.message = "unreachable", str(exc)
+    elif isinstance(exc, EndpointRefused):
+        stats.status = "failed"
+        stats.message = f"the endpoint refused the run ({exc}): check the model name and the key's variable"
+    elif isinstance(exc, KeyboardInterrupt):
+        stats.status, stats.message = "cancelled", "interrupted by a signal; run the same command to resume"
+    elif exc is not None:
+        stats.status, stats.message = "failed", f"{type(exc).__name__}: {exc}"
+    return {**stats.counters(), "status": stats.status, "message": stats.message, "finished": True}
+
+
+@dataclass
+class RunOutcome:
+    """How a shared-store run ended: ``status`` as in the run list ('nothing' when nothing was planned)."""
+
+    run_id: int | None
+    stats: RunStats
+    journal_kept: Path | None = None  # the journal, when the store stayed held at the end
+    interrupted: list[int] = field(default_factory=list)  # earlier runs found dead and reconciled
+
+    @property
+    def status(self) -> str:
+        return self.stats.status
+
+
+OPEN_WAIT_S = 30.0  # how long a run waits for the store at its start and end (each hold is one operation)
+
+
+def reconcile_runs(store: Store) -> list[int]:
+    """Merge what killed runs journaled and mark them ``interrupted`` (their owner process is gone)."""
+    return reconcile(store, store.path) if store.path != ":memory:" else []
+
+
+def run_shared(
+    db_path: str | Path,
+    dataset: str,
+    cfg: JudgeConfig,
+    *,
+    limit: int | None = None,
+    sample: str = "all",
+    seed: int = 0,
+    retry_failed: bool = False,
+    echo_intervention: int | None = None,
+    progress: Callable[[RunStats], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> RunOutcome:
+    """Plan and execute a run without holding the store: the way the CLI and the Admin page's worker run.
+
+    The store is opened for planning, for each merge of the run's journal
+    (about once a second, when nobody else holds it) and for the final
+    status, never in between, so the dashboard and other commands keep
+    working during a run.  Killed runs found on the way are reconciled first.
+    """
+    path = str(db_path)
+
+    def open_store(wait_s: float) -> Store:
+        return Store.open(path, read_only=False, wait_s=wait_s)
+
+    with open_store(OPEN_WAIT_S) as store:
+        interrupted = reconcile_runs(store)
+        other = live_run(store, dataset, cfg.name)
+        if other is not None:
+            raise PlanError(
+                f"run {other} of judge {cfg.name!r} on {dataset!r} is still working; "
+                "wait for it or cancel it (two runs of one judge would pay for the same calls twice)"
+            )
+        if echo_intervention:
+            units = plan_echo_intervention(store, dataset, cfg, echo_intervention, seed)
+        else:
+            units = plan(store, dataset, cfg, limit=limit, sample=sample, seed=seed, retry_failed=retry_failed)
+        if not units:
+            return RunOutcome(None, RunStats(status="nothing"), interrupted=interrupted)
+        judge_id = register_judge(store, cfg)
+        run_id = store.create_run(
+            judge_id, dataset, len(units), cfg.to_store(), owner_pid=os.getpid(), owner_host=this_host()
+        )
+    stats = RunStats(planned=len(units))
+    journal = RunJournal(path, run_id, open_store)
+    error: BaseException | None = None
+    try:
+        execute(journal, judge_id, run_id, cfg, units, stats, progress, cancel)
+    except BaseException as exc:
+        error = exc
+    merged = journal.close(OPEN_WAIT_S, _ended(stats, error))
+    outcome = RunOutcome(run_id, stats, None if merged else journal.path, interrupted)
+    if error is not None:
+        raise error
+    return outcome
+
+
 def runs(store: Store, dataset: str | None = None) -> pd.DataFrame:
-    """Judge runs, newest first, with counters and cost where the run was priced."""
-    return store.runs_frame(dataset)
+    """Judge runs, newest first, with counters and cost where the run was priced.
+
+    A run whose row says 'running' but whose owner process is gone shows as
+    'interrupted' (its row is corrected by the next run that reconciles).
+    """
+    df = store.runs_frame(dataset)
+    if df.empty:
+        return df
+    status = df["status"].astype(object).copy()
+    for i, r in enumerate(df.itertuples()):
+        if r.status == "running" and not _alive(r.owner_pid, r.owner_host, r.seconds_since_heartbeat):
+            status.iloc[i] = "interrupted"
+    df["status"] = status
+    df["message"] = [redact.redact(m) for m in df["message"]]
+    return df
+
+
+def _alive(pid: Any, host: Any, seconds_since_heartbeat: Any) -> bool:
+    pid_int = None if pid is None or pd.isna(pid) else int(pid)
+    alive = process_alive(pid_int, None if host is None or pd.isna(host) else str(host))
+    if alive is None:  # another host: trust a recent heartbeat
+        return seconds_since_heartbeat is not None and float(seconds_since_heartbeat) < 60
+    return alive
+
+
+def live_run(store: Store, dataset: str, judge: str) -> int | None:
+    """The id of a run of ``judge`` on ``dataset`` whose process is still working, if any."""
+    df = runs(store, dataset)
+    live = df[(df["judge"] == judge) & (df["status"] == "running")] if not df.empty else df
+    return None if live.empty else int(live["run_id"].iloc[0])
 
 
 def parse_failures(store: Store, dataset: str, judge: str | None = None, limit: int = 200) -> pd.DataFrame:
-    """Stored judgments whose output could not be parsed (or whose call failed), newest first."""
-    return store.parse_failures(dataset, judge, limit)
+    """Stored judgments whose output could not be parsed, or whose call the endpoint refused, newest first."""
+    df = store.parse_failures(dataset, judge, limit)
+    for col in ("parse_error", "raw_output"):
+        df[col] = [redact.redact(v) for v in df[col]]
+    return df
 
 
-def forget_failures(store: Store, dataset: str, judge: str) -> int:
-    """Delete the judge's failed judgments in ``dataset`` so that the next run plans them again."""
-    return store.delete_failed_judgments(dataset, judge)
+def judge_config(store: Store, judge: str) -> JudgeConfig | None:
+    """The configuration a judge was last run with (it names the key's variable, never a key)."""
+    raw = store.judge_config_json(judge)
+    if not raw:
+        return None
+    return from_mapping(json.loads(raw), f"the stored configuration of judge {judge!r}")
 
 
 # ------------------------------------------------------- background runs
 @dataclass
-class ActiveRun:
-    judge: str
-    dataset: str
-    stats: RunStats
-    thread: threading.Thread
-    cancel: threading.Event
-    error: str | None = None
-    run_id: int | None = None
-    config: JudgeConfig | None = None  # names the key's variable, never holds a key
+class WorkerProcess:
+    """A run started from the Admin page: ``python -m core judge`` in its own process.
 
-
-class JudgeWorker:
-    """A background judge run owned by the server process (one per process).
-
-    The Admin page keeps one per process (``st.cache_resource``); runs
-    continue when the browser tab closes, and every session reads the same
-    progress.
+    The server process only starts it, reads its log and signals it; the
+    run's CPU work and its store writes happen in the worker, so pages stay
+    responsive and the run keeps its speed while people browse.  It outlives
+    the browser tab (and the server: it runs in its own session).
     """
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.current: ActiveRun | None = None
+    popen: subprocess.Popen
+    judge: str
+    dataset: str
+    log_path: Path
+    config_path: Path
+    started: float = field(default_factory=time.time)
 
-    def busy(self) -> bool:
-        return self.current is not None and self.current.thread.is_alive()
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
 
-    def start(self, store: Store, dataset: str, cfg: JudgeConfig, units: list[Unit]) -> ActiveRun:
-        with self._lock:
-            if self.current is not None and self.busy():
-                raise RuntimeError(f"a run of {self.current.judge} is in progress; cancel it or wait")
-            cancel = threading.Event()
-            stats = RunStats(planned=len(units))
-            active = ActiveRun(cfg.name, dataset, stats, threading.Thread(daemon=True), cancel, config=cfg)
+    def alive(self) -> bool:
+        return self.popen.poll() is None
 
-            def progress(s: RunStats) -> None:
-                active.stats = s
-
-            def target() -> None:
-                try:
-                    active.run_id, active.stats = run(store, dataset, cfg, units, progress=progress, cancel=cancel)
-                except Exception as exc:
-                    active.error = f"{type(exc).__name__}: {exc}"
-                    active.stats.status = "failed"
-
-            active.thread = threading.Thread(target=target, name=f"judge-{cfg.name}", daemon=True)
-            self.current = active
-            active.thread.start()
-            return active
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
 
     def cancel(self) -> None:
-        if self.current is not None:
-            self.current.cancel.set()
+        """SIGTERM: the run finishes the calls in flight, keeps them, marks itself cancelled and exits."""
+        if self.alive():
+            self.popen.send_signal(signal.SIGTERM)
 
-    def wait(self, timeout: float | None = None) -> None:
-        if self.current is not None:
-            self.current.thread.join(timeout)
+    def wait(self, timeout: float | None = None) -> int | None:
+        try:
+            return self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def log_lines(self, n: int = 6) -> list[str]:
+        """The last lines of the worker's output (the progress bar's latest state included), redacted."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return []
+        lines = [ln.split("\r")[-1].strip() for ln in text.splitlines()]
+        return [redact.redact(ln) for ln in lines if ln][-n:]
+
+
+def start_worker(
+    db_path: str | Path,
+    dataset: str,
+    cfg: JudgeConfig,
+    limit: int | None = None,
+    sample: str = "all",
+    retry_failed: bool = False,
+) -> WorkerProcess:
+    """Start a judge run in a worker process; its configuration file (never a key) and log sit next to the store.
+
+    The worker inherits this process's environment, so the key's variable
+    named by ``cfg.api_key_env`` is read there and never passes through here.
+    """
+    if sample not in SAMPLES:
+        raise PlanError(f"unknown sample {sample!r}: expected one of {', '.join(SAMPLES)}")
+    cfg.api_key()  # an unset key variable fails here, on the page, not in the worker's log
+    folder = runs_dir(db_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in cfg.name)[:40]
+    config_path = folder / f"admin-{safe}-{stamp}-{os.getpid()}.toml"
+    config_path.write_text(to_toml(cfg), encoding="utf-8")
+    log_path = config_path.with_suffix(".log")
+    cmd = [sys.executable, "-m", "core", "judge", "--db", str(db_path), "--config", str(config_path)]
+    cmd += ["--dataset", dataset, "--sample", sample]
+    if limit:
+        cmd += ["--limit", str(int(limit))]
+    if retry_failed:
+        cmd.append("--retry-failed")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    with open(log_path, "wb") as log:
+        popen = subprocess.Popen(
+            cmd,
+            cwd=root,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    return WorkerProcess(popen, cfg.name, dataset, log_path, config_path)

@@ -27,13 +27,16 @@ def add_db_arg(p: argparse.ArgumentParser, required: bool = False) -> None:
     )
 
 
+STORE_WAIT_S = 30.0  # a command waits this long for a store another process holds (the dashboard, a judge run)
+
+
 def open_store(path: str, read_only: bool = True) -> Store:
     """Open a store, turning store errors into clean CLI errors (exit 2)."""
     from core.app import StoreError
     from core.app.data import open_store as open_
 
     try:
-        return open_(path, read_only=read_only)
+        return open_(path, read_only=read_only, wait_s=STORE_WAIT_S)
     except StoreError as exc:
         raise UserError(str(exc)) from None
 

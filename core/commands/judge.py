@@ -1,16 +1,29 @@
-"""``python -m core judge``: run a judge headless (resumable; the same code as the Admin page)."""
+"""``python -m core judge``: run a judge headless (resumable; the same code as the Admin page's worker).
+
+The store is held only for planning, for each merge of the run's journal and
+for the final status, so the dashboard keeps reading it during a run.  Exit
+codes: 0 done (or nothing to do, or stopped by the budget); 75 resumable (the
+endpoint stayed down past ``max_outage_s``, units were deferred after
+transient errors, or the store stayed held at the end: the judgments are safe
+in the journal); 3 the endpoint is unreachable or refuses the run; 143/130
+stopped by SIGTERM/SIGINT (what finished is kept; run again to resume).
+"""
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from core.cli import UserError
-from core.commands._common import open_store
 
 if TYPE_CHECKING:
     from core.app.judging import RunStats
+
+EXIT_RESUME = 75  # EX_TEMPFAIL: try again later
 
 
 class EndpointError(UserError):
@@ -26,6 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sample", choices=["all", "balanced"], default="all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="also retry the calls the endpoint refused with a 4xx (stored as failed calls); a success replaces them",
+    )
+    p.add_argument(
         "--echo-intervention",
         type=int,
         metavar="N",
@@ -38,14 +56,14 @@ def run_command(args: argparse.Namespace) -> int:
     from core.app import StoreError
     from core.app.judging import (
         ConfigError,
+        EndpointRefused,
         EndpointUnreachable,
         PlanError,
         echo_intervention_results,
         load_toml,
-        plan,
-        plan_echo_intervention,
-        run,
+        run_shared,
     )
+    from core.commands._common import open_store
 
     try:
         cfg = load_toml(args.config)
@@ -54,51 +72,82 @@ def run_command(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if args.limit is not None and args.limit < 1:
         raise UserError("--limit must be at least 1")
-    store = open_store(args.db, read_only=False)
+    cancel = threading.Event()
+    received: list[int] = []
+
+    def stop(signum: int, frame: FrameType | None) -> None:  # finish what is in flight, keep it, exit
+        received.append(signum)
+        cancel.set()
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    width = 30
+
+    def bar(s: RunStats) -> None:
+        frac = s.finished / max(s.planned, 1)
+        eta = s.eta_seconds()
+        sys.stderr.write(
+            f"\r[{'#' * int(frac * width):<{width}}] {s.finished}/{s.planned} "
+            f"{s.throughput():.1f}/s failed {s.failed} parse errors {s.parse_errors}"
+            + (f" deferred {s.deferred}" if s.deferred else "")
+            + (" PAUSED: endpoint down" if s.status == "paused" else "")
+            + (f" ETA {eta:.0f}s" if eta else "")
+            + " "
+        )
+        sys.stderr.flush()
+
     try:
-        try:
-            if args.echo_intervention:
-                units = plan_echo_intervention(store, args.dataset, cfg, args.echo_intervention, args.seed)
-            else:
-                units = plan(store, args.dataset, cfg, limit=args.limit, sample=args.sample, seed=args.seed)
-        except (PlanError, StoreError) as exc:
-            raise UserError(str(exc)) from None
-        if not units:
-            print(
-                f"nothing to do: every battle of {args.dataset!r} is judged by {cfg.name} ({cfg.version})",
-                file=sys.stderr,
-            )
-            return 0
-        width = 30
-
-        def bar(s: RunStats) -> None:
-            frac = s.finished / max(s.planned, 1)
-            eta = s.eta_seconds()
-            sys.stderr.write(
-                f"\r[{'#' * int(frac * width):<{width}}] {s.finished}/{s.planned} "
-                f"{s.throughput():.1f}/s failed {s.failed} parse errors {s.parse_errors}"
-                + (f" ETA {eta:.0f}s" if eta else "")
-                + " "
-            )
-            sys.stderr.flush()
-
-        try:
-            run_id, stats = run(store, args.dataset, cfg, units, progress=bar)
-        except EndpointUnreachable as exc:
-            raise EndpointError(str(exc)) from None
-        sys.stderr.write("\n")
-        if args.echo_intervention:
-            summary = echo_intervention_results(store, args.dataset, cfg.name)
-            if summary is not None:
-                print(summary.to_string(index=False))
-        cost = cfg.cost(stats.prompt_tokens, stats.completion_tokens)
+        outcome = run_shared(
+            args.db,
+            args.dataset,
+            cfg,
+            limit=args.limit,
+            sample=args.sample,
+            seed=args.seed,
+            retry_failed=args.retry_failed,
+            echo_intervention=args.echo_intervention,
+            progress=bar,
+            cancel=cancel,
+        )
+    except (PlanError, StoreError) as exc:
+        raise UserError(str(exc)) from None
+    except (EndpointUnreachable, EndpointRefused) as exc:
+        raise EndpointError(str(exc)) from None
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    for run_id in outcome.interrupted:
+        print(f"run {run_id} had been interrupted (its process was gone); what it finished is kept", file=sys.stderr)
+    stats = outcome.stats
+    if outcome.run_id is None:
         print(
-            f"run {run_id}: {stats.done} judged ({stats.parse_errors} unparseable, stored with their raw output), "
-            f"{stats.failed} failed calls recorded, {stats.prompt_tokens + stats.completion_tokens:,} tokens"
-            + (f" (${cost:,.4f})" if cost is not None else "")
-            + f", status {stats.status}",
+            f"nothing to do: every battle of {args.dataset!r} is judged by {cfg.name} ({cfg.version})"
+            + ("" if args.retry_failed else "; failed calls are retried with --retry-failed"),
             file=sys.stderr,
         )
         return 0
-    finally:
-        store.close()
+    sys.stderr.write("\n")
+    if args.echo_intervention and outcome.journal_kept is None:
+        with open_store(args.db) as store:
+            summary = echo_intervention_results(store, args.dataset, cfg.name)
+        if summary is not None:
+            print(summary.to_string(index=False))
+    cost = cfg.cost(stats.prompt_tokens, stats.completion_tokens)
+    print(
+        f"run {outcome.run_id}: {stats.done} judged ({stats.parse_errors} unparseable, stored with their raw output), "
+        f"{stats.failed} refused by the endpoint (retry with --retry-failed), "
+        f"{stats.deferred} deferred, {stats.prompt_tokens + stats.completion_tokens:,} tokens"
+        + (f" (${cost:,.4f})" if cost is not None else "")
+        + f", status {stats.status}"
+        + (f": {stats.message}" if stats.message else ""),
+        file=sys.stderr,
+    )
+    if outcome.journal_kept is not None:
+        print(
+            f"the store stayed busy: the finished judgments are safe in {outcome.journal_kept} and are merged by the "
+            "next run of this command",
+            file=sys.stderr,
+        )
+        return EXIT_RESUME
+    if received:
+        return 128 + received[0]
+    return EXIT_RESUME if stats.status in ("paused", "incomplete") else 0

@@ -1,11 +1,21 @@
-"""Judge configuration: validated at the boundary, never holding a key."""
+"""Judge configuration: validated at the boundary, never holding a key.
+
+Errors name the file and the key, never the value: a key pasted into the wrong
+field must not be echoed back.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import tomllib
-from dataclasses import asdict, dataclass, field, fields
+import urllib.parse
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
+
+from core import redact
 
 TEMPLATES = ("rubric", "ab-logprob", "two-stage", "echo")
 
@@ -34,7 +44,10 @@ class JudgeConfig:
     # USD per million tokens, for the run list's cost column; absent = cost unknown
     price_prompt_per_mtok: float | None = None
     price_completion_per_mtok: float | None = None
-    extra: dict = field(default_factory=dict)
+    # Outages: after this many consecutive connection errors, timeouts or 5xx the run pauses and probes
+    # the endpoint with back-off; it gives up (status 'paused', resumable) after ``max_outage_s``.
+    breaker_threshold: int = 5
+    max_outage_s: float = 300.0
 
     @property
     def version(self) -> str:
@@ -53,6 +66,7 @@ class JudgeConfig:
         value = os.environ.get(self.api_key_env)
         if not value:
             raise ConfigError(f"judge {self.name!r}: environment variable {self.api_key_env} is not set")
+        redact.register(value)  # whatever the variable's name, its value never leaves the process
         return value
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -62,45 +76,115 @@ class JudgeConfig:
         return (prompt_tokens * self.price_prompt_per_mtok + completion_tokens * self.price_completion_per_mtok) / 1e6
 
     def to_store(self) -> dict:
-        d = asdict(self)
-        d.pop("extra", None)
-        return d
+        return asdict(self)
 
 
 _TYPES = {f.name: f.type for f in fields(JudgeConfig)}
 
 
-def from_mapping(data: dict, source: str = "configuration") -> JudgeConfig:
+_KEY_LIKE = re.compile(r"key|token|secret|passw|auth|sig|credential|session", re.IGNORECASE)
+
+# (check, what a valid value is): the message says what is expected, never what was given
+_CHECKS: dict[str, tuple[Any, str]] = {
+    "template": (lambda v: v in TEMPLATES, f"one of {', '.join(TEMPLATES)}"),
+    "both_orders": (lambda v: isinstance(v, bool), "true or false"),
+    "temperature": (lambda v: _number(v) and 0 <= v <= 2, "a number in [0, 2]"),
+    "max_tokens": (lambda v: _whole(v) and v > 0, "a positive whole number"),
+    "top_logprobs": (lambda v: _whole(v) and 1 <= v <= 20, "a whole number in [1, 20]"),
+    "concurrency": (lambda v: _whole(v) and 1 <= v <= 512, "a whole number in [1, 512]"),
+    "timeout_s": (lambda v: _number(v) and 0 < v <= 3600, "seconds in (0, 3600]"),
+    "max_retries": (lambda v: _whole(v) and 0 <= v <= 100, "a whole number in [0, 100]"),
+    "max_calls": (lambda v: v is None or (_whole(v) and v > 0), "a positive whole number"),
+    "max_tokens_total": (lambda v: v is None or (_whole(v) and v > 0), "a positive whole number"),
+    "api_key_env": (
+        lambda v: v is None or (isinstance(v, str) and v.isidentifier() and len(v) <= 100),
+        "the name of an environment variable (letters, digits, underscores)",
+    ),
+    "price_prompt_per_mtok": (lambda v: v is None or (_number(v) and v >= 0), "a non-negative number"),
+    "price_completion_per_mtok": (lambda v: v is None or (_number(v) and v >= 0), "a non-negative number"),
+    "prompt_version": (
+        lambda v: v is None or (isinstance(v, str) and v.strip() != "" and len(v) <= 100),
+        "a non-empty text of at most 100 characters",
+    ),
+    "breaker_threshold": (lambda v: _whole(v) and 1 <= v <= 1000, "a whole number in [1, 1000]"),
+    "max_outage_s": (lambda v: _number(v) and 0 <= v <= 7 * 86400, "seconds in [0, 604800]"),
+}
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
+
+
+def _whole(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check_base_url(url: str, source: str) -> None:
+    """An http(s) URL without credentials: no ``user:password@``, no key-like query parameter."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        has_userinfo = parts.username is not None or parts.password is not None
+    except ValueError:
+        raise ConfigError(f"{source}: key 'base_url' is not a valid URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{source}: key 'base_url' must be an http:// or https:// URL with a host")
+    hint = "put the key in an environment variable and name it with api_key_env"
+    if has_userinfo or "@" in parts.netloc:
+        raise ConfigError(f"{source}: key 'base_url' must not contain credentials (user:password@); {hint}")
+    names = [name for name, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)]
+    risky = [n for n in names if _KEY_LIKE.search(n)]
+    if risky:
+        raise ConfigError(
+            f"{source}: key 'base_url' must not carry credentials in its query (parameter {risky[0][:40]!r}); {hint}"
+        )
+    if parts.fragment:
+        raise ConfigError(f"{source}: key 'base_url' must not have a #fragment")
+
+
+def from_mapping(data: dict, source: str = "configuration", form: bool = False) -> JudgeConfig:
+    """A validated configuration; ``form=True`` (the Admin page) also restricts ``api_key_env`` to the
+    allow-list (``core.redact.key_env_patterns``), so the page cannot send an arbitrary server variable."""
+    tables = sorted(k for k, v in data.items() if isinstance(v, dict))
+    if tables:
+        raise ConfigError(f"{source}: unknown table [{str(tables[0])[:40]}] (a judge configuration has no tables)")
     unknown = sorted(set(data) - set(_TYPES))
+    if any(_KEY_LIKE.search(str(k)) for k in unknown):
+        raise ConfigError(f"{source}: put the API key in an environment variable and name it with api_key_env")
     if unknown:
-        raise ConfigError(f"{source}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_TYPES))})")
+        raise ConfigError(f"{source}: unknown key {str(unknown[0])[:40]!r} (known: {', '.join(sorted(_TYPES))})")
     for key in ("name", "base_url", "model"):
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise ConfigError(f"{source}: key {key!r} is required and must be a non-empty string")
-    if any("key" in k.lower() and k != "api_key_env" for k in data):
-        raise ConfigError(f"{source}: put the API key in an environment variable and name it with api_key_env")
-    checks = {
-        "template": lambda v: v in TEMPLATES,
-        "both_orders": lambda v: isinstance(v, bool),
-        "temperature": lambda v: isinstance(v, (int, float)) and 0 <= v <= 2,
-        "max_tokens": lambda v: isinstance(v, int) and v > 0,
-        "top_logprobs": lambda v: isinstance(v, int) and 1 <= v <= 20,
-        "concurrency": lambda v: isinstance(v, int) and 1 <= v <= 512,
-        "timeout_s": lambda v: isinstance(v, (int, float)) and v > 0,
-        "max_retries": lambda v: isinstance(v, int) and v >= 0,
-        "max_calls": lambda v: v is None or (isinstance(v, int) and v > 0),
-        "max_tokens_total": lambda v: v is None or (isinstance(v, int) and v > 0),
-        "api_key_env": lambda v: v is None or (isinstance(v, str) and v.isidentifier()),
-        "price_prompt_per_mtok": lambda v: v is None or (isinstance(v, (int, float)) and v >= 0),
-        "price_completion_per_mtok": lambda v: v is None or (isinstance(v, (int, float)) and v >= 0),
-        "prompt_version": lambda v: v is None or (isinstance(v, str) and v.strip() != ""),
-    }
-    for key, ok in checks.items():
+        if len(data[key]) > 2000:
+            raise ConfigError(f"{source}: key {key!r} is longer than 2000 characters")
+    for key, (ok, expected) in _CHECKS.items():
         if key in data and not ok(data[key]):
-            raise ConfigError(f"{source}: key {key!r} has an invalid value {data[key]!r}")
-    if not data["base_url"].startswith(("http://", "https://")):
-        raise ConfigError(f"{source}: key 'base_url' must start with http:// or https://")
+            raise ConfigError(f"{source}: key {key!r} must be {expected}")
+    check_base_url(data["base_url"], source)
+    env = data.get("api_key_env")
+    if env == redact.ADMIN_TOKEN_ENV:
+        raise ConfigError(f"{source}: key 'api_key_env' must not name the admin token's variable")
+    if form and env and not redact.key_env_allowed(env):
+        raise ConfigError(
+            f"{source}: key 'api_key_env' must name a variable matching {', '.join(redact.key_env_patterns())} "
+            f"(set {redact.KEY_ENV_ALLOW_ENV} to allow others)"
+        )
     return JudgeConfig(**data)
+
+
+def to_toml(cfg: JudgeConfig) -> str:
+    """The configuration as a TOML file that :func:`load_toml` reads back (unset values left out)."""
+    lines = []
+    for key, value in cfg.to_store().items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            lines.append(f"{key} = {'true' if value else 'false'}")
+        elif isinstance(value, (int, float)):
+            lines.append(f"{key} = {value!r}")
+        else:  # a JSON string is a valid TOML basic string
+            lines.append(f"{key} = {json.dumps(str(value), ensure_ascii=False)}")
+    return "\n".join(lines) + "\n"
 
 
 def load_toml(path: str | Path) -> JudgeConfig:

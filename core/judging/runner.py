@@ -1,16 +1,27 @@
-"""Execute a judge run: bounded concurrency, back-off, budget, cancel.
+"""Execute a judge run: bounded concurrency, back-off, a circuit breaker, budget, cancel.
 
 Work units are (battle, order) pairs; ``core.app.judging`` plans them (those
 with no stored judgment under this judge's prompt version) and keeps the run's
-row.  Each finished call (success, parse failure or a call that failed after
-its retries) goes to the run's ledger (the store), whose idempotency key makes
-a repeated call a no-op: kill the process at any moment and the next run plans
-exactly what is missing.
+row.  A unit is *done* only when the endpoint answered: a parsed judgment, or
+an unparseable output kept with its raw text (capped at ``MAX_RAW_CHARS``).
+An HTTP 4xx other than 408/429 is the endpoint's final word on that unit: it
+is stored as a failed call, retried only on request.  Anything transport-level
+(connection errors, timeouts, 5xx, rate limits) is not a judgment at all: the
+unit stays pending.  Consecutive transport failures open a circuit breaker:
+every worker pauses, one call probes the endpoint with growing back-off, and
+the run resumes when it answers, or ends ``paused`` (resumable, non-zero exit)
+when the outage outlasts ``max_outage_s``.  401/403/404 stop the run at once:
+they say the key or model is wrong, not that a unit failed.
+
+Finished units go to the run's ledger, whose idempotency key makes a repeated
+call a no-op: kill the process at any moment and the next run plans exactly
+what is missing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import queue
 import random
@@ -24,9 +35,15 @@ from core.judging.config import JudgeConfig
 from core.judging.parsing import parse
 from core.judging.prompts import render
 
+MAX_RAW_CHARS = 65_536  # raw output kept per judgment; longer outputs are cut and flagged raw_truncated
+
 
 class EndpointUnreachable(RuntimeError):
     """The endpoint refused connections before any call succeeded."""
+
+
+class EndpointRefused(RuntimeError):
+    """The endpoint rejects the run itself (HTTP 401/403/404: key, permission or model), not one unit."""
 
 
 @dataclass(frozen=True)
@@ -42,20 +59,34 @@ class Unit:
 @dataclass
 class RunStats:
     planned: int = 0
-    done: int = 0
-    failed: int = 0
+    done: int = 0  # answered: parsed or unparseable (raw text kept)
+    failed: int = 0  # the endpoint's final 4xx, stored as a failed call
     parse_errors: int = 0
+    deferred: int = 0  # transport failures past the unit's retries: left pending for the next run
     calls: int = 0
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    pauses: int = 0  # outages the run waited out
+    paused_s: float = 0.0
     started: float = field(default_factory=time.monotonic)
-    status: str = "running"
+    status: str = "running"  # running, paused (waiting for the endpoint), then how it ended
     message: str | None = None
 
     @property
     def finished(self) -> int:
         return self.done + self.failed
+
+    def counters(self) -> dict[str, int]:
+        """The counters the run's row keeps."""
+        return {
+            "done": self.done,
+            "failed": self.failed,
+            "parse_errors": self.parse_errors,
+            "deferred": self.deferred,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
 
     def throughput(self) -> float:
         dt = time.monotonic() - self.started
@@ -124,10 +155,103 @@ def idempotency_key(judge_id: int, unit: Unit, version: str) -> str:
     return f"judge{judge_id}-battle{unit.battle_id}-{unit.order}-{version}-{unit.variant}"
 
 
+class Breaker:
+    """The endpoint's circuit breaker, shared by a run's workers.
+
+    Closed: calls go out.  After ``threshold`` consecutive transport failures
+    it opens: workers wait; after a back-off (1 s doubling to 30 s) one call
+    goes out as the probe; its success closes the breaker, its failure
+    doubles the back-off.  ``admit`` returns False once the endpoint has been
+    down for ``max_outage_s``: the run gives up, resumable.
+    """
+
+    def __init__(self, threshold: int, max_outage_s: float, stats: RunStats):
+        self.threshold, self.max_outage_s, self.stats = threshold, max_outage_s, stats
+        self.consecutive = 0
+        self.is_open = False
+        self.down_since: float | None = None  # monotonic time of the streak's first failure
+        self.down_since_wall: float | None = None
+        self.backoff = 1.0
+        self.next_probe = 0.0
+        self.probing = False
+        self.gave_up = False
+        self.last_error: str | None = None
+        self._changed = asyncio.Event()
+
+    def success(self) -> None:
+        if self.is_open and self.down_since is not None:
+            self.stats.pauses += 1
+            self.stats.paused_s += time.monotonic() - self.down_since
+            self.stats.status = "running"
+        self.consecutive, self.is_open, self.probing, self.backoff = 0, False, False, 1.0
+        self.down_since = self.down_since_wall = None
+        self._wake()
+
+    def failure(self, reason: str) -> None:
+        now = time.monotonic()
+        self.consecutive += 1
+        self.last_error = reason
+        if self.down_since is None:
+            self.down_since, self.down_since_wall = now, time.time()
+        if self.is_open:  # the probe failed: wait longer before the next
+            self.probing = False
+            self.backoff = min(self.backoff * 2, 30.0)
+            self.next_probe = now + self.backoff
+        elif self.consecutive >= self.threshold:
+            self.is_open = True
+            self.stats.status = "paused"
+            self.next_probe = now + self.backoff
+        self._wake()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def down_message(self) -> str:
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.down_since_wall or time.time()))
+        return f"endpoint unreachable since {since} ({self.consecutive} failed calls in a row; last: {self.last_error})"
+
+    async def admit(self) -> bool:
+        """Wait until a call may go out (True), or the outage has lasted too long (False)."""
+        while self.is_open:
+            now = time.monotonic()
+            if self.gave_up or (self.down_since is not None and now - self.down_since >= self.max_outage_s):
+                self.gave_up = True
+                return False
+            if not self.probing and now >= self.next_probe:
+                self.probing = True
+                return True  # this call is the probe
+            wait = max(0.05, self.next_probe - now) if not self.probing else 1.0
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), timeout=wait)
+        return True
+
+
+@dataclass
+class Outcome:
+    """What became of one unit: ``kind`` is 'answered', 'failed' (final 4xx), 'deferred' or 'skipped'."""
+
+    kind: str
+    result: dict | None = None
+    reason: str | None = None
+
+
+def _body_text(body: Any) -> str:
+    if isinstance(body, (bytes, bytearray)):
+        return bytes(body).decode("utf-8", errors="replace")
+    return str(body)
+
+
 async def _call(
-    client: Any, cfg: JudgeConfig, unit: Unit, stats: RunStats, budget_ok: Callable[[], bool], key: str
-) -> tuple[dict | None, str | None]:
-    """One judgment with retries; returns (row fields, None) or (None, failure reason)."""
+    client: Any,
+    cfg: JudgeConfig,
+    unit: Unit,
+    stats: RunStats,
+    breaker: Breaker,
+    budget_ok: Callable[[], bool],
+    key: str,
+) -> Outcome:
+    """One unit: retries transient failures, waits out outages, classifies the endpoint's answer."""
     import openai
 
     messages = render(cfg.template, unit.prompt, unit.text_a, unit.text_b, unit.order)
@@ -135,12 +259,20 @@ async def _call(
     if cfg.uses_logprobs:
         kwargs.update(logprobs=True, top_logprobs=cfg.top_logprobs, max_tokens=1)
     payload = json.dumps(kwargs, ensure_ascii=False, separators=(",", ":")).encode()  # as the SDK encodes it
+    attempts = 0  # transient failures charged to this unit (not those of an outage)
+    malformed = 0
     last = "no attempt"
-    for attempt in range(cfg.max_retries + 1):
+    while True:
         if not budget_ok():
-            return None, "budget exhausted"
+            return Outcome("skipped", reason="budget exhausted")
+        if not await breaker.admit():
+            return Outcome("skipped", reason=breaker.down_message())
+        if not budget_ok():
+            return Outcome("skipped", reason="budget exhausted")
         stats.calls += 1
         t0 = time.perf_counter()
+        wait: float | None = None
+        transport = True  # counts toward the breaker
         try:
             # The client's own POST (same transport, errors and retries-off
             # behaviour as chat.completions.create) returning the body: the
@@ -150,28 +282,50 @@ async def _call(
             body = await client.post(
                 "/chat/completions", content=payload, cast_to=bytes, options={"idempotency_key": key}
             )
-            result = _read_completion(body)
         except openai.APIConnectionError as exc:  # includes timeouts
             last = f"{type(exc).__name__}: {exc}"
-            wait = None
         except openai.RateLimitError as exc:
-            last, wait = f"429 rate limited: {exc}", _retry_after(exc)
+            last, wait, transport = f"HTTP 429 rate limited: {str(exc)[:200]}", _retry_after(exc), False
         except openai.APIStatusError as exc:
-            if exc.status_code < 500 and exc.status_code != 408:
-                return None, f"HTTP {exc.status_code}: {str(exc)[:200]}"
-            last, wait = f"HTTP {exc.status_code}: {str(exc)[:200]}", _retry_after(exc)
-        except (ValueError, openai.APIResponseValidationError) as exc:  # malformed response body
-            last, wait = f"malformed response: {str(exc)[:200]}", None
+            code = exc.status_code
+            reason = f"HTTP {code}: {str(exc)[:200]}"
+            if code in (401, 403, 404):
+                raise EndpointRefused(reason) from None
+            if code < 500 and code != 408:
+                breaker.success()  # the endpoint is up; it refuses this unit
+                return Outcome("failed", reason=reason)
+            last, wait = reason, _retry_after(exc)
         else:
+            breaker.success()
+            try:
+                result = _read_completion(body)
+            except ValueError as exc:
+                # HTTP 200 with a body that is not a completion: kept as an answer once retries are spent.
+                malformed += 1
+                last = f"malformed response body: {str(exc)[:200]}"
+                if malformed > cfg.max_retries:
+                    raw = _body_text(body)
+                    return Outcome(
+                        "answered",
+                        {"raw_output": raw, "top": None, "prompt_tokens": 0, "completion_tokens": 0, "finish": None},
+                        reason=last,
+                    )
+                stats.retries += 1
+                await asyncio.sleep(min(30.0, 0.5 * 2 ** (malformed - 1)) * random.uniform(0.5, 1.5))
+                continue
             result["latency_ms"] = (time.perf_counter() - t0) * 1000
             stats.prompt_tokens += result["prompt_tokens"]
             stats.completion_tokens += result["completion_tokens"]
-            return result, None
-        if attempt < cfg.max_retries:
+            return Outcome("answered", result)
+        if transport:
+            breaker.failure(last)
+        if not breaker.is_open:  # an isolated failure: charged to the unit
+            attempts += 1
+            if attempts > cfg.max_retries:
+                return Outcome("deferred", reason=f"gave up after {attempts} attempts ({last})")
             stats.retries += 1
-            delay = wait if wait is not None else min(30.0, 0.5 * 2**attempt) * random.uniform(0.5, 1.5)
+            delay = wait if wait is not None else min(30.0, 0.5 * 2 ** (attempts - 1)) * random.uniform(0.5, 1.5)
             await asyncio.sleep(delay)
-    return None, f"gave up after {cfg.max_retries + 1} attempts ({last})"
 
 
 async def _probe(client: Any) -> None:
@@ -186,7 +340,7 @@ async def _probe(client: Any) -> None:
 
 
 class RunLedger(Protocol):
-    """Where a run's finished calls and counters go (``core.store.Store`` is one)."""
+    """Where a run's finished calls and counters go (``core.store.Store`` and ``core.store.RunJournal``)."""
 
     def record_judgments(self, rows: list[dict], run_progress: tuple[int, dict] | None = None) -> int: ...
 
@@ -203,9 +357,12 @@ def execute(
 ) -> RunStats:
     """Judge ``units`` (blocking), writing each finished call to ``ledger`` under ``run_id``.
 
-    Raises :class:`EndpointUnreachable` when the endpoint refuses the probe.
-    ``stats.status`` says how the run ended: 'done', 'cancelled' or 'stopped'
-    (budget exhausted).
+    Raises :class:`EndpointUnreachable` when the endpoint refuses the first
+    probe and :class:`EndpointRefused` on HTTP 401/403/404.  ``stats.status``
+    says how the run ended: 'done'; 'cancelled'; 'stopped' (budget
+    exhausted); 'paused' (the endpoint stayed down for ``max_outage_s``) or
+    'incomplete' (some units deferred after transient errors): the last two
+    resume with the same command.
     """
     asyncio.run(_run(ledger, cfg, judge_id, run_id, units, stats, progress, cancel))
     return stats
@@ -250,7 +407,10 @@ class _Writer(threading.Thread):
         self.queue.put(None)
 
     def _gather(self) -> tuple[list[dict], bool]:
-        batch = [self.queue.get()]  # sleeps until there is work
+        try:
+            batch = [self.queue.get(timeout=self.window_s)]  # sleeps until there is work
+        except queue.Empty:  # nothing finished (an outage, slow calls): still a heartbeat
+            return [], False
         deadline = time.monotonic() + self.window_s
         while (
             batch[0] is not None
@@ -274,19 +434,10 @@ class _Writer(threading.Thread):
             progress = None
             if now - self._last_flush > 1.0:  # the run list's counters, in the same commit
                 self._last_flush = now
-                s = self.stats
-                progress = (
-                    self.run_id,
-                    {
-                        "done": s.done,
-                        "failed": s.failed,
-                        "parse_errors": s.parse_errors,
-                        "prompt_tokens": s.prompt_tokens,
-                        "completion_tokens": s.completion_tokens,
-                    },
-                )
+                progress = (self.run_id, {**self.stats.counters(), "status": self.stats.status})
             try:
-                self.ledger.record_judgments(rows, run_progress=progress)
+                if rows or progress is not None:
+                    self.ledger.record_judgments(rows, run_progress=progress)
             except BaseException as exc:
                 self.error = exc
                 return
@@ -337,26 +488,38 @@ async def _run(
     cancel: threading.Event | None,
 ) -> None:
     client = make_async_client(cfg)
-    writer = _Writer(ledger, run_id, stats, progress, batch_rows=max(64, 2 * cfg.concurrency))
+    writer = _Writer(ledger, run_id, stats, progress, batch_rows=max(64, 2 * cfg.concurrency), window_s=0.5)
     writer.start()
+    breaker = Breaker(cfg.breaker_threshold, cfg.max_outage_s, stats)
+    refused: list[str] = []
     try:
         await _probe(client)
 
         def budget_ok() -> bool:
             if cancel is not None and cancel.is_set():
                 return False
-            if writer.error is not None:
+            if writer.error is not None or refused:
                 return False
             if cfg.max_calls is not None and stats.calls >= cfg.max_calls:
                 return False
             used = stats.prompt_tokens + stats.completion_tokens
             return cfg.max_tokens_total is None or used < cfg.max_tokens_total
 
+        deferred_reasons: list[str] = []
+
         async def one(unit: Unit) -> None:
-            result, failure = await _call(
-                client, cfg, unit, stats, budget_ok, idempotency_key(judge_id, unit, cfg.version)
-            )
-            if failure == "budget exhausted":
+            try:
+                out = await _call(
+                    client, cfg, unit, stats, breaker, budget_ok, idempotency_key(judge_id, unit, cfg.version)
+                )
+            except EndpointRefused as exc:
+                refused.append(str(exc))
+                return
+            if out.kind == "skipped":
+                return
+            if out.kind == "deferred":
+                stats.deferred += 1
+                deferred_reasons.append(out.reason or "")
                 return
             row = {
                 "battle_id": unit.battle_id,
@@ -366,25 +529,33 @@ async def _run(
                 "run_id": run_id,
                 "variant": unit.variant,
             }
-            if failure is not None or result is None:
-                row.update(parse_error=f"call failed: {failure}")
+            if out.kind == "failed":
+                row.update(parse_error=f"call failed: {out.reason}", call_failed=True)
                 stats.failed += 1
             else:
-                parsed = parse(cfg.template, result["raw_output"], unit.order, result["top"])
-                if result["finish"] == "length" and parsed.parse_error:
-                    parsed.parse_error += " (output truncated at max_tokens)"
+                result = out.result
+                assert result is not None
+                raw = result["raw_output"]
+                truncated = raw is not None and len(raw) > MAX_RAW_CHARS
+                if out.reason is not None:  # the body was not a completion: kept as the raw output
+                    parsed_error: str | None = out.reason
+                    fields: dict[str, Any] = {}
+                else:
+                    parsed = parse(cfg.template, raw, unit.order, result["top"])
+                    if result["finish"] == "length" and parsed.parse_error:
+                        parsed.parse_error += " (output truncated at max_tokens)"
+                    parsed_error = parsed.parse_error
+                    fields = dict(verdict=parsed.verdict, p_a=parsed.p_a, confidence=parsed.confidence, **parsed.scores)
                 row.update(
-                    raw_output=result["raw_output"],
-                    latency_ms=result["latency_ms"],
+                    raw_output=raw[:MAX_RAW_CHARS] if truncated else raw,
+                    raw_truncated=truncated,
+                    latency_ms=result.get("latency_ms"),
                     prompt_tokens=result["prompt_tokens"],
                     completion_tokens=result["completion_tokens"],
-                    verdict=parsed.verdict,
-                    p_a=parsed.p_a,
-                    confidence=parsed.confidence,
-                    parse_error=parsed.parse_error,
-                    **parsed.scores,
+                    parse_error=parsed_error,
+                    **fields,
                 )
-                if parsed.parse_error:
+                if parsed_error:
                     stats.parse_errors += 1
                 stats.done += 1
             writer.queue.put(row)
@@ -395,17 +566,33 @@ async def _run(
 
         async def worker() -> None:
             for unit in pending:
-                if not budget_ok():
+                if not budget_ok() or breaker.gave_up:
                     return
                 await one(unit)
 
         await asyncio.gather(*(worker() for _ in range(min(cfg.concurrency, len(units)))))
+        if refused:
+            raise EndpointRefused(refused[0])
         if cancel is not None and cancel.is_set():
-            stats.status, stats.message = "cancelled", "cancelled by the user"
-        elif stats.finished < stats.planned:
+            stats.status, stats.message = "cancelled", "cancelled by the user; run the same command to resume"
+        elif breaker.gave_up:
+            stats.status = "paused"
+            stats.message = (
+                f"{breaker.down_message()}; gave up after {cfg.max_outage_s:g} s. "
+                f"{stats.planned - stats.finished} units still pending: run the same command to resume"
+            )
+        elif stats.finished + stats.deferred < stats.planned:
             stats.status, stats.message = "stopped", "budget exhausted before all planned calls"
+        elif stats.deferred:
+            stats.status = "incomplete"
+            stats.message = (
+                f"{stats.deferred} units deferred after transient errors (last: {deferred_reasons[-1][:200]}); "
+                "run the same command to retry them"
+            )
         else:
             stats.status = "done"
+            if stats.pauses:
+                stats.message = f"waited out {stats.pauses} endpoint outage(s), {stats.paused_s:.0f} s in all"
     finally:
         writer.close()
         await asyncio.to_thread(writer.join)

@@ -10,11 +10,20 @@ battles.  Features are not penalised.
 
 The Hessian of the θ block is a weighted graph Laplacian: singular along the
 all-ones vector of each connected component (only differences are
-identified).  The gauge is fixed by centring each component: the projector
+identified).  Newton iterates are kept centred per component: the projector
 onto those directions is added to the Hessian, which leaves the Newton step
 unchanged on the centred subspace and makes the system positive definite, so
 every solve is a Cholesky solve.  (Cholesky also keeps small solves fast on a
 busy machine, where multithreaded LU factorisations stall.)
+
+The reported gauge of a maximum-likelihood fit (λ = 0, or its fallback
+ridge) is different: each component's 1500 is the mean of its
+*well-identified* models only (see "Degenerate information" below), i.e. the
+centred θ is shifted by minus the mean centred θ of those models.  A model
+with one battle or a perfect record has a huge (or infinite) variance; with
+plain centring it would pass Var(θ)/m² of it, and its covariances, to every
+other model's interval.  A requested ridge (λ > 0) has no gauge freedom: its
+penalty makes the per-component centred θ the unique optimum, which is kept.
 
 Large tables (``SPARSE_MIN_MODELS``; thousands of models with a few battles
 each, as in an arena's long tail) never form an m×m matrix: the information
@@ -35,6 +44,35 @@ Uncertainty
   per-battle Poisson(1) bootstrap draws Poisson cell counts.  All replicates
   share the pair structure, so they are solved together by a Newton iteration
   preconditioned with the point estimate's information matrix.
+
+Degenerate information (METHODS §10)
+------------------------------------
+Per model, from its own battles (:func:`_records`):
+
+* *well identified*: at least two battles, with both win mass and loss mass
+  (ties count as half of each).  Then its MLE is finite given the others and
+  its information is bounded away from zero; these models define the gauge.
+  (A higher battle threshold such as ``DEFAULT_MIN_BATTLES`` would move the
+  reference of long-tailed leaderboards, where most models have a handful of
+  battles but finite, moderate variances; thin models are reported as
+  ``few_battles`` instead.)  A component without such models is centred on
+  all its members.
+* *perfect record* (no win mass or no loss mass, e.g. a single win): the MLE
+  is ±∞, the shown Elo is a ridge value, so both intervals are undefined
+  (NaN) rather than a statement about the ridge.
+* *constant record* (every battle has the same target in (0, 1): ties only,
+  which includes a single tie): the MLE exists but the sandwich estimates the
+  outcome variance by the squared residuals, which are (near) zero when the
+  outcome never varied: zero-width intervals, or a copy of the single
+  opponent's.  Their battles' meat is raised to the largest variance a target
+  in [0, 1] with mean p can have, p(1 − p) (the binary-outcome variance):
+  a stated, conservative interval.  Resampling a record that never varies
+  cannot show its spread either, so their bootstrap interval is undefined.
+* In a bootstrap, a replicate that lacks all of a model's battles says
+  nothing about it (its value would be the ridge prior, 1500).  Such
+  replicates are left out of that model's interval, and when they exceed
+  ``BOOT_MAX_MISSING`` (2.5 %, one tail of a 95 % interval, so that they
+  could not decide a bound) its interval is undefined.
 """
 
 from __future__ import annotations
@@ -55,6 +93,9 @@ from core.domain import Z95, Ratings, elo_units, ranked, sigmoid, theta_to_elo
 
 DEFAULT_MIN_BATTLES = 10
 FALLBACK_LAM = 0.01
+# Share of bootstrap replicates that may lack all of a model's battles before
+# its interval is undefined: the tail mass of a 95% percentile interval.
+BOOT_MAX_MISSING = 0.025
 
 
 # --------------------------------------------------------------------- data
@@ -292,7 +333,8 @@ def comparisons_from_pair_table(df: pd.DataFrame, models: Sequence | None = None
 class FitIssue:
     """A reason to read a fit with care: which models, and why."""
 
-    kind: str  # 'disconnected' | 'no_mle' | 'few_battles' | 'not_converged' | 'regularised'
+    # 'disconnected' | 'no_mle' | 'few_battles' | 'not_converged' | 'regularised' | 'degenerate' | 'gauge'
+    kind: str
     models: tuple
     message: str
 
@@ -305,10 +347,15 @@ class FitIssue:
 
 @dataclass(frozen=True)
 class BTFit:
-    """A Bradley–Terry fit: centred θ (per component), Elo, feature coefficients, diagnostics.
+    """A Bradley–Terry fit: θ (per component), Elo, feature coefficients, diagnostics.
 
     ``lam`` is the penalty actually used: when the unpenalised MLE does not
-    exist it is the fallback ridge and ``well_defined`` is False.
+    exist it is the fallback ridge and ``well_defined`` is False.  ``anchors``
+    marks the models whose mean θ is 0 in each component (over all members
+    where a component has none): the well-identified ones for λ = 0, all of
+    them for a requested ridge; None means all.
+    ``loglik`` is the objective at the per-component centred θ (with λ > 0 the
+    penalty is not invariant to the shift to the anchors' mean).
     """
 
     models: tuple
@@ -325,10 +372,16 @@ class BTFit:
     loglik: float
     components: np.ndarray  # component label per model (0 = largest)
     solver: str = "dense"  # how the Newton steps were solved: 'dense' or 'sparse'
+    anchors: np.ndarray | None = None  # bool per model: the well-identified models that fix the gauge
+
+    def gauge_weights(self) -> np.ndarray:
+        """Per model, its weight in its component's reference mean (sums to 1 per component)."""
+        anchors = np.ones(len(self.models), bool) if self.anchors is None else self.anchors
+        return _gauge_weights(self.components, anchors)
 
     @property
     def elo(self) -> np.ndarray:
-        return theta_to_elo(self.theta, centre=False)  # θ is centred by the fit
+        return theta_to_elo(self.theta, centre=False)  # θ is gauge-fixed by the fit
 
     @property
     def beta(self) -> np.ndarray:
@@ -420,20 +473,88 @@ def _gauge(components: np.ndarray, m: int, k: int) -> np.ndarray:
     return g
 
 
-def _centre(theta: np.ndarray, comps: np.ndarray) -> np.ndarray:
-    """Centre θ within each component; works on (m,) or (B, m).
+def _centre(theta: np.ndarray, comps: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Subtract from θ its per-component mean; works on (m,) or (B, m).
 
-    One sparse product instead of a loop over components: a long-tailed
-    table can have thousands of components (models without battles).
+    ``weights``: (m,) or (B, m) non-negative weights of that mean (uniform
+    when None); a component whose weights are all zero in a row falls back to
+    its uniform mean.  One sparse product instead of a loop over components:
+    a long-tailed table can have thousands of components (models without
+    battles).
     """
     out = np.array(theta, dtype=float, copy=True)
     if not out.shape[-1]:
         return out
     comps = np.asarray(comps)
-    member = sparse.csr_matrix((np.ones(len(comps)), (np.arange(len(comps)), comps)))
-    means = (member.T @ out.reshape(-1, len(comps)).T).T / np.bincount(comps)
+    m = len(comps)
+    member = sparse.csr_matrix((np.ones(m), (np.arange(m), comps)))
+    flat = out.reshape(-1, m)
+    means = (member.T @ flat.T).T / np.bincount(comps)
+    if weights is not None:
+        wts = np.broadcast_to(np.asarray(weights, dtype=float), flat.shape)
+        total = (member.T @ wts.T).T
+        weighted = (member.T @ (flat * wts).T).T / np.where(total > 0, total, 1.0)
+        means = np.where(total > 0, weighted, means)
     out -= means[:, comps].reshape(out.shape)
     return out
+
+
+def _gauge_weights(comps: np.ndarray, anchors: np.ndarray) -> np.ndarray:
+    """Weight of each model in its component's reference mean: 1/#anchors on anchors (uniform if none)."""
+    comps = np.asarray(comps)
+    if not len(comps):
+        return np.zeros(0)
+    n_anchor = np.bincount(comps, weights=anchors.astype(float))
+    size = np.bincount(comps).astype(float)
+    use = n_anchor[comps] > 0
+    return np.where(use, anchors / np.where(use, n_anchor[comps], 1.0), 1.0 / size[comps])
+
+
+@dataclass(frozen=True)
+class _Records:
+    """What each model's own battles can identify (see the module docstring)."""
+
+    battles: np.ndarray  # number of battles (Comparisons.battle_counts)
+    perfect: np.ndarray  # has battles but no win mass or no loss mass: the MLE is ±∞
+    constant: np.ndarray  # has battles, all with one target in (0, 1) (ties only, a single tie, ...)
+    anchors: np.ndarray  # well identified: >= 2 battles, win and loss mass
+
+    @property
+    def single(self) -> np.ndarray:
+        return np.abs(self.battles - 1.0) < 1e-9
+
+
+def _records(c: Comparisons) -> _Records:
+    """Per-model record classes from the cell sums, O(cells).
+
+    A record is constant when the weighted variance of the model's own
+    targets is zero; cells that may mix outcomes (no ``ss``, mean not 0 or 1)
+    count as varied.
+    """
+    m = c.n_models
+    n, s = c.n, c.s
+    count = c.battle_counts
+    battles = np.bincount(c.i, weights=count, minlength=m) + np.bincount(c.j, weights=count, minlength=m)
+    weight = c.battles_per_model()
+    win = np.bincount(c.i, weights=s, minlength=m) + np.bincount(c.j, weights=n - s, minlength=m)
+    loss = weight - win
+    eps = 1e-12 * np.maximum(weight, 1.0)
+    has = weight > 0
+    perfect = has & ((win <= eps) | (loss <= eps))
+    homo = c.homogeneous_cells()
+    if c.ss is not None:
+        sq_i = c.ss
+    else:
+        sq_i = np.where(homo, s * c.cell_mean(), 0.0)  # n·ȳ² for the cells known to be homogeneous
+    sq_j = n - 2 * s + sq_i  # Σ w(1 − y)²
+    unknown = ~homo if c.ss is None else np.zeros(len(n), bool)
+    mixed = np.bincount(c.i, weights=unknown, minlength=m) + np.bincount(c.j, weights=unknown, minlength=m)
+    sq = np.bincount(c.i, weights=sq_i, minlength=m) + np.bincount(c.j, weights=sq_j, minlength=m)
+    safe = np.where(has, weight, 1.0)
+    var = sq / safe - (win / safe) ** 2
+    constant = has & (mixed == 0) & (var <= 1e-9) & ~perfect
+    anchors = (battles >= 2 - 1e-9) & has & ~perfect
+    return _Records(battles, perfect, constant, anchors)
 
 
 def _solve_spd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -635,10 +756,14 @@ def diagnose(c: Comparisons, min_battles: int = DEFAULT_MIN_BATTLES) -> tuple[li
 
     Returns (issues, component label per model, well_defined).  Without
     features the MLE exists iff, within each component, the directed "took
-    win mass from" graph is strongly connected (Ford's condition); a model or
-    group that never lost (or never won) against the rest of its component
-    drives it to ±∞.  With features the same condition is reported; it is
-    necessary, not sufficient (a feature can also separate the outcomes).
+    win mass from" graph is strongly connected (Ford's condition); a group
+    (a strongly connected set of models, which may have beaten each other)
+    that never lost to, or never took win mass from, any model outside the
+    group drives it to ±∞.  With features the same condition is reported; it
+    is necessary, not sufficient (a feature can also separate the outcomes).
+
+    Also reported: models whose own record cannot show its uncertainty
+    ('degenerate': ties only or a single battle, see the module docstring).
     """
     m = c.n_models
     models = np.array(c.models, dtype=object)
@@ -674,20 +799,34 @@ def diagnose(c: Comparisons, min_battles: int = DEFAULT_MIN_BATTLES) -> tuple[li
         has_out = np.bincount(s_src[cross], minlength=n_strong) > 0
         has_in = np.bincount(s_dst[cross], minlength=n_strong) > 0
         # Vectorised over models: a long tail can have tens of thousands of
-        # one-battle models, each its own strong component.
-        winners = list(models[(has_out & ~has_in)[strong]])
-        losers = list(models[(has_in & ~has_out)[strong]])
+        # one-battle models, each its own strong component.  A group of one
+        # never lost (or never won) at all; a larger group did, but only
+        # within itself, so each is named separately.
+        source, sink = (has_out & ~has_in)[strong], (has_in & ~has_out)[strong]
+        group_size = np.bincount(strong, minlength=n_strong)[strong]
+        winners = list(models[source])
+        losers = list(models[sink])
         parts = []
-        if winners:
-            parts.append(f"never lost to the rest of their component: {_names(winners)}")
-        if losers:
-            parts.append(f"never won against the rest of their component: {_names(losers)}")
+        if np.any(source & (group_size == 1)):
+            parts.append(f"these models never lost or tied a battle: {_names(models[source & (group_size == 1)])}")
+        for label in np.unique(strong[source & (group_size > 1)])[:5]:
+            parts.append(
+                f"the group {{{_names(models[strong == label])}}} never lost to or tied with a model outside it "
+                "(only to each other)"
+            )
+        if np.any(sink & (group_size == 1)):
+            parts.append(f"these models never won or tied a battle: {_names(models[sink & (group_size == 1)])}")
+        for label in np.unique(strong[sink & (group_size > 1)])[:5]:
+            parts.append(
+                f"the group {{{_names(models[strong == label])}}} never beat or tied with a model outside it "
+                "(only each other)"
+            )
         issues.append(
             FitIssue(
                 "no_mle",
                 tuple(winners + losers),
-                "the maximum-likelihood Elo does not exist (it is ±∞) because some models "
-                + "; ".join(parts or ["are separated by perfect records"]),
+                "the maximum-likelihood Elo does not exist (it is ±∞) because "
+                + "; ".join(parts or ["some models are separated by perfect records"]),
             )
         )
     thin = np.flatnonzero(counts < min_battles)
@@ -700,7 +839,48 @@ def diagnose(c: Comparisons, min_battles: int = DEFAULT_MIN_BATTLES) -> tuple[li
                 "their Elo is very uncertain",
             )
         )
+    rec = _records(c)
+    weak = rec.constant | (rec.single & (rec.battles > 0))
+    if weak.any():
+        parts = []
+        if rec.constant.any():
+            parts.append(
+                f"only ties (or one repeated soft target): {_names(models[rec.constant])}; their sandwich "
+                "interval assumes the largest possible outcome variance p(1 − p) and they have no bootstrap interval"
+            )
+        single = rec.single & (rec.battles > 0)
+        if single.any():
+            parts.append(
+                f"a single battle: {_names(models[single])}; a single win or loss has no interval, a single tie "
+                "only the p(1 − p) one"
+            )
+        issues.append(
+            FitIssue(
+                "degenerate",
+                tuple(models[weak]),
+                f"{int(weak.sum())} model(s) have a record whose outcomes never vary, so it cannot show how "
+                "uncertain their Elo is: " + "; ".join(parts),
+            )
+        )
     return issues, comps, well_defined
+
+
+def _gauge_issue(c: Comparisons, comps: np.ndarray, anchors: np.ndarray) -> FitIssue | None:
+    """Name the models left out of their component's reference mean, if any."""
+    if not len(comps):
+        return None
+    models = np.array(c.models, dtype=object)
+    n_anchor = np.bincount(comps, weights=anchors.astype(float))
+    shown = ~anchors & (n_anchor[comps] > 0)
+    if not shown.any():
+        return None
+    return FitIssue(
+        "gauge",
+        tuple(models[shown]),
+        "1500 is the mean Elo of the well-identified models of each component (at least 2 battles, with wins "
+        f"and losses); {int(shown.sum())} model(s) are left out of that mean so that their uncertainty does not "
+        f"spread to the others: {_names(models[shown])}",
+    )
 
 
 def fit_bt(
@@ -720,7 +900,14 @@ def fit_bt(
     not exist (perfect records), the fit is made with ``fallback_lam``
     instead and says so (``well_defined=False``, ``lam`` = the penalty used,
     an issue naming the models): finite numbers, never a silent ±∞.  A
-    disconnected graph is fitted per component, each centred on its own.
+    disconnected graph is fitted per component.
+
+    Gauge: with ``lam == 0`` (the MLE, or its fallback ridge) θ is shifted per
+    component so that its well-identified models (module docstring) have
+    mean 0 — the point estimates equal the per-component centred ones minus
+    that mean — and a 'gauge' issue names the models left out.  With a
+    requested ``lam > 0`` the penalty fixes the location (the optimum is
+    centred per component) and θ is that optimum.
 
     ``solver``: 'dense' solves each Newton step with a Cholesky of the full
     information matrix (O(m³) time, O(m²) memory); 'sparse' with
@@ -779,7 +966,14 @@ def fit_bt(
         if np.max(np.abs(t * step)) < 1e-13:
             converged = True
             break
-    beta[:m] = _centre(beta[:m], comps)  # round-off only: steps keep each component's sum
+    # Report in the anchored gauge (module docstring); iterates stayed centred.
+    # A requested ridge is not shift-invariant: its optimum, centred per
+    # component, is the estimate, so there is no gauge to choose.
+    anchors = _records(c).anchors if lam == 0 else np.ones(m, bool)
+    beta[:m] = _centre(beta[:m], comps, anchors)
+    gauge_issue = _gauge_issue(c, comps, anchors)
+    if gauge_issue is not None:
+        issues.append(gauge_issue)
     if not converged:
         issues.append(
             FitIssue(
@@ -803,6 +997,7 @@ def fit_bt(
         loglik=obj,
         components=comps,
         solver="sparse" if use_sparse else "dense",
+        anchors=anchors,
     )
 
 
@@ -841,12 +1036,15 @@ def _sparse_newton(c: Comparisons, comps: np.ndarray, lam: float) -> NewtonStep:
 
 
 # ------------------------------------------------------------ uncertainty
-def _meat_weights(c: Comparisons, p: np.ndarray) -> tuple[np.ndarray, bool]:
+def _meat_weights(c: Comparisons, p: np.ndarray, bound: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
     """Per-cell Σ_battles w²(y − p)²; returns (weights, exact).
 
     Homogeneous cells: count·w̄²(ȳ − p)².  Cells with ``ss``: w̄·Σ w(y − p)²
     (exact when the weights inside a cell are equal).  Otherwise the cell's
     summed gradient squared, (s − n p)²: the cell is treated as a cluster.
+    ``bound`` (cell mask): cells whose residuals cannot estimate the outcome
+    variance (a side with a constant record) get at least count·w̄²·p(1 − p),
+    the largest variance of a target in [0, 1] with mean p.
     """
     count = c.battle_counts
     safe = np.where(count > 0, count, 1.0)
@@ -863,33 +1061,47 @@ def _meat_weights(c: Comparisons, p: np.ndarray) -> tuple[np.ndarray, bool]:
         else:
             g2 = np.where(rest, (c.s - c.n * p) ** 2, g2)
             exact = False
+    if bound is not None and bound.any():
+        g2 = np.where(bound, np.maximum(g2, c.n * wbar * p * (1.0 - p)), g2)
     return g2, exact
 
 
+def _bound_cells(c: Comparisons, rec: _Records | None = None) -> np.ndarray:
+    """Cells with a side whose record is constant (ties only): their meat gets the variance bound."""
+    rec = _records(c) if rec is None else rec
+    return rec.constant[c.i] | rec.constant[c.j]
+
+
 def sandwich_cov(c: Comparisons, fit: BTFit) -> np.ndarray:
-    """Robust covariance ``H⁺ G H⁺`` of (centred θ, w) on the logit scale.
+    """Robust covariance ``A H⁺ G H⁺ Aᵀ`` of (θ, w) on the logit scale, θ in the fit's gauge.
 
     ``G = Σ_battles w²(y − p)² a aᵀ`` with ``a = (e_a − e_b, x)``: per-battle
     gradient outer products, computed exactly from the cell sums (see
-    :func:`_meat_weights`).  ``H⁺`` is the inverse on the centred subspace
-    (each component's θ sums to zero), so the result is gauge-fixed.
+    :func:`_meat_weights`; battles of constant-record models get the variance
+    bound p(1 − p)).  ``H⁺`` is the inverse on the centred subspace (each
+    component's θ sums to zero) and ``A = I − 1 wᵀ`` moves it to the fit's
+    gauge (θ minus the mean of the component's well-identified models), so a
+    poorly identified model's variance stays its own.  Contrasts θ_a − θ_b
+    do not depend on the gauge.
     """
     m, k = c.n_models, c.n_features
     beta = fit.beta
     p = sigmoid(_eta(c, beta))
-    g2, _ = _meat_weights(c, p)
+    g2, _ = _meat_weights(c, p, _bound_cells(c))
     meat = _outer_blocks(c, g2)
     bread = information(c, beta, fit.lam) + _gauge(fit.components, m, k)
     cf = sla.cho_factor(bread, check_finite=False)
     half = sla.cho_solve(cf, meat, check_finite=False)
     cov = sla.cho_solve(cf, half.T, check_finite=False)
     cov = 0.5 * (cov + cov.T)
-    # The meat annihilates each component's ones vector, so cov already lives
-    # on the centred subspace; remove round-off.
-    theta_block = _centre(_centre(cov[:m, :m], fit.components).T, fit.components)
-    cov[:m, :m] = theta_block
+    # The meat annihilates each component's ones vector, so cov lives on the
+    # centred subspace up to round-off, and A maps any such matrix to the same
+    # gauge-fixed one.
+    gw = fit.gauge_weights()
+    theta_block = _centre(_centre(cov[:m, :m], fit.components, gw).T, fit.components, gw)
+    cov[:m, :m] = 0.5 * (theta_block + theta_block.T)
     if k:
-        cov[:m, m:] = _centre(cov[:m, m:].T, fit.components).T
+        cov[:m, m:] = _centre(cov[:m, m:].T, fit.components, gw).T
         cov[m:, :m] = cov[:m, m:].T
     return cov
 
@@ -904,6 +1116,12 @@ class Intervals:
     perfect record in the resample); they were fitted with the fallback ridge.
     A sandwich of a large sparse fit has NaN SE and interval for the models
     outside the requested subset (:func:`sandwich_intervals`; ``note`` says so).
+
+    Degenerate records (module docstring): ``flags`` holds, per model, why its
+    interval is undefined (NaN) or rests on a stated bound ('' when it is an
+    ordinary one).  ``n_missing`` (bootstrap): per model, the replicates that
+    lacked all of its battles; they are left out of its interval, which is
+    NaN when they exceed ``BOOT_MAX_MISSING`` of ``n_boot``.
     """
 
     method: str  # 'sandwich' | 'bootstrap'
@@ -918,6 +1136,8 @@ class Intervals:
     samples_coef: np.ndarray | None = field(default=None, repr=False)
     n_regularised: int = 0
     note: str = ""
+    flags: np.ndarray | None = field(default=None, repr=False)  # str per model
+    n_missing: np.ndarray | None = None  # int per model (bootstrap only)
 
 
 def _leaf_anchors(c: Comparisons) -> np.ndarray:
@@ -949,6 +1169,12 @@ def sandwich_variances(c: Comparisons, fit: BTFit, params: np.ndarray) -> np.nda
     of a long tail) needs no solve of its own: ``H e_t = h_t e_t − d_t e_c``
     gives ``z_t = α z_c + e_t / h_t + const·1`` with ``α = d_t / h_t``, and
     the meat ignores the constant, so its variance follows from c's solve.
+
+    Gauge.  The variance wanted is that of ``θ_m − wᵀθ`` (w: the reference
+    weights of m's component, :meth:`BTFit.gauge_weights`), i.e.
+    ``(z_m − z_w)ᵀ G (z_m − z_w)`` with ``H z_w = P w``: one extra solve per
+    component whose reference is not its plain mean, then per model one dot
+    product with ``G z_w`` (a leaf's follows from its anchor's as above).
     """
     m, k = c.n_models, c.n_features
     params = np.asarray(params, dtype=np.int64)
@@ -956,7 +1182,7 @@ def sandwich_variances(c: Comparisons, fit: BTFit, params: np.ndarray) -> np.nda
     p = sigmoid(eta)
     design = _SparseDesign.of(c)
     h = design.matrix(c.n * p * sigmoid(-eta), fit.lam)
-    meat = design.matrix(_meat_weights(c, p)[0], 0.0)
+    meat = design.matrix(_meat_weights(c, p, _bound_cells(c))[0], 0.0)
     # Feature columns of H break the single-opponent identity.
     anchors = _leaf_anchors(c) if k == 0 else np.full(m, -1)
     is_leaf = np.zeros(len(params), bool)
@@ -966,33 +1192,73 @@ def sandwich_variances(c: Comparisons, fit: BTFit, params: np.ndarray) -> np.nda
     anchor_pos = np.searchsorted(solved, anchors[leaves])
 
     project = _gauge_projector(fit.components, m, fit.lam)
-    lu = _grounded_lu(h, fit.components, fit.lam) if m <= SPLU_MAX_MODELS else None
+    lu: Callable[[np.ndarray], np.ndarray] | None = (
+        _grounded_lu(h, fit.components, fit.lam) if m <= SPLU_MAX_MODELS else None
+    )
+
+    def solve(rhs: np.ndarray) -> np.ndarray:
+        nonlocal lu
+        if lu is not None:
+            return lu(rhs)
+        z, ok = _pcg(h, rhs, project)
+        if not ok.all():  # a chain-like graph: LU from here on (see _CG_MAX_ITER)
+            lu = _grounded_lu(h, fit.components, fit.lam)
+            z[:, ~ok] = lu(np.asfortranarray(rhs[:, ~ok]))
+        return z
+
+    # Components whose reference is not the plain mean: z_w and G z_w once each.
+    gw = fit.gauge_weights()
+    comps = fit.components
+    plain = np.isclose(gw, 1.0 / np.bincount(comps)[comps]) if m else np.ones(0, bool)
+    shifted = np.unique(comps[~plain])
+    slot = np.full(int(comps.max()) + 1 if m else 0, -1)
+    slot[shifted] = np.arange(len(shifted))
+    if len(shifted):
+        member = np.flatnonzero(np.isin(comps, shifted))
+        rhs_w = np.zeros((m + k, len(shifted)), order="F")
+        rhs_w[member, slot[comps[member]]] = gw[member]
+        rhs_w[:m] = _centre(rhs_w[:m].T, comps).T  # P w
+        z_w = solve(rhs_w)
+        g_w = meat @ z_w
+        q_w = np.einsum("ij,ij->j", z_w, g_w)
     # Blocks bound the (params × block) work arrays; LU solves gain from wide
     # blocks, CG from narrow ones (its sparse products stay in cache).
     block = 128 if lu is not None else 32
     var = np.empty(len(solved))
     cross = np.empty(len(leaves))  # (G z_anchor) at the leaf's own row
+    cross_w = np.zeros(len(solved))  # z_mᵀ G z_w for θ columns of shifted components
     for start in range(0, len(solved), block):
         cols = solved[start : start + block]
         rhs = np.zeros((m + k, len(cols)), order="F")  # SuperLU works on Fortran order
         rhs[cols, np.arange(len(cols))] = 1.0
-        rhs[:m] = _centre(rhs[:m].T, fit.components).T  # P e_m; coefficient columns have no θ part
-        if lu is not None:
-            z = lu(rhs)
-        else:
-            z, ok = _pcg(h, rhs, project)
-            if not ok.all():  # a chain-like graph: LU from here on (see _CG_MAX_ITER)
-                lu = _grounded_lu(h, fit.components, fit.lam)
-                z[:, ~ok] = lu(np.asfortranarray(rhs[:, ~ok]))
+        rhs[:m] = _centre(rhs[:m].T, comps).T  # P e_m; coefficient columns have no θ part
+        z = solve(rhs)
         gz = meat @ z
         var[start : start + len(cols)] = np.einsum("ij,ij->j", z, gz)
         here = (anchor_pos >= start) & (anchor_pos < start + len(cols))
         cross[here] = gz[leaves[here], anchor_pos[here] - start]
+        if len(shifted):
+            col_slot = np.where(cols < m, slot[comps[np.minimum(cols, m - 1)]], -1)
+            sel = np.flatnonzero(col_slot >= 0)
+            cross_w[start + sel] = np.einsum("ij,ij->j", z[:, sel], g_w[:, col_slot[sel]])
     h_t = h.diagonal()[leaves]
     alpha = (h_t - fit.lam) / h_t
     out = np.empty(m + k)
     out[solved] = var
     out[leaves] = alpha**2 * var[anchor_pos] + 2 * alpha * cross / h_t + meat.diagonal()[leaves] / h_t**2
+    if len(shifted):
+        # Var(θ_m − wᵀθ) = Var_P(θ_m) − 2 z_mᵀ G z_w + z_wᵀ G z_w.
+        cw = np.zeros(m + k)
+        cw[solved] = cross_w
+        leaf_slot = slot[comps[leaves]]
+        on = leaf_slot >= 0
+        cw[leaves[on]] = alpha[on] * cross_w[anchor_pos[on]] + g_w[leaves[on], leaf_slot[on]] / h_t[on]
+        theta_p = np.flatnonzero(params < m)
+        idx = params[theta_p]
+        sl = slot[comps[idx]]
+        corr = np.zeros(m + k)
+        corr[idx[sl >= 0]] = -2 * cw[idx[sl >= 0]] + q_w[sl[sl >= 0]]
+        out += corr
     return np.maximum(out[params], 0.0)
 
 
@@ -1010,8 +1276,13 @@ def sandwich_intervals(
     which never forms an m×m matrix but costs one linear solve per SE.  So
     the sparse path computes the SEs of the ``top`` models by Elo plus the
     named ``models``; ``top=None`` means every model up to
-    ``SE_ALL_MAX_MODELS`` models and the best ``SE_TOP_MODELS`` above.  The
+    ``SE_ALL_MAX_MODELS`` models and the best ``SE_TOP_MODELS`` above
+    (models with a perfect record are not counted among the top).  The
     others get NaN SE and interval and the note says how many were computed.
+
+    Degenerate records (module docstring): a perfect record gets NaN; a
+    constant record (ties only) the interval of the variance bound p(1 − p);
+    ``flags`` says which.
     Every computed SE is exact (to solver round-off); feature coefficients
     always get theirs.
     """
@@ -1019,6 +1290,7 @@ def sandwich_intervals(
         raise ValueError(f"unknown solver {solver!r}: expected 'auto', 'dense' or 'sparse'")
     m, k = c.n_models, c.n_features
     notes = []
+    rec = _records(c)
     if solver == "dense" or (solver == "auto" and fit.solver == "dense"):
         se = np.sqrt(np.maximum(np.diag(sandwich_cov(c, fit)), 0.0))
         se_t, se_w = se[:m], se[m:]
@@ -1026,7 +1298,10 @@ def sandwich_intervals(
         if top is None:
             top = m if m <= SE_ALL_MAX_MODELS else SE_TOP_MODELS
         wanted = np.zeros(m, bool)
-        wanted[np.argsort(-fit.theta, kind="stable")[:top]] = True
+        # Perfect records have no interval (below) and their ridge Elo tops
+        # long tails: they must not take the slots of the real top models.
+        order = np.argsort(-fit.theta, kind="stable")
+        wanted[order[~rec.perfect[order]][:top]] = True
         if len(models):
             wanted[_codes(np.asarray(list(models), dtype=object), c.models)] = True
         idx = np.flatnonzero(wanted)
@@ -1034,7 +1309,7 @@ def sandwich_intervals(
         se_t = np.full(m, np.nan)
         se_t[idx] = np.sqrt(var[: len(idx)])
         se_w = np.sqrt(var[len(idx) :])
-        if len(idx) < m:
+        if np.any(~wanted & ~rec.perfect):
             notes.append(
                 f"sandwich SEs were computed for {len(idx)} of {m} models (the top {min(top, m)} by Elo"
                 + (" and the named ones" if len(models) else "")
@@ -1043,6 +1318,19 @@ def sandwich_intervals(
     _, exact = _meat_weights(c, sigmoid(_eta(c, fit.beta)))
     if not exact:
         notes.append("cells mixing outcomes without Σy² were treated as clusters (pass ss for the per-battle sandwich)")
+    flags = np.full(m, "", dtype=object)
+    flags[rec.battles <= 0] = "no battles: alone in its component, its Elo is the convention 1500"
+    # A perfect record's Elo is a ridge value; the sandwich around it would
+    # describe the ridge, not the data.
+    se_t = np.where(rec.perfect, np.nan, se_t)
+    flags[rec.constant] = "ties only: SE from the largest outcome variance p(1 − p)"
+    flags[rec.perfect] = "perfect record: the MLE is ±∞, no interval"
+    single = rec.single & (rec.battles > 0)
+    flags[single] = [f"single battle; {f}" for f in flags[single]]
+    if rec.perfect.any():
+        perfect = _names(np.array(c.models, dtype=object)[rec.perfect])
+        notes.append(f"no interval for {int(rec.perfect.sum())} model(s) with a perfect record ({perfect})")
+    # Ties-only models are named by the fit's 'degenerate' issue and by flags.
     note = "; ".join(notes)
     return Intervals(
         "sandwich",
@@ -1053,6 +1341,7 @@ def sandwich_intervals(
         fit.coef - Z95 * se_w,
         fit.coef + Z95 * se_w,
         note=note,
+        flags=flags,
     )
 
 
@@ -1210,18 +1499,22 @@ def _batch_fit(
     tol: float,
     max_iter: int,
     fallback_lam: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Solve all replicates, then refit the doubtful ones one by one with :func:`fit_bt`.
 
     ``centre``: cells with ``st``'s structure whose fit is ``base`` (the data a
     bootstrap resamples); every replicate starts at ``base`` and is
     preconditioned with the information there.  Returns (beta, converged,
-    regularised), θ centred per component of ``base``.
+    regularised, present), θ in ``base``'s gauge: minus the mean of its
+    anchors that have battles in the replicate (an absent model's value is
+    the ridge prior, which must not move the others); ``present`` (B, m)
+    marks the models with battles in each replicate.
     """
     m, k = st.m, st.k
     lam = base.lam
     models, feature_names = centre.models, centre.feature_names
-    beta0 = base.beta
+    beta0 = base.beta.copy()
+    beta0[:m] = _centre(beta0[:m], base.components)  # the solver's gauge: with λ > 0 the optimum is centred
     precond = np.linalg.inv(information(centre, beta0, lam) + _gauge(base.components, m, k))
     beta, done = _solve_batch(st, w, s, beta0, precond, lam, tol, max_iter)
     beta = np.ascontiguousarray(beta.T)  # (B, params) from here on
@@ -1237,8 +1530,10 @@ def _batch_fit(
         beta[r] = polished.beta
         done[r] = polished.converged
         regularised[r] = polished.lam != lam
-    beta[:, :m] = _centre(beta[:, :m], base.components)
-    return beta, done, regularised
+    present = np.ascontiguousarray(((st.inc_i_t @ w + st.inc_j_t @ w) > 0).T)
+    anchors = np.ones(m, bool) if base.anchors is None else base.anchors
+    beta[:, :m] = _centre(beta[:, :m], base.components, present & anchors)
+    return beta, done, regularised, present
 
 
 def fit_bt_batch(
@@ -1259,7 +1554,8 @@ def fit_bt_batch(
     fast, drift far (a group with a perfect record) or in which a model loses
     all its wins or losses are refitted one by one with :func:`fit_bt`; when
     their MLE does not exist (λ = 0) that fit uses ``fallback_lam`` and the
-    replicate is flagged ``regularised``.
+    replicate is flagged ``regularised``.  θ is in the gauge of the fit of
+    ``c`` (mean 0 over its well-identified models that play in the replicate).
     """
     n = np.atleast_2d(np.asarray(n, dtype=float))
     s = np.atleast_2d(np.asarray(s, dtype=float))
@@ -1267,7 +1563,7 @@ def fit_bt_batch(
         raise ValueError("n and s must be (replicates, cells) matrices matching the cells of c")
     base = fit_bt(c, lam=lam, fallback_lam=fallback_lam, min_battles=0)
     st = _Structure.of(c.i, c.j, c.x, c.n_models, c.n_features)
-    beta, done, regularised = _batch_fit(
+    beta, done, regularised, _ = _batch_fit(
         st, np.ascontiguousarray(n.T), np.ascontiguousarray(s.T), c, base, tol, max_iter, fallback_lam
     )
     m = c.n_models
@@ -1383,6 +1679,7 @@ def bootstrap(
         return _multinomial_rows(rng, n_trials, counts, size)
 
     samples = np.empty((n_boot, m + k))
+    missing = np.zeros((n_boot, m), bool)
     regularised = 0
     done = 0
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -1397,29 +1694,89 @@ def bootstrap(
             w = np.ascontiguousarray(np.add.reduceat(weights, starts, axis=1).T)
             s = np.ascontiguousarray(np.add.reduceat(weights * ybar, starts, axis=1).T)
             del raw, weights
-            beta, _, reg = _batch_fit(st, w, s, grouped, fit, tol, 60, FALLBACK_LAM)
+            beta, _, reg, present = _batch_fit(st, w, s, grouped, fit, tol, 60, FALLBACK_LAM)
             regularised += int(reg.sum())
             samples[done : done + b] = beta
+            missing[done : done + b] = ~present
             done += b
             if progress:
                 progress(done, n_boot)
     elo = theta_to_elo(samples[:, :m], centre=False)
-    lo, hi = np.quantile(elo, [0.025, 0.975], axis=0)
+    se_elo, lo, hi, flags, undefined_note = _bootstrap_summary(c, elo, missing)
     coef = samples[:, m:]
     if k:
         clo, chi = np.quantile(coef, [0.025, 0.975], axis=0)
         cse = coef.std(axis=0, ddof=1)
     else:
         clo = chi = cse = np.empty(0)
-    note = ""
+    notes = []
     if regularised:
-        note = (
+        notes.append(
             f"{regularised} of {n_boot} replicates had a model without battles or with a perfect record; "
             f"they were fitted with λ = {max(fit.lam, FALLBACK_LAM)}"
         )
+    if undefined_note:
+        notes.append(undefined_note)
     return Intervals(
-        "bootstrap", elo.std(axis=0, ddof=1), lo, hi, cse, clo, chi, n_boot, elo, coef, int(regularised), note
+        "bootstrap",
+        se_elo,
+        lo,
+        hi,
+        cse,
+        clo,
+        chi,
+        n_boot,
+        elo,
+        coef,
+        int(regularised),
+        "; ".join(notes),
+        flags=flags,
+        n_missing=missing.sum(axis=0),
     )
+
+
+def _bootstrap_summary(
+    c: Comparisons, elo: np.ndarray, missing: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
+    """Per-model bootstrap SE and percentile bounds over the replicates that have its battles.
+
+    Undefined (NaN, with a flag) when more than ``BOOT_MAX_MISSING`` of the
+    replicates lack the model (the prior values they hold could decide a
+    bound, and dropping them conditions on the model being drawn), when its
+    record is constant (every replicate repeats it: no spread to see) or
+    perfect (every replicate is a ridge value).  Returns (se, lower, upper,
+    flags, note).
+    """
+    b, m = elo.shape
+    rec = _records(c)
+    n_missing = missing.sum(axis=0)
+    too_many = n_missing > BOOT_MAX_MISSING * b
+    undefined = too_many | rec.constant | rec.perfect
+    se = elo.std(axis=0, ddof=1) if b > 1 else np.full(m, np.nan)
+    lo, hi = np.quantile(elo, [0.025, 0.975], axis=0)
+    for col in np.flatnonzero((n_missing > 0) & ~undefined):
+        kept = elo[~missing[:, col], col]
+        se[col] = kept.std(ddof=1)
+        lo[col], hi[col] = np.quantile(kept, [0.025, 0.975])
+    se[undefined] = lo[undefined] = hi[undefined] = np.nan
+    flags = np.full(m, "", dtype=object)
+    flags[rec.constant] = "ties only: resampling cannot show its spread, no interval"
+    flags[rec.perfect] = "perfect record: the MLE is ±∞, no interval"
+    flags[too_many] = [
+        f"{f + '; ' if f else ''}{n} of {b} replicates lack its battles, no interval"
+        for f, n in zip(flags[too_many], n_missing[too_many])
+    ]
+    parts = []
+    names = np.array(c.models, dtype=object)
+    for mask, why in (
+        (too_many, f"lacking from more than {BOOT_MAX_MISSING:.1%} of the replicates"),
+        (rec.constant, "only ties"),
+        (rec.perfect, "a perfect record"),
+    ):
+        if mask.any():
+            parts.append(f"{why}: {_names(names[mask])}")
+    note = f"no bootstrap interval for {int(undefined.sum())} model(s) (" + "; ".join(parts) + ")" if parts else ""
+    return se, lo, hi, flags, note
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,18 @@
 """The store's connection: opening, migrations, transactions and the dataset catalogue.
 
-DuckDB allows one read-write process per file.  Opening a file that another
-process holds raises :class:`StoreLockedError` naming the file and, where
-DuckDB reports it, the holding process.  Inside a process each query runs on
-its own cursor, so threads (the Streamlit server, a judge run's writer) can
-share one store.
+DuckDB lets one process write a file, or several read it, never both.  So
+every process that shares a store (the dashboard, a judge run, the CLI) holds
+it briefly: open, do one operation, close; ``Store.open(wait_s=…)`` retries a
+held file with back-off for a bounded time, then raises
+:class:`StoreLockedError` naming the holding process.  Inside a process each
+query runs on its own cursor, so threads can share one open store.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from core.store.errors import StoreError, StoreLockedError, lock_message
+from core.store.errors import StoreError, StoreLockedError, is_lock_conflict, lock_holder, lock_message
 from core.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -42,9 +44,11 @@ class StoreBase:
         self._write_lock = threading.RLock()
 
     @classmethod
-    def open(cls, path: str | Path | None = None, read_only: bool = False) -> Any:
+    def open(cls, path: str | Path | None = None, read_only: bool = False, wait_s: float = 0.0) -> Any:
         """Open (creating and migrating when writable) the store at ``path``.
 
+        ``wait_s``: how long to keep trying while another process holds the
+        file (it is held for one operation at a time, so waits are short).
         ``path=':memory:'`` gives a private in-memory store (tests).
         """
         from core.datahome import DEFAULT_DB
@@ -56,23 +60,25 @@ class StoreBase:
                 raise StoreError(f"store {path} does not exist (build it with `python -m core simulate --db {path}`)")
             if not read_only:
                 p.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            con = duckdb.connect(path, read_only=read_only)
-        except duckdb.IOException as exc:
-            raise StoreLockedError(lock_message(path, exc)) from None
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot open store {path}: {exc}") from None
+        con = _connect(path, read_only, wait_s)
         store = cls(con, path, read_only)
         if not read_only:
             store._migrate()
         else:
             v = store.schema_version
             if v > SCHEMA_VERSION:
+                store.close()
                 raise StoreError(f"store {path} has schema version {v}, newer than this code ({SCHEMA_VERSION})")
             if v < SCHEMA_VERSION:
-                raise StoreError(
-                    f"store {path} has schema version {v}; open it writable once to migrate to {SCHEMA_VERSION}"
-                )
+                # A reader cannot migrate: upgrade once with a brief write, then read.
+                store.close()
+                try:
+                    cls.open(path, read_only=False, wait_s=wait_s).close()
+                except StoreError as exc:
+                    raise StoreError(
+                        f"store {path} has schema version {v} and could not be migrated to {SCHEMA_VERSION}: {exc}"
+                    ) from None
+                return cls.open(path, read_only=True, wait_s=wait_s)
         return store
 
     def close(self) -> None:
@@ -147,6 +153,25 @@ class StoreBase:
 
 
 # ------------------------------------------------------------------ helpers
+def _connect(path: str, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
+    """A connection, retrying a lock conflict with back-off (10 ms doubling to 250 ms) for ``wait_s``."""
+    start = time.monotonic()
+    delay = 0.01
+    while True:
+        try:
+            return duckdb.connect(path, read_only=read_only)
+        except duckdb.IOException as exc:
+            waited = time.monotonic() - start
+            if not is_lock_conflict(exc):
+                raise StoreError(f"cannot open store {path}: {exc}") from None
+            if waited + delay > wait_s:
+                raise StoreLockedError(lock_message(path, exc, waited), holder=lock_holder(exc)) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open store {path}: {exc}") from None
+
+
 def one_row(cur: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> tuple:
     """The row of a query that always returns exactly one (counts, maxima)."""
     row = cur.execute(sql, params).fetchone()

@@ -9,6 +9,7 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
+from core import redact
 from core.domain import SCORE_COLUMNS
 from core.store.base import StoreBase, next_id, none_if_na, one_row, registered
 from core.store.errors import StoreError
@@ -29,6 +30,8 @@ _JUDGMENT_COLUMNS = (
     "prompt_tokens",
     "completion_tokens",
     "run_id",
+    "call_failed",
+    "raw_truncated",
 )
 _JUDGMENT_BATCH_SCHEMA = pa.schema(
     [
@@ -47,6 +50,8 @@ _JUDGMENT_BATCH_SCHEMA = pa.schema(
         ("prompt_tokens", pa.int32()),
         ("completion_tokens", pa.int32()),
         ("run_id", pa.int32()),
+        ("call_failed", pa.bool_()),
+        ("raw_truncated", pa.bool_()),
     ]
 )
 _JUDGMENT_QUOTED = ", ".join(f'"{c}"' for c in _JUDGMENT_COLUMNS)
@@ -73,18 +78,20 @@ def _run_update(run_id: int, fields: dict[str, Any]) -> tuple[str, list]:
         "completion_tokens",
         "message",
         "finished",
+        "deferred",
+        "heartbeat",
     }
     bad = set(fields) - allowed
     if bad:
         raise StoreError(f"unknown run fields: {sorted(bad)}")
     sets, values = ["updated_at = current_timestamp"], []
     for k, v in fields.items():
-        if k == "finished":
+        if k in ("finished", "heartbeat"):
             if v:
-                sets.append("finished_at = current_timestamp")
+                sets.append(f"{k if k == 'heartbeat' else 'finished'}_at = current_timestamp")
             continue
         sets.append(f"{k} = ?")
-        values.append(v)
+        values.append(redact.redact(v) if k == "message" else v)
     return f"UPDATE judge_runs SET {', '.join(sets)} WHERE run_id = ?", [*values, run_id]
 
 
@@ -118,6 +125,10 @@ class JudgingStore(StoreBase):
             jid = upsert_judge_row(cur, {"judge": name, **fields})
             cur.execute("UPDATE judges SET config_json = ? WHERE judge_id = ?", [json.dumps(config), jid])
         return jid
+
+    def judge_config_json(self, judge: str) -> str | None:
+        row = self._cur().execute("SELECT config_json FROM judges WHERE name = ?", [judge]).fetchone()
+        return None if row is None else row[0]
 
     # -------------------------------------------------------------- judging
     def battles_for_judging(self, dataset: str) -> pd.DataFrame:
@@ -184,6 +195,10 @@ class JudgingStore(StoreBase):
             # of dicts, and the types are explicit whatever the first rows hold.
             columns = {c: [none_if_na(r.get(c)) for r in latest.values()] for c in _JUDGMENT_COLUMNS}
             columns["variant"] = [v if v is not None else "original" for v in columns["variant"]]
+            for c in ("call_failed", "raw_truncated"):
+                columns[c] = [bool(v) for v in columns[c]]
+            for c in ("raw_output", "parse_error"):  # an endpoint may echo the key in what it returns
+                columns[c] = [redact.redact(v) for v in columns[c]]
             batch = pa.Table.from_pydict(columns, schema=_JUDGMENT_BATCH_SCHEMA)
         update = _run_update(*run_progress) if run_progress is not None else None
         got = []
@@ -195,16 +210,55 @@ class JudgingStore(StoreBase):
                 cur.execute(*update)
         return len(got)
 
-    def create_run(self, judge_id: int, dataset: str, planned: int, config: dict) -> int:
+    def create_run(
+        self,
+        judge_id: int,
+        dataset: str,
+        planned: int,
+        config: dict,
+        owner_pid: int | None = None,
+        owner_host: str | None = None,
+    ) -> int:
+        """A new run row, status 'running', owned by the given process (its heartbeat starts now)."""
         ds = self.dataset(dataset).dataset_id
         with self.transaction() as cur:
             run_id = next_id(cur, "judge_runs", "run_id")
             cur.execute(
-                """INSERT INTO judge_runs (run_id, judge_id, dataset_id, status, planned, config_json)
-                   VALUES (?, ?, ?, 'running', ?, ?)""",
-                [run_id, judge_id, ds, planned, json.dumps(config)],
+                """INSERT INTO judge_runs (run_id, judge_id, dataset_id, status, planned, config_json,
+                                           owner_pid, owner_host, heartbeat_at)
+                   VALUES (?, ?, ?, 'running', ?, ?, ?, ?, current_timestamp)""",
+                [run_id, judge_id, ds, planned, redact.redact(json.dumps(config)), owner_pid, owner_host],
             )
         return run_id
+
+    def running_runs(self) -> pd.DataFrame:
+        """Runs whose row still says 'running', with their owner and heartbeat (for reconciliation)."""
+        return (
+            self._cur()
+            .execute(
+                """SELECT run_id, owner_pid, owner_host, heartbeat_at, updated_at,
+                          epoch(current_timestamp::TIMESTAMP) - epoch(coalesce(heartbeat_at, updated_at))
+                            AS seconds_since_heartbeat
+                   FROM judge_runs WHERE status = 'running' ORDER BY run_id"""
+            )
+            .df()
+        )
+
+    def run_counts(self, run_id: int) -> dict[str, int]:
+        """A run's counters recounted from the judgments it stored (after a kill the row's may lag)."""
+        done, failed, parse_errors = one_row(
+            self._cur(),
+            """SELECT count(*) FILTER (WHERE NOT coalesce(call_failed, false)),
+                      count(*) FILTER (WHERE coalesce(call_failed, false)),
+                      count(*) FILTER (WHERE parse_error IS NOT NULL AND NOT coalesce(call_failed, false))
+               FROM judgments WHERE run_id = ?""",
+            [run_id],
+        )
+        return {"done": int(done), "failed": int(failed), "parse_errors": int(parse_errors)}
+
+    def run_status(self, run_id: int) -> str | None:
+        row = self._cur().execute("SELECT status FROM judge_runs WHERE run_id = ?", [run_id]).fetchone()
+        return None if row is None else str(row[0])
 
     def update_run(self, run_id: int, **fields: Any) -> None:
         sql, values = _run_update(run_id, fields)
@@ -219,13 +273,15 @@ class JudgingStore(StoreBase):
             self._cur()
             .execute(
                 f"""SELECT r.run_id, j.name AS judge, d.name AS dataset, r.status, r.planned, r.done, r.failed,
-                       r.parse_errors, r.prompt_tokens, r.completion_tokens,
+                       r.parse_errors, coalesce(r.deferred, 0) AS deferred, r.prompt_tokens, r.completion_tokens,
                        -- NULL (unknown) unless the run's configuration priced both kinds of token
                        (r.prompt_tokens * TRY_CAST(r.config_json ->> 'price_prompt_per_mtok' AS DOUBLE)
                         + r.completion_tokens * TRY_CAST(r.config_json ->> 'price_completion_per_mtok' AS DOUBLE))
                         / 1e6 AS cost_usd,
-                       r.started_at, r.updated_at,
-                       r.finished_at, r.message
+                       r.started_at, r.updated_at, r.heartbeat_at,
+                       r.finished_at, r.message, r.owner_pid, r.owner_host,
+                       epoch(current_timestamp::TIMESTAMP) - epoch(coalesce(r.heartbeat_at, r.updated_at))
+                         AS seconds_since_heartbeat
                 FROM judge_runs r JOIN judges j USING (judge_id) JOIN datasets d USING (dataset_id)
                 {where} ORDER BY r.run_id DESC""",
                 params,
@@ -245,7 +301,8 @@ class JudgingStore(StoreBase):
             self._cur()
             .execute(
                 f"""SELECT g.judgment_id, g.battle_id, j.name AS judge, g."order", g.prompt_version,
-                       g.parse_error, g.raw_output, g.created_at
+                       CASE WHEN g.call_failed THEN 'call failed' ELSE 'unparseable' END AS kind,
+                       g.parse_error, g.raw_output, g.raw_truncated, g.created_at
                 FROM judgments g JOIN battles b USING (battle_id) JOIN judges j USING (judge_id)
                 WHERE b.dataset_id = ? AND g.parse_error IS NOT NULL {jf}
                 ORDER BY g.created_at DESC LIMIT ?""",
@@ -254,20 +311,15 @@ class JudgingStore(StoreBase):
             .df()
         )
 
-    def delete_failed_judgments(self, dataset: str, judge: str) -> int:
-        """Forget stored parse failures so that a run plans those calls again."""
+    def failed_call_keys(self, judge_id: int, prompt_version: str, dataset: str) -> pd.DataFrame:
+        """(battle_id, order, variant) of this judge's stored call failures (no response; retried on request)."""
         ds = self.dataset(dataset).dataset_id
-        with self.transaction() as cur:
-            n = one_row(
-                cur,
-                """SELECT count(*) FROM judgments g JOIN battles b USING (battle_id) JOIN judges j USING (judge_id)
-                   WHERE b.dataset_id = ? AND j.name = ? AND g.parse_error IS NOT NULL""",
-                [ds, judge],
-            )[0]
-            cur.execute(
-                """DELETE FROM judgments WHERE parse_error IS NOT NULL
-                   AND judge_id = (SELECT judge_id FROM judges WHERE name = ?)
-                   AND battle_id IN (SELECT battle_id FROM battles WHERE dataset_id = ?)""",
-                [judge, ds],
+        return (
+            self._cur()
+            .execute(
+                """SELECT g.battle_id, g."order", g.variant FROM judgments g JOIN battles b USING (battle_id)
+                   WHERE b.dataset_id = ? AND g.judge_id = ? AND g.prompt_version = ? AND g.call_failed""",
+                [ds, judge_id, prompt_version],
             )
-        return int(n)
+            .df()
+        )

@@ -408,7 +408,8 @@ class Queries(StoreBase):
             SELECT g.judgment_id, g.battle_id, b.battle_key, j.name AS judge, g."order", g.prompt_version,
                    g.variant, g.verdict, {", ".join("g." + c for c in SCORE_COLUMNS)},
                    {sql.rubric_gap_expr("g.")} AS gap, g.p_a, g.confidence, g.parse_error, g.latency_ms,
-                   g.prompt_tokens, g.completion_tokens, g.run_id, b.model_a, b.model_b{raw}
+                   g.prompt_tokens, g.completion_tokens, g.run_id, coalesce(g.call_failed, false) AS call_failed,
+                   coalesce(g.raw_truncated, false) AS raw_truncated, b.model_a, b.model_b{raw}
             FROM judgments g JOIN battles b USING (battle_id) JOIN judges j USING (judge_id)
             {sql.where(*where)}
             ORDER BY g.battle_id, j.name, g."order"

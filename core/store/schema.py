@@ -139,6 +139,17 @@ CREATE INDEX battles_dataset ON battles (dataset_id);
 CREATE INDEX votes_battle ON votes (battle_id);
 CREATE INDEX judgments_battle ON judgments (battle_id);
 """,
+    # 2: outages and reconciliation.  A call that got no response is a failure only when the endpoint
+    # said so (a 4xx); raw outputs are capped with a flag; a run names its owner process and heartbeat.
+    """
+ALTER TABLE judgments ADD COLUMN call_failed BOOLEAN DEFAULT false;
+UPDATE judgments SET call_failed = (raw_output IS NULL AND parse_error LIKE 'call failed:%');
+ALTER TABLE judgments ADD COLUMN raw_truncated BOOLEAN DEFAULT false;
+ALTER TABLE judge_runs ADD COLUMN owner_pid INTEGER;
+ALTER TABLE judge_runs ADD COLUMN owner_host VARCHAR;
+ALTER TABLE judge_runs ADD COLUMN heartbeat_at TIMESTAMP;
+ALTER TABLE judge_runs ADD COLUMN deferred INTEGER DEFAULT 0;
+""",
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

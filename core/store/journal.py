@@ -1,0 +1,226 @@
+"""A judge run's durable ledger: finished calls go to an append-only journal first, the store when it is free.
+
+The store is shared (the dashboard reads it, the CLI imports into it), and
+DuckDB lets one process write it only while nobody else has it open.  A run
+therefore never waits for the store to keep what it has paid for: each group
+of finished calls is appended to ``<store>.runs/run-<id>.jsonl`` and flushed
+to disk (``fsync``) within the writer's window (≤ 1 s), then merged into the
+store by a brief open whenever the store's lock is free (about once a
+second).  A merge is idempotent (the judgments' unique key), so merging a
+journal twice, or a journal whose run was killed mid-merge, stores every
+judgment exactly once.  A journal is deleted only after its last merge;
+:func:`reconcile` merges the journals of runs whose process is gone and marks
+those runs ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from core import redact
+from core.store.errors import StoreLockedError
+
+HEARTBEAT_S = 1.0  # a live run touches its journal (and tries a merge) this often
+STALE_S = 15.0  # a run whose journal has not been touched for this long is not alive (on another host)
+
+
+def runs_dir(db_path: str | Path) -> Path:
+    """The directory of a store's run journals and worker logs: ``<store file>.runs``."""
+    p = Path(db_path)
+    return p.with_name(p.name + ".runs")
+
+
+def journal_path(db_path: str | Path, run_id: int) -> Path:
+    return runs_dir(db_path) / f"run-{run_id}.jsonl"
+
+
+def this_host() -> str:
+    return socket.gethostname()
+
+
+def process_alive(pid: int | None, host: str | None) -> bool | None:
+    """Whether the owner process exists: True/False on this host, None when it ran elsewhere (unknown)."""
+    if pid is None:
+        return False
+    if host is not None and host != this_host():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (exited, not yet reaped by its parent) is not alive for our purposes.
+    with contextlib.suppress(OSError):
+        stat = Path(f"/proc/{int(pid)}/stat").read_text()
+        if stat[stat.rindex(")") + 2 :].startswith("Z"):
+            return False
+    return True
+
+
+def _read_rows(path: Path, offset: int) -> tuple[list[dict], dict | None, int]:
+    """Judgments and the last run update (a ``{"_run": {...}}`` line) from ``offset`` on.
+
+    Only complete lines count: a line cut by a kill was never acknowledged.
+    """
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        data = fh.read()
+    end = data.rfind(b"\n") + 1
+    rows, run = [], None
+    for line in data[:end].splitlines():
+        if line.strip():
+            obj = json.loads(line)
+            if "_run" in obj:
+                run = obj["_run"]
+            else:
+                rows.append(obj)
+    return rows, run, offset + end
+
+
+class RunJournal:
+    """The ledger of one run (``core.judging.runner.RunLedger``): journal first, store when free.
+
+    ``record_judgments`` only appends and syncs (milliseconds), so the run's
+    writer is never held up by the store; a merger thread moves the journal
+    into the store about every ``merge_every_s`` and touches the journal as
+    the run's heartbeat.  ``open_store(wait_s)`` returns a writable store (a
+    context manager) and raises :class:`StoreLockedError` when the store is
+    held, in which case the rows wait in the journal for the next merge.
+    """
+
+    def __init__(self, db_path: str | Path, run_id: int, open_store: Any, merge_every_s: float = HEARTBEAT_S):
+        self.db_path, self.run_id, self.open_store = str(db_path), run_id, open_store
+        self.path = journal_path(db_path, run_id)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(self.path, "ab")  # noqa: SIM115 (open for the run's lifetime, closed by close())
+        self._merged = 0  # bytes of the journal already in the store
+        self.merge_every_s = merge_every_s
+        self._progress: dict | None = None
+        self._lock = threading.Lock()  # one merge at a time (the merger thread, then close)
+        self._stop = threading.Event()
+        self.merges = self.failed_merges = 0
+        self.appended = 0
+        self._merger = threading.Thread(target=self._merge_loop, name=f"journal-merger-{run_id}", daemon=True)
+        self._merger.start()
+
+    # -- RunLedger
+    def record_judgments(self, rows: list[dict], run_progress: tuple[int, dict] | None = None) -> int:
+        if rows:
+            # Redacted before it touches the disk: the journal is a file next to the store.
+            clean = [{k: redact.redact(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
+            payload = b"".join(json.dumps(r, default=_json_default).encode() + b"\n" for r in clean)
+            self._fh.write(payload)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())  # durable before it counts as kept
+            self.appended += len(rows)
+        if run_progress is not None:
+            self._progress = run_progress[1]
+        return len(rows)
+
+    def _merge_loop(self) -> None:
+        while not self._stop.wait(self.merge_every_s):
+            with contextlib.suppress(OSError):
+                os.utime(self.path)  # the heartbeat: a live run's journal is never older than a second
+            with contextlib.suppress(Exception):  # a failed merge is retried; the rows are safe in the journal
+                self.merge()
+
+    def merge(self, wait_s: float = 0.0, final: dict | None = None) -> bool:
+        """Move journaled rows (and the run's counters, or ``final`` fields) into the store; False when held."""
+        with self._lock:
+            rows, _, end = _read_rows(self.path, self._merged)
+            fields = dict(self._progress or {})
+            fields.update(final or {})
+            try:
+                with self.open_store(wait_s) as store:
+                    store.record_judgments(rows, run_progress=(self.run_id, {**fields, "heartbeat": True}))
+            except StoreLockedError:
+                self.failed_merges += 1
+                return False
+            self._merged = end
+            self.merges += 1
+            return True
+
+    def close(self, wait_s: float, final: dict) -> bool:
+        """The last merge with the run's final fields; the journal is deleted once it is all in the store.
+
+        The final fields are journaled first, so a run whose store stayed held
+        still ends with its own status when :func:`reconcile` merges it later.
+        """
+        self._stop.set()
+        self._merger.join()
+        self._fh.write(json.dumps({"_run": final}, default=_json_default).encode() + b"\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        merged = self.merge(wait_s, final)
+        self._fh.close()
+        if merged:
+            self.path.unlink(missing_ok=True)
+        return merged
+
+
+def _json_default(o: Any) -> Any:
+    if hasattr(o, "item"):
+        return o.item()
+    return str(o)
+
+
+def pending_journals(db_path: str | Path) -> dict[int, Path]:
+    """Run id → journal file, for every journal next to the store."""
+    d = runs_dir(db_path)
+    out = {}
+    if d.is_dir():
+        for f in d.glob("run-*.jsonl"):
+            with contextlib.suppress(ValueError):
+                out[int(f.stem.split("-", 1)[1])] = f
+    return out
+
+
+def reconcile(store: Any, db_path: str | Path) -> list[int]:
+    """Merge the journals of runs whose owner is gone and mark those runs ``interrupted``; returns their ids.
+
+    A run is alive when its owner process exists on this host (or, for a run
+    of another host, when its journal was touched in the last ``STALE_S``).
+    """
+    journals = pending_journals(db_path)
+    running = store.running_runs()
+    owners = {int(r.run_id): (r.owner_pid, r.owner_host) for r in running.itertuples()}
+    interrupted = []
+    for run_id in sorted(set(journals) | set(owners)):
+        pid, host = owners.get(run_id, (None, None))
+        pid = None if pid is None or pid != pid else int(pid)  # NaN from an old row
+        alive = process_alive(pid, host)
+        if alive is None:  # another host: judge by the journal's heartbeat
+            f = journals.get(run_id)
+            alive = f is not None and time.time() - f.stat().st_mtime < STALE_S
+        if alive:
+            continue
+        f = journals.get(run_id)
+        final = None
+        if f is not None:
+            rows, final, _ = _read_rows(f, 0)
+            store.record_judgments(rows)
+        if run_id in owners:
+            if final is not None:  # the run ended, only its last merge waited for the store
+                store.update_run(run_id, **final)
+            else:
+                store.update_run(
+                    run_id,
+                    **store.run_counts(run_id),
+                    status="interrupted",
+                    message="the run's process ended before it finished; run the same command again to resume",
+                )
+                interrupted.append(run_id)
+        if f is not None:
+            f.unlink(missing_ok=True)
+    return interrupted
+
+
+__all__ = ["RunJournal", "pending_journals", "process_alive", "reconcile", "runs_dir", "this_host"]

@@ -1,0 +1,159 @@
+"""A key or the admin token never reaches the store, the journal, a log line, an export or a page.
+
+The key is recognisable (``sk-RECOGNISABLE-…``) and the fake endpoint echoes it back in an error body and
+in an unparseable 200 body, as a careless proxy does.  Every file the run leaves behind is then searched
+byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from core import redact
+from core.judging.config import ConfigError, from_mapping, load_toml
+from core.store import Store
+from tests.conftest import ROOT
+from tests.fake_openai_server import FakeJudge, FakeServer
+from tests.test_judging import _store
+
+KEY = "sk-RECOGNISABLE-0123456789abcdef"
+TOKEN = "admin-RECOGNISABLE-token-42"
+
+
+def _all_bytes(folder) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def _leaks(folder, *secrets: str) -> list[str]:
+    return [name for name, data in _all_bytes(folder).items() for s in secrets if s.encode() in data]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"https://user:{KEY}@api.example.com/v1",
+        f"https://{KEY}@api.example.com/v1",
+        f"https://api.example.com/v1?api_key={KEY}",
+        f"https://api.example.com/v1?token={KEY}&x=1",
+        f"https://api.example.com/v1?Authorization={KEY}",
+    ],
+)
+def test_a_base_url_with_credentials_is_a_configuration_error_that_never_echoes_them(url):
+    with pytest.raises(ConfigError, match="base_url") as err:
+        from_mapping({"name": "j", "base_url": url, "model": "m"})
+    assert KEY not in str(err.value)
+
+
+def test_configuration_errors_name_the_key_never_the_value():
+    for key, value in [
+        ("api_key_env", KEY),  # a key pasted into the variable-name field
+        ("model", 12345),
+        ("template", KEY),
+        ("temperature", KEY),
+        ("prompt_version", ""),
+    ]:
+        with pytest.raises(ConfigError) as err:
+            from_mapping({"name": "j", "base_url": "http://h/v1", "model": "m", key: value})
+        assert KEY not in str(err.value) and repr(value) not in str(err.value)
+
+
+def test_unknown_keys_and_tables_in_the_toml_are_errors(tmp_path):
+    p = tmp_path / "j.toml"
+    p.write_text('name = "j"\nbase_url = "http://h/v1"\nmodel = "m"\n[extra]\nseed = 1\n')
+    with pytest.raises(ConfigError, match=r"unknown table \[extra\]"):
+        load_toml(p)
+    p.write_text('name = "j"\nbase_url = "http://h/v1"\nmodel = "m"\nextra = { seed = 1 }\n')
+    with pytest.raises(ConfigError, match=r"unknown table \[extra\]"):
+        load_toml(p)
+    p.write_text(f'name = "j"\nbase_url = "http://h/v1"\nmodel = "m"\nsecret_key = "{KEY}"\n')
+    with pytest.raises(ConfigError, match="environment variable") as err:
+        load_toml(p)
+    assert KEY not in str(err.value)
+
+
+def test_the_admin_form_reads_keys_only_from_allowed_variables(monkeypatch):
+    base = {"name": "j", "base_url": "http://h/v1", "model": "m"}
+    monkeypatch.delenv(redact.KEY_ENV_ALLOW_ENV, raising=False)
+    assert from_mapping({**base, "api_key_env": "OPENAI_API_KEY"}, form=True).api_key_env == "OPENAI_API_KEY"
+    for name in ("HOME", "AWS_SECRET_ACCESS_KEY", "PATH", "ARENA_DB"):
+        with pytest.raises(ConfigError, match="must name a variable matching"):
+            from_mapping({**base, "api_key_env": name}, form=True)
+    from_mapping({**base, "api_key_env": "HOME"})  # a CLI user's own TOML may name any variable…
+    for form in (True, False):  # …but never the admin token's, anywhere
+        with pytest.raises(ConfigError, match="admin token"):
+            from_mapping({**base, "api_key_env": redact.ADMIN_TOKEN_ENV}, form=form)
+    monkeypatch.setenv(redact.KEY_ENV_ALLOW_ENV, "JUDGE_*,*_API_KEY")
+    assert from_mapping({**base, "api_key_env": "JUDGE_TOKEN"}, form=True).api_key_env == "JUDGE_TOKEN"
+    monkeypatch.setenv(redact.KEY_ENV_ALLOW_ENV, "ARENA_*")
+    with pytest.raises(ConfigError, match="admin token"):
+        from_mapping({**base, "api_key_env": redact.ADMIN_TOKEN_ENV}, form=True)
+
+
+def test_redaction_removes_configured_and_registered_values(monkeypatch):
+    monkeypatch.setenv("SOME_API_KEY", KEY)
+    monkeypatch.setenv(redact.ADMIN_TOKEN_ENV, TOKEN)
+    text = f"error for {KEY} (url-encoded {KEY.replace('-', '%2D')}) token={TOKEN}"
+    out = redact.redact(text)
+    assert KEY not in out and TOKEN not in out and out.count(redact.REDACTED) >= 2
+    redact.register("custom-secret-value-9")
+    assert "custom-secret-value-9" not in redact.redact("a custom-secret-value-9 b")
+    assert redact.redact("short abc") == "short abc"  # values under MIN_SECRET_CHARS are never registered
+
+
+@pytest.mark.parametrize("variable", ["JUDGE_API_KEY", "MY_PRIVATE_TOKEN"])
+def test_an_echoed_key_is_in_no_file_log_or_export(tmp_path, variable):
+    """The endpoint echoes the key in a 400 body and an unparseable 200 body; nothing the run leaves keeps it."""
+    db = _store(tmp_path, n_prompts=6)
+    judge = FakeJudge(fault_every={"echo_key_400": 7, "echo_key_200": 5})
+    env = {**os.environ, variable: KEY, redact.ADMIN_TOKEN_ENV: TOKEN}
+    with FakeServer(judge) as srv:
+        cfg = tmp_path / "j.toml"
+        cfg.write_text(
+            f'name = "echo"\nbase_url = "{srv.url}"\nmodel = "fake-judge"\napi_key_env = "{variable}"\n'
+            "max_retries = 0\nconcurrency = 4\n"
+        )
+        run = subprocess.run(
+            [sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(cfg), "--dataset", "ah"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert run.returncode == 0, run.stderr
+    with Store.open(db, read_only=True) as s:
+        fails = s.parse_failures("ah")
+    assert fails["parse_error"].str.contains(redact.REDACTED, regex=False).any()  # the echo was there, redacted
+    assert (fails["raw_output"].fillna("").str.contains(redact.REDACTED, regex=False)).any()
+    out = tmp_path / "export" / "judgments.csv"
+    exp = subprocess.run(
+        [sys.executable, "-m", "core", "export", "--db", str(db), "--dataset", "ah", "--table", "judgments"]
+        + ["--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert exp.returncode == 0, exp.stderr
+    logs = run.stdout + run.stderr + exp.stdout + exp.stderr
+    assert KEY not in logs and TOKEN not in logs
+    assert _leaks(tmp_path, KEY, TOKEN) == []  # the store file, its WAL, run journals, exports
+
+
+def test_a_cli_error_that_quotes_a_secret_is_redacted(tmp_path):
+    env = {**os.environ, "JUDGE_API_KEY": KEY}
+    cfg = tmp_path / "j.toml"
+    cfg.write_text(f'name = "j"\nbase_url = "http://h/v1"\nmodel = "{KEY}"\napi_key_env = "JUDGE_API_KEY"\n')
+    run = subprocess.run(
+        [sys.executable, "-m", "core", "judge", "--db", str(tmp_path / "missing" / "x.duckdb"), "--config", str(cfg)]
+        + ["--dataset", f"{KEY}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode != 0 and KEY not in run.stdout + run.stderr and redact.REDACTED in run.stderr
