@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import shutil
 import socket
 import statistics
@@ -28,13 +27,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+from tests.test_browser import CHROMIUM  # noqa: E402 (after the path insert)
+from tests.test_browser import _start_app as start_app  # noqa: E402
+
 PAGES = ["overview", "leaderboard", "calibration", "residuals", "bias", "selective", "judges", "analyses"]
 TOKEN = "load-test-admin-token"
 
@@ -68,29 +68,6 @@ def _start_endpoint(latency_ms: float, log: Path) -> tuple[subprocess.Popen, str
     )
     assert proc.stdout is not None
     return proc, proc.stdout.readline().strip()
-
-
-def _start_app(db: Path) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    env = {**os.environ, "ARENA_DB": str(db), "ARENA_ADMIN_TOKEN": TOKEN}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true"]
-        + ["--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-            return proc, url
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError("streamlit did not start within 90 s")
 
 
 def _config(folder: Path, url: str, name: str, concurrency: int) -> Path:
@@ -246,7 +223,7 @@ def main(argv: list[str] | None = None) -> dict:
         alone_times = _sent_times(log)
         log.unlink()
         # 2. the dashboard under load, the run started from its Admin page
-        app_proc, url = _start_app(db)
+        app_proc, url = start_app(db, {"ARENA_ADMIN_TOKEN": TOKEN})
         phase = asyncio.run(_load_phase(url, endpoint, args, db, folder))
         loaded_times = _sent_times(log)
         landed = _judgments(db, "admin-load")

@@ -65,11 +65,14 @@ def secrets() -> list[str]:
     return sorted(out, key=len, reverse=True)
 
 
-def redact(text: Any) -> Any:
-    """``text`` with every secret value replaced; anything that is not a string is returned as is."""
+def redact(text: Any, values: list[str] | None = None) -> Any:
+    """``text`` with every secret value replaced; anything that is not a string is returned as is.
+
+    ``values``: :func:`secrets` computed once by a caller that redacts many texts (a batch of judgments).
+    """
     if not isinstance(text, str) or not text:
         return text
-    for value in secrets():
+    for value in secrets() if values is None else values:
         if value in text:
             text = text.replace(value, REDACTED)
     return text
@@ -85,9 +88,5 @@ def redact_frame(df: Any) -> Any:
         if out[col].dtype == object or str(out[col].dtype).startswith("string"):
             texts = out[col].tolist()
             if any(isinstance(t, str) and any(v in t for v in values) for t in texts):
-                out[col] = [redact(t) for t in texts]
+                out[col] = [redact(t, values) for t in texts]
     return out
-
-
-def contains_secret(text: str) -> bool:
-    return any(v in text for v in secrets())

@@ -47,10 +47,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_app(db: Path) -> tuple[subprocess.Popen, str]:
+def _start_app(db: Path, extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
     """The dashboard on a free port, started as ``make run`` starts it: plain ``streamlit run app.py``."""
     port = _free_port()
-    env = {**os.environ, "ARENA_DB": str(db)}
+    env = {**os.environ, "ARENA_DB": str(db), **(extra_env or {})}
     proc = subprocess.Popen(
         [
             sys.executable,

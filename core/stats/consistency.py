@@ -94,34 +94,12 @@ def study(
         matchups = set(zip(m["model_1"], m["model_2"]))
     scores = consistency_scores(contests, matchups)
     n_used = int(scores["n_matchups"].max()) if len(scores) else 0
-    if judge_elo is None:
-        scores["arena_elo"] = np.nan
-        return ConsistencyStudy(
-            scores,
-            float("nan"),
-            float("nan"),
-            float("nan"),
-            float("nan"),
-            float("nan"),
-            float("nan"),
-            pd.DataFrame(),
-            n_used,
-        )
-    scores["arena_elo"] = scores["judge"].map(judge_elo)
+    scores["arena_elo"] = scores["judge"].map(judge_elo) if judge_elo is not None else np.nan
     ok = scores.dropna(subset=["arena_elo"])
     x, y = ok["consistency"].to_numpy(), ok["arena_elo"].to_numpy()
-    if len(ok) < 3:
-        return ConsistencyStudy(
-            scores,
-            float("nan"),
-            float("nan"),
-            float("nan"),
-            float("nan"),
-            float("nan"),
-            float("nan"),
-            pd.DataFrame(),
-            n_used,
-        )
+    if len(ok) < 3:  # no judge Elo, or too few judges with one: the correlation is undefined
+        nan = float("nan")
+        return ConsistencyStudy(scores, nan, nan, nan, nan, nan, nan, pd.DataFrame(), n_used)
     r = float(stats.pearsonr(x, y)[0])
     slope, intercept = np.polyfit(x, y, 1)
     pred = intercept + slope * x

@@ -106,8 +106,6 @@ class RunJournal:
         self._progress: dict | None = None
         self._lock = threading.Lock()  # one merge at a time (the merger thread, then close)
         self._stop = threading.Event()
-        self.merges = self.failed_merges = 0
-        self.appended = 0
         self._merger = threading.Thread(target=self._merge_loop, name=f"journal-merger-{run_id}", daemon=True)
         self._merger.start()
 
@@ -115,12 +113,12 @@ class RunJournal:
     def record_judgments(self, rows: list[dict], run_progress: tuple[int, dict] | None = None) -> int:
         if rows:
             # Redacted before it touches the disk: the journal is a file next to the store.
-            clean = [{k: redact.redact(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
+            secrets = redact.secrets()
+            clean = [{k: redact.redact(v, secrets) for k, v in r.items()} for r in rows]
             payload = b"".join(json.dumps(r, default=_json_default).encode() + b"\n" for r in clean)
             self._fh.write(payload)
             self._fh.flush()
             os.fsync(self._fh.fileno())  # durable before it counts as kept
-            self.appended += len(rows)
         if run_progress is not None:
             self._progress = run_progress[1]
         return len(rows)
@@ -142,10 +140,8 @@ class RunJournal:
                 with self.open_store(wait_s) as store:
                     store.record_judgments(rows, run_progress=(self.run_id, {**fields, "heartbeat": True}))
             except StoreLockedError:
-                self.failed_merges += 1
                 return False
             self._merged = end
-            self.merges += 1
             return True
 
     def close(self, wait_s: float, final: dict) -> bool:

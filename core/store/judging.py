@@ -14,25 +14,6 @@ from core.domain import SCORE_COLUMNS
 from core.store.base import StoreBase, next_id, none_if_na, one_row, registered
 from core.store.errors import StoreError
 
-_JUDGMENT_COLUMNS = (
-    "battle_id",
-    "judge_id",
-    "order",
-    "prompt_version",
-    "variant",
-    "verdict",
-    *SCORE_COLUMNS,
-    "p_a",
-    "confidence",
-    "raw_output",
-    "parse_error",
-    "latency_ms",
-    "prompt_tokens",
-    "completion_tokens",
-    "run_id",
-    "call_failed",
-    "raw_truncated",
-)
 _JUDGMENT_BATCH_SCHEMA = pa.schema(
     [
         ("battle_id", pa.int64()),
@@ -54,6 +35,7 @@ _JUDGMENT_BATCH_SCHEMA = pa.schema(
         ("raw_truncated", pa.bool_()),
     ]
 )
+_JUDGMENT_COLUMNS = tuple(_JUDGMENT_BATCH_SCHEMA.names)
 _JUDGMENT_QUOTED = ", ".join(f'"{c}"' for c in _JUDGMENT_COLUMNS)
 # A stored parse failure is replaced by a later success of the same key; anything else is kept.
 _RECORD_JUDGMENTS_SQL = (
@@ -197,8 +179,9 @@ class JudgingStore(StoreBase):
             columns["variant"] = [v if v is not None else "original" for v in columns["variant"]]
             for c in ("call_failed", "raw_truncated"):
                 columns[c] = [bool(v) for v in columns[c]]
+            secrets = redact.secrets()
             for c in ("raw_output", "parse_error"):  # an endpoint may echo the key in what it returns
-                columns[c] = [redact.redact(v) for v in columns[c]]
+                columns[c] = [redact.redact(v, secrets) for v in columns[c]]
             batch = pa.Table.from_pydict(columns, schema=_JUDGMENT_BATCH_SCHEMA)
         update = _run_update(*run_progress) if run_progress is not None else None
         got = []
