@@ -31,6 +31,7 @@ from app_pages._shared import (
 from core import charts
 from core.app import Store, Unavailable, report
 from core.app import leaderboard as lb
+from core.domain import Ratings
 from core.methods import RATING_METHODS
 
 st.title("Leaderboard")
@@ -38,9 +39,9 @@ TOP_N = {"top 10": 10, "top 20": 20, "top 50": 50, "all": None}
 
 
 @st.cache_data(show_spinner=False)
-def load_human(dataset: str, token: str) -> pd.DataFrame | None:
+def load_human(dataset: str, token: str) -> Ratings | None:
     res = read_store(lb.human_ratings, dataset)
-    return None if isinstance(res, Unavailable) else res.frame
+    return None if isinstance(res, Unavailable) else res
 
 
 @st.cache_data(show_spinner=False)
@@ -90,7 +91,8 @@ with page_guard("The leaderboard"):
     ctx = require_selection()
     dataset, judge, v = ctx.dataset, ctx.judge, ctx.token
     present = selection().present
-    human = load_human(dataset, v)
+    human_fit = load_human(dataset, v)
+    human = None if human_fit is None else human_fit.frame
     models = load_models(dataset, v)
     tau: float | None = None
     tau_fitted = True
@@ -186,6 +188,10 @@ with page_guard("The leaderboard"):
         )
     if not present and len(rows) < len(view.table):
         st.caption(f"{len(rows)} of {len(view.table)} models shown.")
+    if human_fit is not None and human_fit.issues and not present:
+        with st.expander(f"Read the human Elo with care ({len(human_fit.issues)})", icon="⚠️"):
+            for issue in human_fit.issues:
+                st.markdown(f"- {issue}")
 
     # --------------------------------------------------------------- the chart
     statement = view.coverage_statement()

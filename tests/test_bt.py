@@ -445,7 +445,8 @@ def test_cli_json_shape_and_parity_with_the_library(tmp_path):
     assert list(out["seconds"]) == ["load", "aggregate", "fit", "ci"]
     assert out["n_battles"] == 2000 and out["n_models"] == 6 and out["n_pairs"] == 15 and out["converged"] is True
     row = out["models"][0]
-    assert list(row) == ["model", "elo", "lower", "upper", "se", "n_battles"]
+    assert list(row) == ["model", "elo", "lower", "upper", "se", "n_battles", "interval_note"]
+    assert all(m["interval_note"] is None for m in out["models"])  # six well-identified models
     elos = [m["elo"] for m in out["models"]]
     assert elos == sorted(elos, reverse=True) and np.mean(elos) == pytest.approx(1500)
     assert all(m["lower"] < m["elo"] < m["upper"] for m in out["models"])

@@ -9,7 +9,13 @@ expectation of bootstrap replicates that miss a model's battles.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from core.domain import ELO_PER_LOGIT
@@ -206,3 +212,35 @@ def test_a_requested_ridge_keeps_its_own_optimum():
     assert fit.loglik == pytest.approx(bt.loglik(full, fit.beta, lam), rel=1e-12)
     assert not any(i.kind == "gauge" for i in fit.issues)
     assert any(i.kind == "degenerate" for i in fit.issues)  # the record is still reported
+
+
+# ------------------------------------------------------------------------ CLI
+def test_cli_names_each_degenerate_model_and_its_missing_replicates(tmp_path):
+    """`python -m core bt` reports per model why an interval is missing, not just a null."""
+    a, b, y = _four_models()
+    a, b, y = np.r_[a, ["new", "draw"]], np.r_[b, ["m0", "m1"]], np.r_[y, [1.0, 0.5]]
+    winner = np.where(y == 1, "model_a", np.where(y == 0, "model_b", "tie"))
+    path = tmp_path / "battles.csv"
+    pd.DataFrame({"model_a": a, "model_b": b, "winner": winner}).to_csv(path, index=False)
+    root = Path(__file__).resolve().parents[1]
+
+    def run(*extra: str) -> dict:
+        r = subprocess.run(
+            [sys.executable, "-m", "core", "bt", str(path), "--json", *extra], cwd=root, capture_output=True, text=True
+        )
+        assert r.returncode == 0, r.stderr
+        return {m["model"]: m for m in json.loads(r.stdout)["models"]}
+
+    sw = run()
+    assert sw["new"]["lower"] is None and sw["new"]["upper"] is None
+    assert sw["new"]["interval_note"].startswith("single battle; perfect record")
+    assert sw["draw"]["interval_note"].startswith("single battle; ties only")
+    assert sw["draw"]["lower"] < sw["draw"]["elo"] < sw["draw"]["upper"]  # the stated p(1 − p) bound
+    assert all(sw[m]["interval_note"] is None for m in ("m0", "m1", "m2", "m3"))
+    boot = run("--ci", "bootstrap", "--bootstrap", "200", "--seed", "4")
+    n_total = len(y)
+    mean, sd = _binomial_missing(1, n_total, 200)
+    for m in ("new", "draw"):
+        assert boot[m]["lower"] is None
+        assert abs(boot[m]["boot_missing"] - mean) < 4 * sd
+    assert all(boot[m]["boot_missing"] == 0 and boot[m]["interval_note"] is None for m in ("m0", "m1", "m2", "m3"))

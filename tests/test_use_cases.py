@@ -10,8 +10,9 @@ import pytest
 
 from core.app import Unavailable
 from core.app.calibration import pool_tied_bins
-from core.app.leaderboard import leaderboard_view, smallest_alpha
+from core.app.leaderboard import display_table, leaderboard_view, smallest_alpha
 from core.app.residuals import residual_view
+from core.stats.bt import ratings_from_pairs
 from core.stats.calibration import Reliability
 from core.stats.conformal import min_pool
 from core.stats.heldout import HeldoutResult
@@ -147,3 +148,23 @@ def test_pooled_reliability_bins_merge_one_confidence_and_recompute_ece():
     distinct = bins.assign(confidence=[0.6, 0.7, 0.8, 0.9])
     same = Reliability("soft", distinct, ece=0.1, n=100, accuracy=0.5)
     assert pool_tied_bins(same) is same
+
+
+def test_a_degenerate_human_interval_says_why_in_the_table():
+    """A model that never lost has no interval: the table says 'undefined (perfect record)', not '—' or a number."""
+    rng = np.random.default_rng(5)
+    a = rng.choice(["x", "y", "z"], 600)
+    b = np.where(a == "x", "y", np.where(a == "y", "z", "x"))
+    y = (rng.random(600) < 0.6).astype(float)
+    y[rng.random(600) < 0.1] = 0.5
+    a, b, y = np.r_[a, ["new", "tied"]], np.r_[b, ["x", "y"]], np.r_[y, [1.0, 0.5]]
+    pairs = pd.DataFrame({"model_a": a, "model_b": b, "n": 1.0, "s": y, "ss": y * y})
+    human = ratings_from_pairs(pairs, ci="sandwich")
+    view = leaderboard_view(human.frame, None, None, None, alpha=0.2, tau=None)
+    table = display_table(view).set_index("Model")
+    assert table.loc["new", "95% CI"] == "undefined (perfect record)"
+    assert table.loc["tied", "95% CI"].endswith("(ties only)") and "–" in table.loc["tied", "95% CI"]
+    for m in ("x", "y", "z"):
+        lo, hi = (float(v) for v in table.loc[m, "95% CI"].split("–"))
+        assert lo < table.loc[m, "Human Elo"] < hi
+    assert any("perfect record" in i or "never lost" in i for i in human.issues)

@@ -86,6 +86,8 @@ def bt_report(
                 "upper": r.upper,
                 "se": r.se,
                 "n_battles": int(round(r.n_battles)),
+                "interval_note": r.interval_note or None,
+                **({"boot_missing": int(r.boot_missing)} if "boot_missing" in frame else {}),
             }
             for r in frame.itertuples()
         ],

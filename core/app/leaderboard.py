@@ -301,8 +301,15 @@ def leaderboard_view(
     else:
         t["family"] = None
     if human is not None:
-        h = human[["model", "elo", "lower", "upper", "n_battles"]].rename(
-            columns={"elo": "human_elo", "lower": "human_lower", "upper": "human_upper", "n_battles": "n_votes"}
+        keep = ["model", "elo", "lower", "upper", "n_battles"] + (["interval_note"] if "interval_note" in human else [])
+        h = human[keep].rename(
+            columns={
+                "elo": "human_elo",
+                "lower": "human_lower",
+                "upper": "human_upper",
+                "n_battles": "n_votes",
+                "interval_note": "human_note",
+            }
         )
         t = t.merge(h, on="model", how="left")
     t = _judge_columns(t, "hard", hard)
@@ -393,13 +400,28 @@ def select_rows(
     return t[keep | t["pinned"]].reset_index(drop=True)
 
 
-def _interval_text(lower: pd.Series, upper: pd.Series, decimals: int) -> pd.Series:
-    def one(lo: float, hi: float) -> str:
-        if not (np.isfinite(lo) and np.isfinite(hi)):
-            return "—" if not (np.isinf(lo) or np.isinf(hi)) else "unbounded"
-        return f"{lo:.{decimals}f}–{hi:.{decimals}f}"
+def interval_tag(note: object) -> str:
+    """The short reason in an interval note ('single battle; perfect record: the MLE is ±∞…' → 'perfect record')."""
+    if not isinstance(note, str) or not note:
+        return ""
+    return note.rsplit("; ", 1)[-1].split(":", 1)[0]
 
-    return pd.Series([one(a, b) for a, b in zip(lower.astype(float), upper.astype(float))], index=lower.index)
+
+def _interval_text(lower: pd.Series, upper: pd.Series, decimals: int, notes: pd.Series | None = None) -> pd.Series:
+    """'lo–hi'; an undefined interval says why when the fit gave a reason, a stated bound is marked."""
+
+    def one(lo: float, hi: float, note: object) -> str:
+        tag = interval_tag(note)
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            if np.isinf(lo) or np.isinf(hi):
+                return "unbounded"
+            return f"undefined ({tag})" if tag else "—"
+        text = f"{lo:.{decimals}f}–{hi:.{decimals}f}"
+        return f"{text} ({tag})" if tag else text
+
+    notes_ = notes if notes is not None else pd.Series([""] * len(lower), index=lower.index)
+    values = zip(lower.astype(float), upper.astype(float), notes_)
+    return pd.Series([one(a, b, n) for a, b, n in values], index=lower.index)
 
 
 def _rounded(values: pd.Series, decimals: int) -> pd.Series:
@@ -432,7 +454,7 @@ def display_table(view: LeaderboardView, rows: pd.DataFrame | None = None) -> pd
     if "human_elo" in t and t["human_elo"].notna().any():
         d = _decimals(view, "human")
         out["Human Elo"] = _rounded(t["human_elo"], d)
-        out["95% CI"] = _interval_text(t["human_lower"], t["human_upper"], d)
+        out["95% CI"] = _interval_text(t["human_lower"], t["human_upper"], d, t.get("human_note"))
         out["Votes"] = t["n_votes"].astype("Int64")
     if view.has_intervals:
         if view.primary == "predicted":
@@ -458,7 +480,9 @@ def column_help(view: LeaderboardView) -> dict[str, str]:
         "Rank": "1 + the number of models whose interval lies entirely above this one: shared ranks are ties",
         "Organisation": "the model's family or organisation",
         "Human Elo": "Bradley–Terry Elo from the human votes",
-        "95% CI": "95% sandwich confidence interval of the human Elo",
+        "95% CI": "95% sandwich confidence interval of the human Elo; 'undefined (perfect record)': the model "
+        "never lost (or never won), so its Elo is unbounded and a ridge value is shown; '(ties only)': only ties, "
+        "the interval uses the largest outcome variance p(1 − p)",
         "Votes": "battles with a human vote",
         "Predicted human Elo": f"the judge's {judge}, used as a prediction of the human Elo",
         f"Conformal {1 - view.alpha:.0%}": f"split-conformal interval for the model's human Elo around its {judge} "

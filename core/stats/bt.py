@@ -1787,15 +1787,24 @@ class LeaderboardFit:
     intervals: Intervals | None
 
     def frame(self) -> pd.DataFrame:
-        """model, elo, n_battles, se, lower, upper, rank; best first (NaN intervals without ci)."""
+        """model, elo, n_battles, se, lower, upper, rank, interval_note; best first (NaN intervals without ci).
+
+        ``interval_note``: why the model's interval is undefined or rests on a
+        stated bound (:attr:`Intervals.flags`), '' for an ordinary interval.
+        ``boot_missing`` (bootstrap only): replicates that lacked its battles.
+        """
         f = self.fit
         df = pd.DataFrame({"model": list(f.models), "elo": f.elo, "n_battles": f.n_battles})
-        if self.intervals is not None:
-            df["se"] = self.intervals.se_elo
-            df["lower"] = self.intervals.lower_elo
-            df["upper"] = self.intervals.upper_elo
+        iv = self.intervals
+        if iv is not None:
+            df["se"] = iv.se_elo
+            df["lower"] = iv.lower_elo
+            df["upper"] = iv.upper_elo
         else:
             df["se"] = df["lower"] = df["upper"] = np.nan
+        df["interval_note"] = "" if iv is None or iv.flags is None else [str(x) for x in iv.flags]
+        if iv is not None and iv.n_missing is not None:
+            df["boot_missing"] = np.asarray(iv.n_missing, dtype=int)
         df["rank"] = df["elo"].rank(ascending=False, method="min").astype(int)
         return df.sort_values("elo", ascending=False, kind="stable").reset_index(drop=True)
 
