@@ -17,13 +17,16 @@ steps.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
 import traceback
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlencode
@@ -78,10 +81,25 @@ def db_path() -> str:
 class StoreState:
     """What the server knows about the store: its data version, and why it could not be read if so."""
 
-    token: str | None = None
+    token: str | None = None  # every table: changes with any write
     fetched: float = float("-inf")
     busy: str | None = None  # held by another process (names it)
     error: str | None = None  # cannot be opened at all (missing, newer schema, not a store)
+    files: tuple = ()  # (size, mtime) of the store file and its write-ahead log when the token was read
+    base: str | None = None  # all but judgments (datasets, battles, votes, completions, judges)
+    judges: dict[tuple[str, str], str] = field(default_factory=dict)  # (dataset, judge) → its judgments' stamp
+
+
+def _file_stamp(path: str) -> tuple:
+    """Size and modification time of the store file and its WAL: any committed write changes one of them."""
+    out: list[tuple[int, int] | None] = []
+    for p in (path, path + ".wal"):
+        try:
+            st_ = os.stat(p)
+            out.append((st_.st_size, st_.st_mtime_ns))
+        except OSError:
+            out.append(None)
+    return tuple(out)
 
 
 class _StoreStates:
@@ -103,15 +121,24 @@ def store_state() -> StoreState:
         state = holder.states.setdefault(path, StoreState())
         now = time.monotonic()
         if now - state.fetched >= TOKEN_REFRESH_S:
+            stamp = _file_stamp(path)
+            if state.token is not None and state.busy is None and stamp == state.files:
+                # Unchanged files: the same data version, without opening the store (an open costs ~50 ms
+                # of the server's one interpreter lock, every refresh, with many sessions).
+                state.fetched = now
+                return dataclasses.replace(state)
+            state.files = stamp
             try:
                 with app_data.open_store(path, read_only=True, wait_s=0.5) as store:
-                    state.token, state.busy, state.error = app_data.version_token(store), None, None
+                    state.base, state.judges = app_data.version_stamps(store)
+                    scoped = ";".join(f"{d}/{j}={v}" for (d, j), v in sorted(state.judges.items()))
+                    state.token, state.busy, state.error = f"{state.base}|{scoped}", None, None
             except StoreLockedError as exc:
                 state.busy = str(exc)  # keep the last token: its cached results are still true
             except StoreError as exc:
                 state.token, state.busy, state.error = None, None, str(exc)
             state.fetched = now
-        return StoreState(state.token, state.fetched, state.busy, state.error)
+        return dataclasses.replace(state)
 
 
 @contextmanager
@@ -159,6 +186,23 @@ def version() -> str:
     another store in the same process, never reuses a stale result.
     """
     return f"{db_path()}|{store_state().token or 'none'}"
+
+
+def votes_version() -> str:
+    """Cache key for results that read no judgments (human votes, models, battles): a judge run keeps it."""
+    state = store_state()
+    return f"{db_path()}|{state.base or 'none'}"
+
+
+def judge_version(dataset: str, judge: str | None) -> str:
+    """Cache key for results that read one judge's judgments (and no other judge's) on one dataset.
+
+    A run writing another judge leaves it unchanged, so the pages of the
+    judge being read keep their cached fits while an Admin run writes.
+    """
+    state = store_state()
+    stamp = state.judges.get((dataset, judge), "none") if judge else "no judge"
+    return f"{db_path()}|{state.base or 'none'}|{judge}={stamp}"
 
 
 @st.cache_data(show_spinner=False)
@@ -439,7 +483,9 @@ class Context:
 
     dataset: str
     judge: str | None
-    token: str
+    token: str  # every table (:func:`version`): for results that read all judges
+    judge_token: str  # the selected judge's judgments only (:func:`judge_version`)
+    votes_token: str  # no judgments at all (:func:`votes_version`)
 
 
 def require_selection(needs_judge: str | None = None) -> Context:
@@ -463,7 +509,7 @@ def require_selection(needs_judge: str | None = None) -> Context:
             "import judgments."
         )
         st.stop()
-    return Context(sel.dataset, sel.judge, version())
+    return Context(sel.dataset, sel.judge, version(), judge_version(sel.dataset, sel.judge), votes_version())
 
 
 @contextmanager
@@ -488,19 +534,40 @@ def caption(text: str) -> None:
     st.caption(f"**How to read this:** {text}")
 
 
-def show_chart(fig: Any, key: str | None = None, how_to_read: str | None = None, detail: str = "") -> None:
-    """Draw a figure in the Streamlit theme (light or dark) with a PNG download in its toolbar.
+def _builder_name(fn: Callable[..., Any]) -> str:
+    return f"{fn.__module__}.{fn.__qualname__}"  # chart builders are module-level functions of core.charts
 
-    The modebar's camera button saves the chart as PNG in the browser (no
-    kaleido); the file is named after the chart's title, and a second title
-    line names the dataset and judge (plus ``detail``, e.g. τ and α) so that
-    the PNG says what it shows.
+
+@st.cache_resource(show_spinner=False, max_entries=512, hash_funcs={types.FunctionType: _builder_name})
+def _shared_figure(
+    builder: Callable[..., Any], args: tuple, kwargs: dict[str, Any], context: str, present: bool
+) -> Any:
+    """``builder(*args, **kwargs)`` with its context line (and projector type), built once per distinct
+    input for every session of this server.
+
+    Building a plotly figure validates every property in Python and cost a
+    fifth of the server's time with many sessions open
+    (``benchmarks/bench_load.py``); a chart is a pure function of its
+    arguments, so the key is the arguments themselves, hashed by value by
+    Streamlit (DataFrames by content).  The figure is shared, never mutated:
+    ``st.plotly_chart`` serialises a copy.
+    """
+    fig = with_context(builder(*args, **kwargs), context)
+    return for_presentation(fig) if present else fig
+
+
+def show_chart(chart: partial[Any], key: str | None = None, how_to_read: str | None = None, detail: str = "") -> None:
+    """Draw ``chart`` (``partial(charts.some_builder, *args)``) in the Streamlit theme with a PNG download.
+
+    The figure comes from a server-wide cache keyed by the builder's
+    arguments (:func:`_shared_figure`).  The modebar's camera button saves
+    the chart as PNG in the browser (no kaleido); the file is named after the
+    chart's title, and a second title line names the dataset and judge (plus
+    ``detail``, e.g. τ and α) so that the PNG says what it shows.
     """
     sel = selection()
     context = " · ".join(x for x in (sel.dataset, f"judge {sel.judge}" if sel.judge else "", detail) if x)
-    fig = with_context(fig, context)
-    if sel.present:
-        fig = for_presentation(fig)
+    fig = _shared_figure(chart.func, chart.args, dict(chart.keywords), context, bool(sel.present))
     name = "".join(ch if ch.isalnum() else "_" for ch in title_of(fig).lower()).strip("_")[:60] or "chart"
     st.plotly_chart(
         fig,
@@ -513,12 +580,17 @@ def show_chart(fig: Any, key: str | None = None, how_to_read: str | None = None,
         caption(how_to_read)
 
 
-def export_buttons(table: pd.DataFrame, stem: str, title: str, key: str, context: dict[str, str] | None = None) -> None:
-    """CSV, Markdown and LaTeX downloads of a table, each carrying ``context`` (formatters in core.app.export)."""
+def export_buttons(
+    table: Callable[[], pd.DataFrame], stem: str, title: str, key: str, context: dict[str, str] | None = None
+) -> None:
+    """CSV, Markdown and LaTeX downloads of ``table()``, each carrying ``context`` (formatters in core.app.export).
+
+    The files are made when a button is clicked, not on every run of the page.
+    """
     row = st.container(horizontal=True)
     row.download_button(
         "CSV",
-        app_export.to_csv(table, context),
+        lambda: app_export.to_csv(table(), context),
         f"{stem}.csv",
         "text/csv",
         key=f"{key}_csv",
@@ -526,7 +598,7 @@ def export_buttons(table: pd.DataFrame, stem: str, title: str, key: str, context
     )
     row.download_button(
         "Markdown",
-        app_export.to_markdown(table, context=context),
+        lambda: app_export.to_markdown(table(), context=context),
         f"{stem}.md",
         "text/markdown",
         key=f"{key}_md",
@@ -534,7 +606,7 @@ def export_buttons(table: pd.DataFrame, stem: str, title: str, key: str, context
     )
     row.download_button(
         "LaTeX",
-        app_export.to_latex(table, caption=title, context=context),
+        lambda: app_export.to_latex(table(), caption=title, context=context),
         f"{stem}.tex",
         "application/x-tex",
         key=f"{key}_tex",

@@ -1,5 +1,7 @@
 """Analyses from the papers: accuracy alignment, aggregation methods, budget curves, languages."""
 
+from functools import partial
+
 import streamlit as st
 
 from app_pages._shared import (
@@ -47,7 +49,7 @@ def languages(dataset: str, judge: str, token: str) -> analyses.LanguageBreakdow
 
 with page_guard("The analyses page"):
     ctx = require_selection()
-    dataset, judge, v = ctx.dataset, ctx.judge, ctx.token
+    dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
     # One analysis at a time: only the one in view is computed (tabs would compute all four).
     views = ["Accuracy alignment", "Aggregation methods", "Budget curves", "Languages"]
     shown = st.segmented_control("Analysis", views, default=views[0], key="analysis") or views[0]
@@ -64,7 +66,7 @@ with page_guard("The analyses page"):
                 f"answer correct ({res.discriminative_share:.0%} of graded battles)."
             )
             ranking = st.selectbox("ranking", sorted(res.scores["ranking"].unique()), key="align_ranking")
-            show_chart(charts.alignment_scatter(res.scores, ranking), key="alignment_scatter")
+            show_chart(partial(charts.alignment_scatter, res.scores, ranking), key="alignment_scatter")
             caption(
                 "each point is a model: further right is more accurate, higher is stronger by pairwise "
                 "judgments; a rising cloud means the judge's ranking recovers accuracy."
@@ -96,10 +98,12 @@ with page_guard("The analyses page"):
                 else:
                     c1, c2 = st.columns(2)
                     with c1:
-                        show_chart(charts.budget_curve(bc.summary, "mae", "held-out MAE (Elo)"), key="budget_mae")
+                        show_chart(
+                            partial(charts.budget_curve, bc.summary, "mae", "held-out MAE (Elo)"), key="budget_mae"
+                        )
                     with c2:
                         show_chart(
-                            charts.budget_curve(bc.summary, "spearman", "Spearman ρ with human Elo"),
+                            partial(charts.budget_curve, bc.summary, "spearman", "Spearman ρ with human Elo"),
                             key="budget_spearman",
                         )
                     caption(

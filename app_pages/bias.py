@@ -3,6 +3,8 @@
 judge selector → core.app.bias.bias_report → Store.battle_frame / judgments_frame → core.charts.*
 """
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 
@@ -64,7 +66,7 @@ with page_guard("The judge bias page"):
     say(("Position bias", "No decisive", "No flip rate", *([p["note"]] if p["note"] else [])))
     if p["elo"]:
         show_chart(
-            charts.position_deflection(pd.DataFrame(p["elo"])),
+            partial(charts.position_deflection, pd.DataFrame(p["elo"])),
             key="position_elo",
             how_to_read="each model's Elo from the verdicts where it was shown first only (▶) or second only "
             "(◀), against both orders averaged (●); wide gaps mean the order of presentation "
@@ -79,7 +81,7 @@ with page_guard("The judge bias page"):
     if s["coefficients"]:
         coef = pd.DataFrame(s["coefficients"])
         show_chart(
-            charts.coefficient_bars(coef, "What the judge rewards beyond model strength"),
+            partial(charts.coefficient_bars, coef, "What the judge rewards beyond model strength"),
             key="style_coef",
             how_to_read="positive: at equal model strength the judge prefers the answer that is longer / has "
             "more of that element; intervals crossing zero are indistinguishable from no effect.",
@@ -146,7 +148,7 @@ with page_guard("The judge bias page"):
             rates = pd.DataFrame(e["rates"])
             if len(rates) and (rates["echo_rate"] > 0).any():
                 show_chart(
-                    charts.echo_rates(rates),
+                    partial(charts.echo_rates, rates),
                     key="echo_rates",
                     how_to_read="how often each model's answers echo (repeat phrases or add new "
                     "question–answer pairs after the final answer).",
@@ -157,7 +159,8 @@ with page_guard("The judge bias page"):
             pref = pd.DataFrame(e["preference"]).dropna(subset=["echoing_side_win_rate"])
             if len(pref):
                 show_chart(
-                    charts.rate_intervals(
+                    partial(
+                        charts.rate_intervals,
                         pref,
                         "pairs",
                         "echoing_side_win_rate",
@@ -175,7 +178,8 @@ with page_guard("The judge bias page"):
     if r.get("echo_intervention"):
         iv = pd.DataFrame(r["echo_intervention"])
         show_chart(
-            charts.rate_intervals(
+            partial(
+                charts.rate_intervals,
                 iv,
                 "variant",
                 "p_a",

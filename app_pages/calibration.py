@@ -4,6 +4,9 @@
          → core.charts.reliability_diagram
 """
 
+from functools import partial
+
+import pandas as pd
 import streamlit as st
 
 from app_pages._shared import (
@@ -28,9 +31,20 @@ def load_agreement(dataset: str, judge: str, token: str) -> calibration.GapAgree
     return calibration.agreement(load_frame(dataset, judge, token), load_tau(dataset, judge, token).tau)
 
 
+@st.cache_data(show_spinner=False, max_entries=128)
+def load_tau_profile(dataset: str, judge: str, tau: float | None, token: str) -> pd.DataFrame:
+    return calibration.tau_profile(load_frame(dataset, judge, token), load_tau(dataset, judge, token), tau)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def load_reliability(dataset: str, judge: str, tau: float, q: float, token: str) -> list[calibration.Reliability]:
+    fit = load_tau(dataset, judge, token)
+    return calibration.reliability_curves(load_frame(dataset, judge, token), fit.tau, tau, q)
+
+
 with page_guard("The calibration page"):
     ctx = require_selection(needs_judge="calibration compares a judge's score gaps with human votes.")
-    dataset, judge, v = ctx.dataset, ctx.judge, ctx.token
+    dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
     assert judge is not None
     frame = load_frame(dataset, judge, v)
     if frame["gap"].notna().sum() == 0:
@@ -70,7 +84,7 @@ with page_guard("The calibration page"):
     left, right = st.columns(2)
     with left:
         show_chart(
-            charts.tau_profile(calibration.tau_profile(frame, fit, tau), fit.tau, fit.lower, fit.upper, tau),
+            partial(charts.tau_profile, load_tau_profile(dataset, judge, tau, v), fit.tau, fit.lower, fit.upper, tau),
             key="tau_profile",
             how_to_read="the curve is twice the log-likelihood lost by moving τ away from its best value; "
             "τ values under the dotted line form the 95% interval (shaded).",
@@ -78,7 +92,7 @@ with page_guard("The calibration page"):
     with right:
         if len(agree.bins):
             show_chart(
-                charts.gap_agreement(agree.bins),
+                partial(charts.gap_agreement, agree.bins),
                 key="gap_agreement",
                 how_to_read="battles grouped by how far apart the judge scored the two answers; a rising "
                 "curve means the gap measures how sure humans are, which Soft-Elo relies on.",
@@ -86,9 +100,9 @@ with page_guard("The calibration page"):
         else:
             notice(agree.warning or "too few decisive battles for the agreement curve.")
 
-    curves = calibration.reliability_curves(frame, fit.tau, tau, q)
+    curves = load_reliability(dataset, judge, tau, q, v)
     show_chart(
-        charts.reliability_diagram(curves),
+        partial(charts.reliability_diagram, curves),
         key="reliability_chart",
         how_to_read="points on the dotted diagonal are calibrated: when a target puts 80% on the judge's "
         "side, humans agree 80% of the time. Hard labels claim 100% and sit far below it; "

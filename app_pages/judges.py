@@ -4,6 +4,8 @@
 shuffles slider → core.app.app_judges.shuffle_study       → Store.votes_frame → core.charts.shuffle_instability
 """
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 
@@ -65,7 +67,7 @@ with page_guard("The judges & annotators page"):
         with_elo = judges.dropna(subset=["arena_elo"]) if "arena_elo" in judges else judges.iloc[0:0]
         if len(with_elo) >= 3 and pd.notna(cs.pearson_r):
             show_chart(
-                charts.consistency_vs_elo(with_elo, cs.slope, cs.intercept, cs.pearson_r),
+                partial(charts.consistency_vs_elo, with_elo, cs.slope, cs.intercept, cs.pearson_r),
                 key="consistency_elo",
                 how_to_read="each point is a judge; the dashed line is the least-squares fit. If more "
                 "consistent judges (same winner for the same matchup) are stronger models, "
@@ -80,7 +82,7 @@ with page_guard("The judges & annotators page"):
                     "alone. Upload a CSV (judge, arena_elo) above to correlate the two."
                 )
             show_chart(
-                charts.consistency_bars(judges),
+                partial(charts.consistency_bars, judges),
                 key="consistency_bars",
                 how_to_read="consistency = 1 − 4 × the contest-weighted variance of each matchup's outcome "
                 "(METHODS §8): 1 means the judge always picks the same winner for a matchup.",
@@ -102,7 +104,7 @@ with page_guard("The judges & annotators page"):
             },
         )
 
-    total_votes, n_annotators = n_votes(dataset, v)
+    total_votes, n_annotators = n_votes(dataset, ctx.votes_token)
     # --------------------------------------------------------------- am-ELO
     st.subheader("Annotator reliability (am-ELO)")
     if total_votes == 0 or n_annotators == 0:
@@ -117,12 +119,12 @@ with page_guard("The judges & annotators page"):
             key="amelo_delta",
             help="Annotators with fewer votes are left out of the fit (am-ELO's δ).",
         )
-        ann = load_amelo(dataset, v, min_records)
+        ann = load_amelo(dataset, ctx.votes_token, min_records)
         if isinstance(ann, Unavailable):
             st.warning(ann.reason)
         else:
             show_chart(
-                charts.annotator_abilities(ann),
+                partial(charts.annotator_abilities, ann),
                 key="amelo",
                 how_to_read="each point is an annotator with its 95% interval; ability says how strongly their votes "
                 "follow the consensus ranking (1 = average). Entirely below zero: they vote against it "
@@ -152,12 +154,12 @@ with page_guard("The judges & annotators page"):
         notice("no human votes to replay.")
     else:
         n = st.select_slider("shuffled battle orders", [20, 50, 100], value=50, key="shuffles")
-        study = load_shuffles(dataset, v, n)
+        study = load_shuffles(dataset, ctx.votes_token, n)
         if isinstance(study, Unavailable):
             notice(study.reason)
             st.stop()
         show_chart(
-            charts.shuffle_instability(study.frame),
+            partial(charts.shuffle_instability, study.frame),
             key="shuffles_chart",
             how_to_read=f"online Elo (K = 4) replayed in {n} random orders of the same votes moves each model "
             f"by {study.online_spread:.1f} Elo on average (sd; bars span min–max); the "

@@ -6,6 +6,8 @@
          → core.charts.leaderboard_intervals
 """
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 
@@ -66,6 +68,34 @@ def load_head_to_head(
     return read_store(lb.head_to_head, dataset, judge, tau, a, b)
 
 
+@st.cache_data(show_spinner=False, max_entries=128)
+def load_view(
+    dataset: str,
+    judge: str | None,
+    tau: float | None,
+    tau_fitted: bool,
+    alpha: float,
+    judge_token: str,
+    votes_token: str,
+) -> lb.LeaderboardView:
+    """The joined leaderboard at (τ, α), shared by every session showing it."""
+    human_fit = load_human(dataset, votes_token)
+    human = None if human_fit is None else human_fit.frame
+    hard = soft = held = None
+    if judge is not None:
+        frame = load_frame(dataset, judge, judge_token)
+        has_gap, has_votes = bool(frame["gap"].notna().any()), bool(frame["human_y"].notna().any())
+        hard = load_judge_elo(dataset, judge, "hard", None, judge_token)
+        soft = load_judge_elo(dataset, judge, "soft", tau, judge_token) if has_gap and tau is not None else None
+        if has_votes:
+            if tau_fitted or soft is None or tau is None:
+                held = load_heldout(dataset, judge, judge_token)
+            else:
+                held = load_heldout_at(dataset, judge, tau, judge_token)
+    models = load_models(dataset, votes_token)
+    return lb.leaderboard_view(human, hard, soft, held, alpha, tau, tau_fitted, models)
+
+
 def shown_methods(available: list[str]) -> list[str]:
     """The method toggles (``Selection.show``, in the URL as ``?show=human,hard``)."""
     key = "show"
@@ -89,14 +119,11 @@ def shown_methods(available: list[str]) -> list[str]:
 
 with page_guard("The leaderboard"):
     ctx = require_selection()
-    dataset, judge, v = ctx.dataset, ctx.judge, ctx.token
+    dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
     present = selection().present
-    human_fit = load_human(dataset, v)
-    human = None if human_fit is None else human_fit.frame
-    models = load_models(dataset, v)
+    human_fit = load_human(dataset, ctx.votes_token)
     tau: float | None = None
     tau_fitted = True
-    hard = soft = held = None
     alpha = selection().alpha
     has_gap = has_votes = False
     if judge is not None:
@@ -126,17 +153,10 @@ with page_guard("The leaderboard"):
                 )
             else:
                 tau, tau_fitted = (selection().tau, False) if selection().tau is not None else (tau_fit.tau, True)
-        hard = load_judge_elo(dataset, judge, "hard", None, v)
-        soft = load_judge_elo(dataset, judge, "soft", round(tau, 4), v) if has_gap and tau is not None else None
-        if has_votes:
-            if tau_fitted or soft is None or tau is None:
-                held = load_heldout(dataset, judge, v)
-            else:
-                held = load_heldout_at(dataset, judge, round(tau, 4), v)
-    elif human is None:
+    elif human_fit is None:
         notice(f"dataset **{dataset}** has neither human votes nor judgments: there is nothing to rank yet.")
         st.stop()
-    view = lb.leaderboard_view(human, hard, soft, held, alpha, tau, tau_fitted, models)
+    view = load_view(dataset, judge, None if tau is None else round(tau, 4), tau_fitted, alpha, v, ctx.votes_token)
 
     # ------------------------------------------------------------ the answer
     headline = view.headline()
@@ -148,7 +168,7 @@ with page_guard("The leaderboard"):
         "hard": f"ranked by {judge}'s Hard-Elo (95% bootstrap CI)",
         "soft": f"ranked by {judge}'s Soft-Elo (95% bootstrap CI)",
     }[view.primary]
-    choice = default_judge(dataset, v) if judge is not None else None
+    choice = default_judge(dataset, ctx.token) if judge is not None else None
     judge_note = f" Judge **{judge}**" + (f": {choice[1]}." if choice and choice[0] == judge else ".") if judge else ""
     st.caption(
         f"{basis[0].upper()}{basis[1:]}; a rank counts the models whose interval lies entirely above, so models "
@@ -218,8 +238,13 @@ with page_guard("The leaderboard"):
     if not methods:
         notice("select at least one leaderboard to draw.")
     else:
-        fig = charts.leaderboard_intervals(
-            plot, methods, interval=interval_col, interval_label=interval_label, highlight=pinned
+        fig = partial(
+            charts.leaderboard_intervals,
+            plot,
+            methods,
+            interval=interval_col,
+            interval_label=interval_label,
+            highlight=pinned,
         )
         around = {"soft": "Soft-Elo", "hard": "Hard-Elo", "human": "human Elo"}
         drawn_around = around.get((interval_col or "").replace("_elo", ""), "")
@@ -247,7 +272,7 @@ with page_guard("The leaderboard"):
         st.stop()
     if "soft_elo" in view.table and "hard_elo" in view.table:
         show_chart(
-            charts.rank_slope(view.table, "hard_elo", "soft_elo", "Hard-Elo", "Soft-Elo"),
+            partial(charts.rank_slope, view.table, "hard_elo", "soft_elo", "Hard-Elo", "Soft-Elo"),
             key="rank_slope",
             how_to_read="each line joins a model's rank under hard labels (left) to its rank under soft "
             "targets (right); green ▲ moved up, orange ▼ moved down, grey kept its rank.",
@@ -291,7 +316,7 @@ with page_guard("The leaderboard"):
     st.subheader("Take it with you")
     context = report.report_context(dataset, judge, tau if has_gap else None, alpha)
     export_buttons(
-        lb.export_table(view),
+        lambda: lb.export_table(view),
         f"leaderboard_{dataset}" + (f"_{judge}" if judge else ""),
         f"Leaderboard of {dataset}",
         key="lb_export",

@@ -4,6 +4,8 @@ dataset selector → core.app.overview.overview → Store.info / models_frame / 
                  → core.charts.coverage_heatmap
 """
 
+from functools import partial
+
 import streamlit as st
 
 from app_pages._shared import notice, page_guard, read_store, require_selection, show_chart
@@ -89,7 +91,8 @@ with page_guard("The overview"):
             st.caption("No battles.")
         else:
             show_chart(
-                charts.count_bars(
+                partial(
+                    charts.count_bars,
                     ov.languages.head(20),
                     "language",
                     "n_battles",
@@ -106,7 +109,7 @@ with page_guard("The overview"):
         notice("no battles in this dataset.")
     else:
         show_chart(
-            charts.coverage_heatmap(ov.pairs, sorted(ov.models["model"])),
+            partial(charts.coverage_heatmap, ov.pairs, sorted(ov.models["model"])),
             key="coverage",
             how_to_read="each cell counts battles between two models (hover for the number); blank cells "
             "are pairs never compared. Bradley–Terry needs a connected graph, not a full one.",

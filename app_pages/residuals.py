@@ -4,6 +4,8 @@
          → core.charts.width_decomposition / split_evaluation
 """
 
+from functools import partial
+
 import streamlit as st
 
 from app_pages._shared import (
@@ -18,16 +20,24 @@ from app_pages._shared import (
     show_chart,
 )
 from core import charts
-from core.app import residuals
+from core.app import Unavailable, residuals
 
 st.title("Residuals")
 
 LABELS = {"hard": "Hard-Elo", "soft": "Soft-Elo"}
 
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def load_residual_view(dataset: str, judge: str, token: str, alpha: float) -> residuals.ResidualView:
+    held = load_heldout(dataset, judge, token, all_methods=True)
+    assert not isinstance(held, Unavailable)  # the page checked it before asking
+    return residuals.residual_view(held, alpha)
+
+
 with page_guard("The residuals page"):
     ctx = require_selection(needs_judge="residuals compare a judge's Elo with the human Elo.")
     assert ctx.judge is not None
-    held = require(load_heldout(ctx.dataset, ctx.judge, ctx.token, all_methods=True))
+    held = require(load_heldout(ctx.dataset, ctx.judge, ctx.judge_token, all_methods=True))
     if held.table.empty:
         notice(
             f"nothing to compare on **{ctx.dataset}**: no model has enough battles with both a human vote and "
@@ -42,14 +52,14 @@ with page_guard("The residuals page"):
         help="Sets the conformal quantile q̂ and the coverage target 1 − α of the split evaluation.",
     )
     table = held.table
-    view = residuals.residual_view(held, alpha)
+    view = load_residual_view(ctx.dataset, ctx.judge, ctx.judge_token, alpha)
     methods = list(view.summary["method"])
     shown = {m: LABELS[m] for m in ("hard", "soft") if m in methods}
     if held.tau_reason:
         notice(f"Soft-Elo is missing: {held.tau_reason}.")
 
     show_chart(
-        charts.judge_vs_human(table, shown),
+        partial(charts.judge_vs_human, table, shown),
         key="judge_vs_human",
         how_to_read="each point is a model left out of the judge fit; on the dotted line the judge's Elo "
         "equals the human Elo. Hard labels stretch the scale: points fan out from the line.",
@@ -59,7 +69,7 @@ with page_guard("The residuals page"):
         ramp = residuals.residual_ramp(table, list(shown))
         if len(ramp):
             show_chart(
-                charts.residual_ramp(ramp, shown),
+                partial(charts.residual_ramp, ramp, shown),
                 key="residual_ramp",
                 how_to_read="bars above zero mean the judge over-rates that quarter of models; a ramp from "
                 "negative to positive means the error grows with strength.",
@@ -68,7 +78,7 @@ with page_guard("The residuals page"):
             notice("fewer than four held-out models: no quartiles.")
     with c2:
         show_chart(
-            charts.width_decomposition(view.summary),
+            partial(charts.width_decomposition, view.summary),
             key="width_decomposition",
             how_to_read="interval width is 2·q̂·SE, so each dotted line is one width: a method narrows its "
             "intervals by a smaller SE (left) or a smaller calibrated multiplier q̂ (down).",
@@ -78,7 +88,7 @@ with page_guard("The residuals page"):
         st.warning(note)
     if view.splits_defined and len(view.per_split):
         show_chart(
-            charts.split_evaluation(view.per_split[view.per_split["method"].isin(methods)], alpha),
+            partial(charts.split_evaluation, view.per_split[view.per_split["method"].isin(methods)], alpha),
             key="split_evaluation",
             how_to_read=f"each box summarises {view.per_split['split'].nunique()} random half/half splits of "
             f"the {len(table)} held-out models: calibrate q̂ on one half, check the other. "

@@ -5,6 +5,8 @@
            point computed alone)
 """
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -52,7 +54,7 @@ def load_at_alpha(
 
 with page_guard("The selective judging page"):
     ctx = require_selection(needs_judge="SCOPE decides which judge verdicts to trust.")
-    dataset, judge, v = ctx.dataset, ctx.judge, ctx.token
+    dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
     assert judge is not None
     frame = load_frame(dataset, judge, v)
     if frame["human_y"].notna().sum() == 0:
@@ -87,7 +89,7 @@ with page_guard("The selective judging page"):
         table = pd.concat([table, extra.table], ignore_index=True)
     methods = list(SCOPE_RULES)
     show_chart(
-        charts.coverage_risk(table, methods, alpha),
+        partial(charts.coverage_risk, table, methods, alpha),
         key="scope_risk",
         how_to_read="each line is a rule for choosing which judgments to trust; on or under the dotted line "
         "its error rate among accepted judgments met the target. A × marks an α where the mean "
@@ -107,7 +109,7 @@ with page_guard("The selective judging page"):
     else:
         st.caption("No method's mean test risk exceeds α at any α shown.")
     show_chart(
-        charts.coverage_curve(table, methods, alpha),
+        partial(charts.coverage_curve, table, methods, alpha),
         key="scope_coverage",
         how_to_read="how much of the judging each rule keeps; a useful rule keeps a lot while staying under "
         "the target in the chart above.",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,8 @@ from core.judging.config import ConfigError, from_mapping, load_toml
 from core.store import Store
 from tests.conftest import ROOT
 from tests.fake_openai_server import FakeJudge, FakeServer
+from tests.test_browser import CHROMIUM, _start_app, _wait_idle
+from tests.test_browser import PAGES as BROWSER_PAGES
 from tests.test_judging import _store
 
 KEY = "sk-RECOGNISABLE-0123456789abcdef"
@@ -157,3 +160,70 @@ def test_a_cli_error_that_quotes_a_secret_is_redacted(tmp_path):
         text=True,
     )
     assert run.returncode != 0 and KEY not in run.stdout + run.stderr and redact.REDACTED in run.stderr
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed (apt-get install chromium)")
+def test_no_page_html_or_websocket_frame_carries_the_key_or_the_token(tmp_path):
+    """Every page, the Admin page's run list and failures table, and an Admin connection test against an
+    endpoint that echoes the key: the key is in no HTML and no frame the server sends, the token in none
+    the server sends (the browser sends the token once, when the admin types it)."""
+    from playwright.sync_api import sync_playwright
+
+    db = _store(tmp_path, n_prompts=6)
+    env = {**os.environ, "JUDGE_API_KEY": KEY, redact.ADMIN_TOKEN_ENV: TOKEN}
+    with FakeServer(FakeJudge(fault_every={"echo_key_400": 7, "echo_key_200": 5})) as srv:
+        cfg = tmp_path / "j.toml"
+        cfg.write_text(
+            f'name = "echo"\nbase_url = "{srv.url}"\nmodel = "fake-judge"\napi_key_env = "JUDGE_API_KEY"\n'
+            "max_retries = 0\nconcurrency = 4\n"
+        )
+        run = subprocess.run(
+            [sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(cfg), "--dataset", "ah"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert run.returncode == 0, run.stderr
+    received: list[bytes] = []
+    html: dict[str, str] = {}
+    proc, url = _start_app(db, {"JUDGE_API_KEY": KEY, redact.ADMIN_TOKEN_ENV: TOKEN})
+    try:
+        with FakeServer(FakeJudge(fault_every={"echo_key_400": 1})) as echo, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page(viewport={"width": 1400, "height": 1400})
+
+            def on_ws(ws) -> None:
+                ws.on("framereceived", lambda f: received.append(f if isinstance(f, bytes) else f.encode()))
+
+            page.on("websocket", on_ws)
+            for name in [*BROWSER_PAGES, "admin"]:
+                page.goto(f"{url}/{name}?dataset=ah&judge=echo")
+                _wait_idle(page)
+                html[name] = page.content()
+            page.get_by_label("Admin token").fill(TOKEN)
+            page.get_by_label("Admin token").press("Enter")
+            page.wait_for_selector("text=Failures", timeout=60_000)
+            _wait_idle(page)
+            html["admin (signed in)"] = page.content()
+            assert "call failed" in html["admin (signed in)"] or "unparseable" in html["admin (signed in)"]
+            page.get_by_label("base URL").fill(echo.url)
+            page.get_by_label("model", exact=True).fill("fake-judge")
+            page.get_by_role("textbox", name="environment variable holding the API key").fill("JUDGE_API_KEY")
+            page.get_by_role("button", name="Go").click()
+            page.wait_for_selector("[data-testid='stAlertContentError']", timeout=60_000)
+            _wait_idle(page)
+            html["admin (connection test)"] = page.content()
+            assert redact.REDACTED in html["admin (connection test)"]  # the echoed key was there, redacted
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert len(received) > 20 and sum(map(len, received)) > 100_000  # the frames were captured
+    assert [n for n in html if KEY in html[n]] == []
+    # the token is only in the admin's own password box (its value attribute), never in the page's text
+    token_places = [n for n in html if TOKEN in html[n].replace(f'value="{TOKEN}"', "")]
+    assert token_places == []
+    assert not any(KEY.encode() in f or TOKEN.encode() in f for f in received)

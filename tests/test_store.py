@@ -220,3 +220,28 @@ def test_a_reader_upgrades_an_older_store_with_one_brief_write(tmp_path):
         assert s.read_only and s.schema_version == SCHEMA_VERSION
         flags = s._cur().execute("SELECT judgment_id, call_failed FROM judgments ORDER BY 1").fetchall()
     assert flags == [(1, True), (2, False)]  # the migration tells a failed call from an unparseable output
+
+
+def test_version_stamps_scope_a_judges_results_to_its_own_judgments(store):
+    """A run writing judge K leaves judge J's stamp (its pages' cache key) alone; any change to J's
+    judgments, a failure replaced in place included, changes it; votes and battles change the base."""
+    bid = int(store.battle_frame("t", "J")["battle_id"].iloc[5])
+    jid = int(store.judge("J")["judge_id"])
+    base, stamps = store.version_stamps()
+    token = store.version_token()
+    j_before = stamps[("t", "J")]
+
+    kid = store.save_judge_config("K", {"model": "k"}, model="k", template="rubric", prompt_version="v1")
+    store.record_judgment(
+        {"battle_id": bid, "judge_id": kid, "order": "ab", "prompt_version": "v1", "verdict": "a", "raw_output": "A"}
+    )
+    base2, stamps2 = store.version_stamps()
+    assert stamps2[("t", "J")] == j_before and ("t", "K") in stamps2
+    assert store.version_token() != token  # the all-tables token still sees every write
+
+    failed = {"battle_id": bid, "judge_id": jid, "order": "ab", "prompt_version": "v9", "raw_output": "?"}
+    store.record_judgment({**failed, "parse_error": "no JSON found"})
+    after_failure = store.version_stamps()[1][("t", "J")]
+    assert after_failure != j_before
+    store.record_judgment({**failed, "parse_error": None, "verdict": "a"})  # same id, same count: replaced in place
+    assert store.version_stamps()[1][("t", "J")] != after_failure

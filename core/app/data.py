@@ -31,6 +31,11 @@ def version_token(store: Store) -> str:
     return store.version_token()
 
 
+def version_stamps(store: Store) -> tuple[str, dict[tuple[str, str], str]]:
+    """(stamp of all but judgments, {(dataset, judge): stamp of its judgments}): narrower cache keys."""
+    return store.version_stamps()
+
+
 def dataset_names(store: Store) -> list[str]:
     return [str(n) for n in store.datasets()["name"]]
 

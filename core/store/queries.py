@@ -156,12 +156,35 @@ class Queries(StoreBase):
 
     def version_token(self) -> str:
         """Changes whenever data changes: a cache key for derived results."""
-        row = self._one(
-            """SELECT (SELECT count(*) FROM datasets), (SELECT max(battle_id) FROM battles),
-                      (SELECT count(*) FROM judgments), (SELECT max(judgment_id) FROM judgments),
-                      (SELECT count(*) FROM votes), (SELECT max(dataset_id) FROM datasets)"""
+        base, judges = self.version_stamps()
+        return base + "|" + ";".join(f"{d}/{j}={v}" for (d, j), v in sorted(judges.items()))
+
+    def version_stamps(self) -> tuple[str, dict[tuple[str, str], str]]:
+        """(the stamp of everything but judgments, {(dataset, judge): the stamp of that judge's judgments there}).
+
+        A result that reads one judge's judgments is keyed on the base stamp
+        and that judge's stamp, so a run writing another judge does not
+        invalidate it.  A judgment replaced in place (a parse failure
+        overwritten by a success keeps its id and the count) changes its
+        judge's number of failures, which is part of the stamp.
+        """
+        base = self._one(
+            """SELECT (SELECT count(*) FROM datasets), (SELECT max(dataset_id) FROM datasets),
+                      (SELECT max(battle_id) FROM battles), (SELECT count(*) FROM battles),
+                      (SELECT count(*) FROM votes), (SELECT count(*) FROM completions),
+                      (SELECT count(*) FROM models), (SELECT count(*) FROM annotators),
+                      (SELECT coalesce(sum(hash(name, family, model, template, prompt_version)), 0) FROM judges)"""
         )
-        return ":".join(str(x) for x in row)
+        rows = (
+            self._cur()
+            .execute(
+                """SELECT d.name, g.name, count(*), max(j.judgment_id), count(j.parse_error)
+               FROM judgments j JOIN battles b USING (battle_id) JOIN datasets d USING (dataset_id)
+               JOIN judges g USING (judge_id) GROUP BY d.name, g.name"""
+            )
+            .fetchall()
+        )
+        return ":".join(str(x) for x in base), {(d, g): f"{n}:{mx}:{nf}" for d, g, n, mx, nf in rows}
 
     # --------------------------------------------------------------- frames
     def models_frame(self, dataset: str) -> pd.DataFrame:
