@@ -71,6 +71,11 @@ PAGE_TITLES = {
 # stands, so cached results keep showing under one notice.
 READ_WAIT_S = 5.0  # a loader waits this long for a store another process holds (each hold is one operation)
 TOKEN_REFRESH_S = 2.0
+# While a run writes, the all-judges token (Overview, Judge bias, Judges & annotators: results over every
+# judge) advances at most this often; each advance recomputes those pages' fits, and recomputing them
+# at every merge of a running judge took the CPU the run needed.  Results keyed on one judge's stamp
+# are not held back.
+ALL_JUDGES_MIN_INTERVAL_S = 15.0
 
 
 def db_path() -> str:
@@ -86,6 +91,8 @@ class StoreState:
     busy: str | None = None  # held by another process (names it)
     error: str | None = None  # cannot be opened at all (missing, newer schema, not a store)
     files: tuple = ()  # (size, mtime) of the store file and its write-ahead log when the token was read
+    latest: str | None = None  # the newest all-tables token read; ``token`` catches up with it
+    token_since: float = float("-inf")  # when ``token`` last advanced
     base: str | None = None  # all but judgments (datasets, battles, votes, completions, judges)
     judges: dict[tuple[str, str], str] = field(default_factory=dict)  # (dataset, judge) → its judgments' stamp
 
@@ -126,18 +133,23 @@ def store_state() -> StoreState:
                 # Unchanged files: the same data version, without opening the store (an open costs ~50 ms
                 # of the server's one interpreter lock, every refresh, with many sessions).
                 state.fetched = now
-                return dataclasses.replace(state)
-            state.files = stamp
-            try:
-                with app_data.open_store(path, read_only=True, wait_s=0.5) as store:
-                    state.base, state.judges = app_data.version_stamps(store)
+            else:
+                state.files = stamp
+                try:
+                    with app_data.open_store(path, read_only=True, wait_s=0.5) as store:
+                        state.base, state.judges = app_data.version_stamps(store)
                     scoped = ";".join(f"{d}/{j}={v}" for (d, j), v in sorted(state.judges.items()))
-                    state.token, state.busy, state.error = f"{state.base}|{scoped}", None, None
-            except StoreLockedError as exc:
-                state.busy = str(exc)  # keep the last token: its cached results are still true
-            except StoreError as exc:
-                state.token, state.busy, state.error = None, None, str(exc)
-            state.fetched = now
+                    state.latest, state.busy, state.error = f"{state.base}|{scoped}", None, None
+                except StoreLockedError as exc:
+                    state.busy = str(exc)  # keep the last token: its cached results are still true
+                except StoreError as exc:
+                    state.token = state.latest = None
+                    state.busy, state.error = None, str(exc)
+                state.fetched = now
+        if state.latest != state.token and (
+            state.token is None or now - state.token_since >= ALL_JUDGES_MIN_INTERVAL_S
+        ):
+            state.token, state.token_since = state.latest, now
         return dataclasses.replace(state)
 
 

@@ -30,7 +30,7 @@ def _run(title: str, args: list[str]) -> bool:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small workloads (a smoke run)")
-    ap.add_argument("--only", default="bt,heldout,scope,judging,app", help="comma-separated subset")
+    ap.add_argument("--only", default="bt,sparse,heldout,scope,judging,app,load", help="comma-separated subset")
     args = ap.parse_args()
     wanted = set(args.only.split(","))
     OUT.mkdir(parents=True, exist_ok=True)
@@ -44,6 +44,9 @@ def main() -> int:
                 "LMArena battle file", ["benchmarks/make_lmarena_file.py", "--out", str(battles), "--battles", str(n)]
             )
         ok &= _run("Bradley–Terry vs arena-rank", ["benchmarks/bench_bt.py", "--file", str(battles)])
+    if "sparse" in wanted:
+        sizes = ["--sizes", "10000:30000", "--skip-arena-rank"] if args.quick else []
+        ok &= _run("Bradley–Terry at 10k and 100k models", ["benchmarks/bench_bt_sparse.py", *sizes])
     if "heldout" in wanted:
         ok &= _run("held-out protocol", ["benchmarks/bench_heldout.py"])
     if "scope" in wanted:
@@ -57,6 +60,9 @@ def main() -> int:
         if not db.exists():
             ok &= _run("demo store", ["-m", "core", "simulate", "--db", str(db)])
         ok &= _run("dashboard", ["benchmarks/bench_app.py", "--db", str(db)])
+    if "load" in wanted:
+        load = ["--sessions", "5", "--units", "600"] if args.quick else []
+        ok &= _run("20 browser sessions while an Admin run writes", ["benchmarks/bench_load.py", *load])
     return 0 if ok else 1
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import duckdb
 import numpy as np
@@ -13,6 +15,7 @@ import pytest
 
 from core.domain import DatasetTables, soft_target
 from core.store import SCHEMA_VERSION, Store, StoreError, StoreLockedError
+from tests.conftest import ROOT
 
 
 def _tiny_tables(name: str = "t") -> DatasetTables:
@@ -245,3 +248,59 @@ def test_version_stamps_scope_a_judges_results_to_its_own_judgments(store):
     assert after_failure != j_before
     store.record_judgment({**failed, "parse_error": None, "verdict": "a"})  # same id, same count: replaced in place
     assert store.version_stamps()[1][("t", "J")] != after_failure
+
+
+_READER = """
+import sys, time
+sys.path.insert(0, {root!r})
+from core.store import Store
+end = time.monotonic() + {seconds}
+print("ready", flush=True)
+n = 0
+while time.monotonic() < end:
+    with Store.open({path!r}, read_only=True, wait_s=5) as s:  # opens back to back, each held 150 ms
+        s.version_stamps()
+        time.sleep(0.15)
+    n += 1
+print(n, flush=True)
+"""
+
+
+@pytest.mark.parametrize("honour_intent", [True, False])
+def test_a_writer_is_not_starved_by_readers_that_keep_the_store_open(tmp_path, monkeypatch, honour_intent):
+    """Three processes keep the store open for reading with overlapping holds (as a dashboard's sessions
+    do); a writer announces itself and gets in within its wait, while the readers still make progress.
+    With the announcement ignored by readers (the control) the same writer is starved."""
+    from core.store import base
+
+    path = tmp_path / "busy.duckdb"
+    Store.open(path).close()
+    if not honour_intent:
+        monkeypatch.setattr(base, "WRITE_INTENT_TTL_S", -1.0)  # readers see every intent as stale
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    code = _READER.format(root=str(ROOT), seconds=12, path=str(path))
+    if not honour_intent:
+        code = code.replace(
+            "from core.store import Store", "from core.store import Store, base\nbase.WRITE_INTENT_TTL_S = -1.0"
+        )
+    readers = [
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env) for _ in range(3)
+    ]
+    try:
+        for r in readers:
+            assert r.stdout.readline().strip() == "ready"
+        time.sleep(1.5)  # the holds overlap by now
+        t0 = time.monotonic()
+        try:
+            Store.open(path, wait_s=5).close()
+            got_in = time.monotonic() - t0
+        except StoreLockedError:
+            got_in = None
+    finally:
+        counts = [int(r.communicate(timeout=60)[0].strip() or 0) for r in readers]
+    if honour_intent:
+        assert got_in is not None and got_in < 5
+        assert not base.write_intent_path(str(path)).exists()  # removed once the writer was in
+    else:
+        assert got_in is None  # the control: without the announcement the writer never finds a gap
+    assert min(counts) > 10  # readers kept reading

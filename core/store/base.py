@@ -11,6 +11,7 @@ query runs on its own cursor, so threads can share one open store.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -153,23 +154,71 @@ class StoreBase:
 
 
 # ------------------------------------------------------------------ helpers
+# A writer that found the store held leaves this file next to it; readers that arrive while it is
+# fresh wait for it to go (at most WRITE_INTENT_TTL_S) before they open.  DuckDB's file lock lets any
+# number of readers share the file and a writer only when none is left, so without it a dashboard
+# whose sessions keep opening the store for reads can starve a judge run's merges indefinitely.
+WRITE_INTENT_TTL_S = 2.0
+
+
+def write_intent_path(path: str) -> Path:
+    return Path(path + ".write-wanted")
+
+
+def _await_writer(path: str, wait_s: float) -> None:
+    """Before a read: let a waiting writer go first (bounded by ``wait_s`` and the intent's freshness)."""
+    intent = write_intent_path(path)
+    deadline = time.monotonic() + min(wait_s, WRITE_INTENT_TTL_S)
+    while time.monotonic() < deadline:
+        try:
+            age = time.time() - intent.stat().st_mtime
+        except OSError:
+            return  # no writer waiting
+        if age > WRITE_INTENT_TTL_S:
+            return  # left by a writer that gave up or died
+        time.sleep(0.02)
+
+
 def _connect(path: str, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
-    """A connection, retrying a lock conflict with back-off (10 ms doubling to 250 ms) for ``wait_s``."""
+    """A connection, retrying a lock conflict with back-off (10 ms doubling to 250 ms) for ``wait_s``.
+
+    A writer that meets a conflict announces itself (:data:`WRITE_INTENT_TTL_S`); a reader lets an
+    announced writer go first.
+    """
+    if path == ":memory:":
+        return duckdb.connect(path, read_only=read_only)
+    if read_only:
+        _await_writer(path, wait_s)
     start = time.monotonic()
     delay = 0.01
-    while True:
-        try:
-            return duckdb.connect(path, read_only=read_only)
-        except duckdb.IOException as exc:
-            waited = time.monotonic() - start
-            if not is_lock_conflict(exc):
+    intent = write_intent_path(path)
+    announced = connected = False
+    try:
+        while True:
+            try:
+                con = duckdb.connect(path, read_only=read_only)
+                connected = True
+                return con
+            except duckdb.IOException as exc:
+                waited = time.monotonic() - start
+                if not is_lock_conflict(exc):
+                    raise StoreError(f"cannot open store {path}: {exc}") from None
+                if not read_only:
+                    with suppress(OSError):
+                        intent.write_text(str(os.getpid()))  # (re)freshened at every attempt
+                        announced = True
+                if waited + delay > wait_s:
+                    raise StoreLockedError(lock_message(path, exc, waited), holder=lock_holder(exc)) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
+            except duckdb.Error as exc:
                 raise StoreError(f"cannot open store {path}: {exc}") from None
-            if waited + delay > wait_s:
-                raise StoreLockedError(lock_message(path, exc, waited), holder=lock_holder(exc)) from None
-            time.sleep(delay)
-            delay = min(delay * 2, 0.25)
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot open store {path}: {exc}") from None
+    finally:
+        # Kept after a failed attempt (the writer will be back within a second: the readers that
+        # arrive meanwhile wait for it); removed once this writer is in.
+        if announced and connected:
+            with suppress(OSError):
+                intent.unlink()
 
 
 def one_row(cur: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> tuple:
