@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -127,7 +128,8 @@ async def _rendered(pg: object, title: str | None = None, timeout_s: float = 180
 
 async def _open(pg: object, url: str, name: str) -> None:
     """A fresh visit: the whole Streamlit front end loads (a user's first page, or a deep link)."""
-    await pg.goto(f"{url}/{name}?dataset=demo&judge=judge-strong")  # type: ignore[attr-defined]
+    path = "" if name == PAGES[0] else name  # the default page lives at the root: /overview is "not found"
+    await pg.goto(f"{url}/{path}?dataset=demo&judge=judge-strong")  # type: ignore[attr-defined]
     await _rendered(pg, TITLES[name])
 
 
@@ -168,6 +170,10 @@ async def _session(
             )
             if not browser.is_connected():  # type: ignore[attr-defined]
                 break
+            shots = os.environ.get("BENCH_LOAD_SCREENSHOTS")  # a folder: what the page looked like
+            if shots:
+                with contextlib.suppress(Exception):
+                    await page.screenshot(path=f"{shots}/failed-{k}-{i}-{name}.png", full_page=True)
             first = True  # start over with a fresh visit
             await asyncio.sleep(1.0)
         i += 1
