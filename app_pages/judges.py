@@ -90,14 +90,19 @@ with page_guard("The judges & annotators page"):
         cols = [
             c
             for c in ("judge", "consistency", "arena_elo", "predicted_elo", "n_contests", "first_position_win_rate")
-            if c in judges
+            # a column with no value at all (no judge's arena Elo is known) says nothing: left out, not "None"
+            if c in judges and judges[c].notna().any()
         ]
         st.dataframe(
             judges[cols].sort_values("consistency", ascending=False),
             hide_index=True,
             width="stretch",
             column_config={
-                "consistency": st.column_config.NumberColumn(format="%.3f"),
+                "judge": st.column_config.TextColumn("Judge"),
+                "consistency": st.column_config.NumberColumn("Consistency", format="%.3f"),
+                "n_contests": st.column_config.NumberColumn(
+                    "Contests", help="the judge's verdicts (contests) that enter its consistency", format="%d"
+                ),
                 "arena_elo": st.column_config.NumberColumn("arena Elo", format="%.0f"),
                 "predicted_elo": st.column_config.NumberColumn("Elo predicted from consistency", format="%.0f"),
                 "first_position_win_rate": st.column_config.NumberColumn("first-position win rate", format="%.3f"),
