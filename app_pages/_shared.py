@@ -191,28 +191,26 @@ def busy_notice(reason: str) -> None:
     )
 
 
-def version() -> str:
-    """Cache key for derived results: the store file and its data version.
+def version(state: StoreState | None = None) -> str:
+    """Cache key for derived results: the store file and its data version (every table).
 
     Passed to cached loaders as a normal (hashed) argument so new data, or
     another store in the same process, never reuses a stale result.
     """
-    return f"{db_path()}|{store_state().token or 'none'}"
+    return f"{db_path()}|{(state or store_state()).token or 'none'}"
 
 
-def votes_version() -> str:
+def votes_version(state: StoreState) -> str:
     """Cache key for results that read no judgments (human votes, models, battles): a judge run keeps it."""
-    state = store_state()
     return f"{db_path()}|{state.base or 'none'}"
 
 
-def judge_version(dataset: str, judge: str | None) -> str:
+def judge_version(state: StoreState, dataset: str, judge: str | None) -> str:
     """Cache key for results that read one judge's judgments (and no other judge's) on one dataset.
 
     A run writing another judge leaves it unchanged, so the pages of the
     judge being read keep their cached fits while an Admin run writes.
     """
-    state = store_state()
     stamp = state.judges.get((dataset, judge), "none") if judge else "no judge"
     return f"{db_path()}|{state.base or 'none'}|{judge}={stamp}"
 
@@ -521,7 +519,14 @@ def require_selection(needs_judge: str | None = None) -> Context:
             "import judgments."
         )
         st.stop()
-    return Context(sel.dataset, sel.judge, version(), judge_version(sel.dataset, sel.judge), votes_version())
+    state = store_state()  # one reading for the three keys, so they describe the same data
+    return Context(
+        sel.dataset,
+        sel.judge,
+        version(state),
+        judge_version(state, sel.dataset, sel.judge),
+        votes_version(state),
+    )
 
 
 @contextmanager

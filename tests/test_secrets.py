@@ -107,13 +107,12 @@ def test_redaction_removes_configured_and_registered_values(monkeypatch):
     assert redact.redact("short abc") == "short abc"  # values under MIN_SECRET_CHARS are never registered
 
 
-@pytest.mark.parametrize("variable", ["JUDGE_API_KEY", "MY_PRIVATE_TOKEN"])
-def test_an_echoed_key_is_in_no_file_log_or_export(tmp_path, variable):
-    """The endpoint echoes the key in a 400 body and an unparseable 200 body; nothing the run leaves keeps it."""
+def _echoed_run(tmp_path, variable: str) -> tuple:
+    """(store, finished run, environment): judge 'echo' on dataset 'ah' against an endpoint that echoes the
+    key held in ``variable`` in a 400 body and in an unparseable 200 body."""
     db = _store(tmp_path, n_prompts=6)
-    judge = FakeJudge(fault_every={"echo_key_400": 7, "echo_key_200": 5})
     env = {**os.environ, variable: KEY, redact.ADMIN_TOKEN_ENV: TOKEN}
-    with FakeServer(judge) as srv:
+    with FakeServer(FakeJudge(fault_every={"echo_key_400": 7, "echo_key_200": 5})) as srv:
         cfg = tmp_path / "j.toml"
         cfg.write_text(
             f'name = "echo"\nbase_url = "{srv.url}"\nmodel = "fake-judge"\napi_key_env = "{variable}"\n'
@@ -128,6 +127,13 @@ def test_an_echoed_key_is_in_no_file_log_or_export(tmp_path, variable):
             timeout=120,
         )
     assert run.returncode == 0, run.stderr
+    return db, run, env
+
+
+@pytest.mark.parametrize("variable", ["JUDGE_API_KEY", "MY_PRIVATE_TOKEN"])
+def test_an_echoed_key_is_in_no_file_log_or_export(tmp_path, variable):
+    """The endpoint echoes the key in a 400 body and an unparseable 200 body; nothing the run leaves keeps it."""
+    db, run, env = _echoed_run(tmp_path, variable)
     with Store.open(db, read_only=True) as s:
         fails = s.parse_failures("ah")
     assert fails["parse_error"].str.contains(redact.REDACTED, regex=False).any()  # the echo was there, redacted
@@ -170,23 +176,7 @@ def test_no_page_html_or_websocket_frame_carries_the_key_or_the_token(tmp_path):
     the server sends (the browser sends the token once, when the admin types it)."""
     from playwright.sync_api import sync_playwright
 
-    db = _store(tmp_path, n_prompts=6)
-    env = {**os.environ, "JUDGE_API_KEY": KEY, redact.ADMIN_TOKEN_ENV: TOKEN}
-    with FakeServer(FakeJudge(fault_every={"echo_key_400": 7, "echo_key_200": 5})) as srv:
-        cfg = tmp_path / "j.toml"
-        cfg.write_text(
-            f'name = "echo"\nbase_url = "{srv.url}"\nmodel = "fake-judge"\napi_key_env = "JUDGE_API_KEY"\n'
-            "max_retries = 0\nconcurrency = 4\n"
-        )
-        run = subprocess.run(
-            [sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(cfg), "--dataset", "ah"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-    assert run.returncode == 0, run.stderr
+    db, _, _ = _echoed_run(tmp_path, "JUDGE_API_KEY")
     received: list[bytes] = []
     html: dict[str, str] = {}
     proc, url = _start_app(db, {"JUDGE_API_KEY": KEY, redact.ADMIN_TOKEN_ENV: TOKEN})

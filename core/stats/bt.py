@@ -807,20 +807,19 @@ def diagnose(c: Comparisons, min_battles: int = DEFAULT_MIN_BATTLES) -> tuple[li
         winners = list(models[source])
         losers = list(models[sink])
         parts = []
-        if np.any(source & (group_size == 1)):
-            parts.append(f"these models never lost or tied a battle: {_names(models[source & (group_size == 1)])}")
-        for label in np.unique(strong[source & (group_size > 1)])[:5]:
-            parts.append(
-                f"the group {{{_names(models[strong == label])}}} never lost to or tied with a model outside it "
-                "(only to each other)"
-            )
-        if np.any(sink & (group_size == 1)):
-            parts.append(f"these models never won or tied a battle: {_names(models[sink & (group_size == 1)])}")
-        for label in np.unique(strong[sink & (group_size > 1)])[:5]:
-            parts.append(
-                f"the group {{{_names(models[strong == label])}}} never beat or tied with a model outside it "
-                "(only each other)"
-            )
+        wording = (
+            (
+                source,
+                "never lost or tied a battle",
+                "never lost to or tied with a model outside it (only to each other)",
+            ),
+            (sink, "never won or tied a battle", "never beat or tied with a model outside it (only each other)"),
+        )
+        for side, alone, as_group in wording:
+            if np.any(side & (group_size == 1)):
+                parts.append(f"these models {alone}: {_names(models[side & (group_size == 1)])}")
+            for label in np.unique(strong[side & (group_size > 1)])[:5]:
+                parts.append(f"the group {{{_names(models[strong == label])}}} {as_group}")
         issues.append(
             FitIssue(
                 "no_mle",
