@@ -80,9 +80,15 @@ with page_guard("The analyses page"):
             notice(agg.reason)
         else:
             st.dataframe(agg.table.round(3), hide_index=True)
+            sampled = (
+                f", a seeded uniform sample of the {agg.n_population:,} (online Elo and TrueSkill replay battle "
+                "by battle)"
+                if agg.n_population
+                else ""
+            )
             caption(
-                f"rank agreement of each aggregation of the same {agg.n_battles:,} battles with the reference "
-                f"({agg.reference_name}); TrueSkill is the openskill package's Thurstone–Mosteller model."
+                f"rank agreement of each aggregation of the same {agg.n_battles:,} battles{sampled} with the "
+                f"reference ({agg.reference_name}); TrueSkill is the openskill package's Thurstone–Mosteller model."
             )
     elif shown == views[2]:
         if judge is None:

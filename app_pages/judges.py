@@ -171,3 +171,5 @@ with page_guard("The judges & annotators page"):
             f"by {study.online_spread:.1f} Elo on average (sd; bars span min–max); the "
             f"maximum-likelihood fit (m-ELO) moves by {study.mle_spread:.1e}.",
         )
+        if (said := study.statement()) is not None:
+            st.caption(said)

@@ -61,9 +61,9 @@ def test_after_precompute_a_page_computes_nothing(precomputed, page, monkeypatch
     computed: list[str] = []
     real_save = persist.save
 
-    def recording_save(path, at, value, dataset, seconds):
+    def recording_save(path, at, value, dataset, seconds, wait_s=None):
         computed.append(at.kind)
-        return real_save(path, at, value, dataset, seconds)
+        return real_save(path, at, value, dataset, seconds, wait_s)
 
     monkeypatch.setattr(persist, "save", recording_save)
     monkeypatch.setenv("ARENA_DB", db)
@@ -97,3 +97,60 @@ def test_a_large_judges_battles_are_read_as_a_stated_seeded_sample(precomputed):
     assert (share - population.reindex(share.index)).abs().max() < 0.03
     assert "1,000 of the judge's" in str(small.statement()) and f"{judged:,}" in str(small.statement())
     assert not whole.sampled and whole.statement() is None and len(whole.frame) == len(full)
+
+
+def test_replays_above_the_limit_run_on_a_stated_seeded_sample_of_votes_and_battles(precomputed, monkeypatch):
+    from core.app import Unavailable, analyses, judges
+
+    db, _ = precomputed
+    monkeypatch.setattr(judges, "REPLAY_SAMPLE", 2_000)
+    monkeypatch.setattr(analyses, "REPLAY_SAMPLE", 2_000)
+    with Store.open(db, read_only=True) as s:
+        votes = s.votes_frame("demo")
+        judge = str(s.judges_frame("demo")["judge"].iloc[0])
+        judged = s.n_judged_battles("demo", judge)
+        study = judges.shuffle_study(s, "demo", 20)
+        sample = s.votes_frame("demo", sample=2_000)
+        again = s.votes_frame("demo", sample=2_000)
+        other_seed = s.votes_frame("demo", sample=2_000, seed=3)
+        agg = analyses.aggregation(s, "demo", judge, n_shuffles=5)
+    assert not isinstance(study, Unavailable) and not isinstance(agg, Unavailable)
+    assert study.n_battles == 2_000 and study.n_population == len(votes) > 2_000
+    said = str(study.statement())
+    assert "2,000" in said and f"{len(votes):,}" in said
+    # the same votes each time, every one a real vote, spread over the models as the population is
+    assert len(sample) == 2_000 and sample.equals(again) and not sample.equals(other_seed)
+    assert set(zip(sample["battle_id"], sample["annotator"])) <= set(zip(votes["battle_id"], votes["annotator"]))
+    share = sample["model_a"].value_counts(normalize=True)
+    assert (share - votes["model_a"].value_counts(normalize=True).reindex(share.index)).abs().max() < 0.03
+    assert agg.n_population == judged and agg.n_battles <= 2_000
+    # below the limit nothing is sampled and nothing is said
+    monkeypatch.setattr(judges, "REPLAY_SAMPLE", 10**9)
+    with Store.open(db, read_only=True) as s:
+        whole = judges.shuffle_study(s, "demo", 20)
+    assert not isinstance(whole, Unavailable)
+    assert whole.n_population is None and whole.statement() is None and whole.n_battles == len(votes)
+
+
+def test_one_worker_persists_the_same_results_as_the_worker_pool(precomputed, tmp_path):
+    db, _ = precomputed  # computed by the default pool (two workers on a 2-core machine)
+    single = tmp_path / "single.duckdb"
+    with Store.open(single) as s:
+        s.write_dataset(simulate_arena(0, DemoConfig.small()))
+    run = subprocess.run(
+        [sys.executable, "-m", "core", "precompute", "--db", str(single), "--workers", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    with Store.open(db, read_only=True) as a, Store.open(single, read_only=True) as b:
+        pool, one = a.results_frame(), b.results_frame()
+    assert sorted(pool["kind"]) == sorted(one["kind"]) and len(pool) > 30
+    bad = subprocess.run(
+        [sys.executable, "-m", "core", "precompute", "--db", str(single), "--workers", "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "--workers must be at least 1" in bad.stderr

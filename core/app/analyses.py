@@ -8,10 +8,12 @@ Analyses page call these; the statistics live in ``core.stats.alignment``,
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import pandas as pd
 
 from core.app import Unavailable
+from core.app.data import REPLAY_SAMPLE
 from core.app.leaderboard import ratings
 from core.stats.aggregation import AggregationResult, compare_aggregations
 from core.stats.alignment import AlignmentResult, accuracy_alignment, model_accuracy
@@ -94,12 +96,21 @@ def aggregation(
     ref = reference_scores(store, dataset, reference)
     if isinstance(ref, Unavailable):
         return ref
-    bf = store.battle_frame(dataset, judge)
+    if judge is not None:
+        population = store.n_judged_battles(dataset, judge)
+    else:
+        population = next(d["n_battles"] for d in store.info()["datasets"] if d["name"] == dataset)
+    sampled = population > REPLAY_SAMPLE
+    bf = (
+        store.battle_frame(dataset, judge, sample=REPLAY_SAMPLE, seed=seed)
+        if sampled
+        else store.battle_frame(dataset, judge)
+    )
     col = "judge_hard" if judge is not None else "human_y"
     bf = bf[bf[col].notna()]
     if bf.empty:
         return Unavailable(f"no {'judgments by ' + judge if judge else 'human votes'} in {dataset!r}")
-    return compare_aggregations(
+    result = compare_aggregations(
         bf["model_a"].to_numpy(),
         bf["model_b"].to_numpy(),
         bf[col].to_numpy(float),
@@ -109,6 +120,7 @@ def aggregation(
         seed=seed,
         progress=progress,
     )
+    return replace(result, n_population=int(population)) if sampled else result
 
 
 def _heldout_frame(store: Store, dataset: str, judge: str) -> pd.DataFrame | Unavailable:

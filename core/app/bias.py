@@ -6,43 +6,72 @@ import math
 
 import pandas as pd
 
-from core.app.leaderboard import heldout
+from core.app.leaderboard import heldout_of
+from core.app.persist import Stamps, load_or_compute
 from core.stats import bias, bt
 from core.stats.heldout import HeldoutResult
 from core.store import Store
 
 
+def judges_hard_elo(store: Store, dataset: str) -> pd.DataFrame:
+    """Each judge's Bradley–Terry Elo on its hard labels (a column per judge, a row per model).
+
+    Fitted from the label counts per pair, for the Elo-level self-preference
+    check that compares judges on the same models.
+    """
+    elos = {}
+    for j in store.judges_frame(dataset)["judge"]:
+        cells = store.hard_label_cells(dataset, j)
+        if cells["n"].sum() < 2:
+            continue
+        fit = bt.fit_bt(
+            bt.comparisons_from_battles(
+                cells["model_a"].to_numpy(), cells["model_b"].to_numpy(), cells["y"].to_numpy(float), cells["n"]
+            ),
+            lam=0.01,
+        )
+        elos[j] = pd.Series(fit.elo, index=fit.models)
+    return pd.DataFrame(elos)
+
+
+def judges_self_preference(store: Store, dataset: str) -> list[bias.SelfPreference]:
+    """Every judge's same-family excess at score level, against the other judges' median on the same answers."""
+    judges = store.judges_frame(dataset)
+    models = store.models_frame(dataset)
+    return bias.self_preference(
+        store.judgments_frame(dataset),
+        dict(zip(judges["judge"], judges["family"])),
+        dict(zip(models["model"], models["family"])),
+    )
+
+
 def bias_report(store: Store, dataset: str, judge: str) -> dict:
-    """Every bias diagnostic for one judge, as plain data (CLI ``bias`` and the Judge bias page)."""
+    """Every bias diagnostic for one judge, as plain data (CLI ``bias`` and the Judge bias page).
+
+    The leave-one-model-out table, the judges' Elo and the self-preference
+    scores are other results of the store: read where persisted, computed
+    otherwise.
+    """
+    stamps = Stamps.of(store)
     bf = store.battle_frame(dataset, judge)
     judges = store.judges_frame(dataset)
     judge_family = dict(zip(judges["judge"], judges["family"]))
     models = store.models_frame(dataset)
     model_family = dict(zip(models["model"], models["family"]))
     pos = bias.position_bias(bf)
-    held = heldout(bf) if bf["human_y"].notna().any() and bf["gap"].notna().any() else None
+    held = None
+    if bf["human_y"].notna().any() and bf["gap"].notna().any():
+        held = load_or_compute(store, heldout_of, (dataset, judge, False), stamps.judge(dataset, judge))
     residuals = None
     if isinstance(held, HeldoutResult) and len(held.table):
         residuals = held.table[["model", "human_elo"]].assign(residual=held.table["hard_resid"])
     verb = bias.verbosity(bf, residuals)
-    sp = bias.self_preference(store.judgments_frame(dataset), judge_family, model_family)
+    sp = load_or_compute(store, judges_self_preference, (dataset,), stamps.everything())
     mine = next((x for x in sp if x.judge == judge), None)
     elo_excess = None
     if len(judges) >= 2:
-        elos = {}
-        for j in judges["judge"]:
-            jf = bf if j == judge else store.battle_frame(dataset, j)
-            ok = jf["judge_hard"].notna()
-            if ok.sum() < 2:
-                continue
-            fit = bt.fit_bt(
-                bt.comparisons_from_battles(
-                    jf["model_a"][ok].to_numpy(), jf["model_b"][ok].to_numpy(), jf["judge_hard"][ok].to_numpy(float)
-                ),
-                lam=0.01,
-            )
-            elos[j] = pd.Series(fit.elo, index=fit.models)
-        elo_excess = bias.self_preference_elo(pd.DataFrame(elos), judge_family, model_family).get(judge)
+        elos = load_or_compute(store, judges_hard_elo, (dataset,), stamps.everything())
+        elo_excess = bias.self_preference_elo(elos, judge_family, model_family).get(judge)
     intervention = None
     meta = store.dataset_meta(dataset)
     if meta.get("description", "").startswith("seeded demo arena") and judge.startswith("judge-"):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from typing import IO
 
 import pandas as pd
 
 from core.app import Unavailable
+from core.app.data import REPLAY_SAMPLE
 from core.datahome import shared_file
 from core.stats.amelo import fit_amelo
 from core.stats.consistency import ConsistencyStudy, study
@@ -119,10 +121,13 @@ def annotator_truth_caption(annotators: pd.DataFrame) -> str | None:
 
 def shuffle_study(store: Store, dataset: str, n_shuffles: int, seed: int = 0) -> ShuffleStudy | Unavailable:
     """Online Elo replayed in ``n_shuffles`` random orders of the human votes, beside m-ELO."""
-    votes = store.votes_frame(dataset)
-    if votes.empty:
+    population = vote_counts(store, dataset)[0]
+    if population == 0:
         return Unavailable("no human votes to replay")
-    return online_elo_shuffles(votes, n_shuffles=n_shuffles, seed=seed)
+    sampled = population > REPLAY_SAMPLE
+    votes = store.votes_frame(dataset, sample=REPLAY_SAMPLE if sampled else None, seed=seed)
+    study = online_elo_shuffles(votes, n_shuffles=n_shuffles, seed=seed)
+    return replace(study, n_population=population) if sampled else study
 
 
 def consistency_from_contests(

@@ -94,15 +94,18 @@ def load(store: Store, at: Lookup) -> tuple[bool, Any]:
         return False, None
 
 
-def save(path: str | Path, at: Lookup, value: Any, dataset: str | None, seconds: float) -> bool:
-    """Persist ``value`` (a brief write); False when it cannot be encoded or the store stays held."""
+def save(
+    path: str | Path, at: Lookup, value: Any, dataset: str | None, seconds: float, wait_s: float | None = None
+) -> bool:
+    """Persist ``value`` (a brief write, waiting at most ``wait_s``, default :data:`WRITE_WAIT_S`, for the
+    store); False when it cannot be encoded or the store stays held."""
     try:
         payload = codec.encode(value)
     except codec.NotEncodable as exc:
         log.info("result %s is not persisted: %s", at.kind, exc)
         return False
     try:
-        with Store.open(path, read_only=False, wait_s=WRITE_WAIT_S) as store:
+        with Store.open(path, read_only=False, wait_s=WRITE_WAIT_S if wait_s is None else wait_s) as store:
             store.put_result(at.key, at.kind, dataset, at.stamp, at.code, payload, seconds)
     except StoreError as exc:
         log.info("result %s not persisted this time: %s", at.kind, exc)

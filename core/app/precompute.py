@@ -10,11 +10,12 @@ changed and shows its progress.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -30,6 +31,12 @@ AMELO_MIN_RECORDS = 50
 SHUFFLES = 50
 AGG_SHUFFLES = 30
 SCOPE_SPLITS = 300
+
+# A page gives up persisting after a second (its visitor has the result); a precompute job exists to persist,
+# so it waits out the other worker's reads and a judge run's merges.
+SAVE_WAIT_S = 120.0
+
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,8 @@ class Job:
     stamp: str
     dataset: str
     kwargs: dict[str, Any] = field(default_factory=dict)
+    lane: str = ""  # jobs of one lane run in order, in one worker (they read each other's results or one frame)
+    phase: int = 0  # phase 1 runs after every lane of phase 0 (it reads their results)
 
 
 def jobs(store: Store, dataset: str | None = None) -> list[Job]:
@@ -57,7 +66,7 @@ def jobs(store: Store, dataset: str | None = None) -> list[Job]:
     for ds in names:
         judge_names = app_data.judge_names(store, ds)
         everything, votes = stamps.everything(), stamps.votes()
-        out += [
+        own = [  # quick ones, each its own lane
             Job(f"{ds}: what the sidebar says", availability.dataset_facts, (ds, None), everything, ds),
             *(
                 Job(f"{ds}/{j}: what the sidebar says", availability.dataset_facts, (ds, j), everything, ds)
@@ -66,10 +75,17 @@ def jobs(store: Store, dataset: str | None = None) -> list[Job]:
             Job(f"{ds}: overview", overview.overview, (ds,), everything, ds),
             Job(f"{ds}: human Elo", leaderboard.human_ratings, (ds,), votes, ds),
         ]
-        # One judge's jobs together: they read the same battle frame, which the run keeps for them.
+        out += [replace(job, lane=job.label) for job in own]
+        if judge_names:  # read by every judge's bias report: first, so that they are there when it runs
+            lane = f"{ds}: bias inputs"
+            out += [
+                Job(f"{ds}: judges' Elo on hard labels", bias.judges_hard_elo, (ds,), everything, ds, lane=lane),
+                Job(f"{ds}: self-preference", bias.judges_self_preference, (ds,), everything, ds, lane=lane),
+            ]
+        # One judge's jobs in one lane: they read the same battle frame, which the worker keeps for them.
         for j in judge_names:
             js = stamps.judge(ds, j)
-            out += [
+            judge_jobs = [
                 Job(f"{ds}/{j}: τ fit", app_data.tau_fit_of, (ds, j), js, ds),
                 Job(f"{ds}/{j}: coverage", leaderboard.judge_coverage, (ds, j), js, ds),
                 Job(f"{ds}/{j}: Hard-Elo", leaderboard.judge_elo_of, (ds, j, "hard", None), js, ds),
@@ -92,16 +108,23 @@ def jobs(store: Store, dataset: str | None = None) -> list[Job]:
                     for src in SCOPE_SOURCES
                 ),
             ]
-        if judge_names:  # after the judges' leave-one-model-out tables, which it reads
-            out.append(Job(f"{ds}: default judge", leaderboard.default_judge, (ds,), everything, ds))
+            out += [replace(job, lane=f"{ds}/{j}") for job in judge_jobs]
+        elo_lane = f"{ds}: judges' arena Elo"
         out += [
-            Job(f"{ds}: judges' arena Elo", judges.judge_arena_elo, (ds,), everything, ds),
+            Job(elo_lane, judges.judge_arena_elo, (ds,), everything, ds, lane=elo_lane),
             Job(
-                f"{ds}: judge consistency", judges.consistency_study, _consistency_args(ds, everything), everything, ds
+                f"{ds}: judge consistency",
+                judges.consistency_study,
+                _consistency_args(ds, everything),
+                everything,
+                ds,
+                lane=elo_lane,
             ),
-            Job(f"{ds}: am-ELO", judges.annotator_abilities, (ds, AMELO_MIN_RECORDS), votes, ds),
-            Job(f"{ds}: online-Elo shuffles", judges.shuffle_study, (ds, SHUFFLES), votes, ds),
+            Job(f"{ds}: am-ELO", judges.annotator_abilities, (ds, AMELO_MIN_RECORDS), votes, ds, lane=f"{ds}: am-ELO"),
+            Job(f"{ds}: online-Elo shuffles", judges.shuffle_study, (ds, SHUFFLES), votes, ds, lane=f"{ds}: shuffles"),
         ]
+        if judge_names:  # after the judges' leave-one-model-out tables, which it reads
+            out.append(Job(f"{ds}: default judge", leaderboard.default_judge, (ds,), everything, ds, phase=1))
     return out
 
 
@@ -148,6 +171,7 @@ class Progress:
 
     done: int = 0
     total: int = 0
+    started_jobs: int = 0
     current: str = ""
     computed: int = 0
     already: int = 0
@@ -206,34 +230,133 @@ def _write_progress(db: str | Path, p: Progress) -> None:
     os.replace(tmp, progress_path(db))
 
 
-def run(db: str | Path, dataset: str | None = None, on_progress: Callable[[Progress], None] | None = None) -> Progress:
-    """Compute and persist every job not persisted yet at the current data stamps."""
+def default_workers() -> int:
+    """Worker processes for a precompute: the machine's cores, at most two (each holds one battle frame)."""
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def run(
+    db: str | Path,
+    dataset: str | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    workers: int = 1,
+) -> Progress:
+    """Compute and persist every job not persisted yet at the current data stamps.
+
+    ``workers`` > 1 runs the lanes (one judge's jobs; each dataset-level
+    result) in that many processes; the jobs of phase 1 run afterwards here.
+    """
     # The store is held only while each query runs: a minute of fitting never blocks an import or a judge run.
     store = cast(Store, OnDemandStore(db, wait_s=30.0, keep_frame=True))
     todo = jobs(store, dataset)
     p = Progress(total=len(todo))
     _write_progress(db, p)
-    for job in todo:
-        p.current = job.label
-        _write_progress(db, p)
-        if on_progress:
-            on_progress(p)
-        try:
-            args = job.args(store) if callable(job.args) else job.args
-            at = None if args is None else persist.lookup(job.fn, args, job.kwargs, job.stamp)
-            if args is None or (at is not None and persist.load(store, at)[0]):
-                p.already += 1
-            else:
-                start = time.perf_counter()
-                value = job.fn(store, *args, **job.kwargs)
-                if at is not None:
-                    persist.save(db, at, value, job.dataset, time.perf_counter() - start)
-                p.computed += 1
-        except StoreError as exc:
-            p.failed.append(f"{job.label}: {exc}")
-        p.done += 1
+    lanes = list(dict.fromkeys(job.lane for job in todo if job.phase == 0))
+    if workers > 1 and len(lanes) > 1:
+        _run_lanes(db, dataset, lanes, min(workers, len(lanes)), p, on_progress)
+        rest = [job for job in todo if job.phase != 0]
+    else:
+        rest = todo
+    for job in sorted(rest, key=lambda job: job.phase):
+        _started(db, p, job.label, on_progress)
+        outcome, failure = _run_job(db, store, job)
+        _finished(p, outcome, failure)
     p.current, p.finished = "", time.time()
     _write_progress(db, p)
     if on_progress:
         on_progress(p)
     return p
+
+
+def _run_job(db: str | Path, store: Store, job: Job) -> tuple[str, str | None]:
+    """("computed" | "already", failure or None) for one job: computed and persisted unless it is there."""
+    try:
+        args = job.args(store) if callable(job.args) else job.args
+        at = None if args is None else persist.lookup(job.fn, args, job.kwargs, job.stamp)
+        if args is None or (at is not None and persist.load(store, at)[0]):
+            return "already", None
+        start = time.perf_counter()
+        value = job.fn(store, *args, **job.kwargs)
+        if at is not None and not persist.save(db, at, value, job.dataset, time.perf_counter() - start, SAVE_WAIT_S):
+            return "failed", f"{job.label}: computed but not persisted (the store stayed held for {SAVE_WAIT_S:.0f} s)"
+        return "computed", None
+    except StoreError as exc:
+        return "failed", f"{job.label}: {exc}"
+
+
+def _started(db: str | Path, p: Progress, label: str, on_progress: Callable[[Progress], None] | None) -> None:
+    p.started_jobs += 1
+    p.current = label
+    _write_progress(db, p)
+    if on_progress:
+        on_progress(p)
+
+
+def _finished(p: Progress, outcome: str, failure: str | None) -> None:
+    if failure is not None:
+        p.failed.append(failure)
+    elif outcome == "computed":
+        p.computed += 1
+    else:
+        p.already += 1
+    p.done += 1
+
+
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """Processes started inside get one BLAS thread each, unless the environment says otherwise.
+
+    With a thread per core in each worker, their Newton solves spin against each
+    other and a lane runs three times slower than alone (measured on 2 cores).
+    """
+    unset = [name for name in BLAS_THREADS if name not in os.environ]
+    os.environ.update(dict.fromkeys(unset, "1"))
+    try:
+        yield
+    finally:
+        for name in unset:
+            os.environ.pop(name, None)
+
+
+def _run_lanes(
+    db: str | Path,
+    dataset: str | None,
+    lanes: list[str],
+    workers: int,
+    p: Progress,
+    on_progress: Callable[[Progress], None] | None,
+) -> None:
+    """Phase 0 in ``workers`` processes, a lane per task, in the order of ``lanes``; progress from their events."""
+    import multiprocessing
+    import queue
+    from concurrent.futures import ProcessPoolExecutor
+
+    # spawn: a fork would copy this process's DuckDB threads and locks into the workers
+    context = multiprocessing.get_context("spawn")
+    with _one_blas_thread(), context.Manager() as manager, ProcessPoolExecutor(workers, mp_context=context) as pool:
+        events = manager.Queue()
+        futures = [pool.submit(_run_lane, str(db), dataset, lane, events) for lane in lanes]
+        while True:
+            try:
+                event = events.get(timeout=0.5)
+            except queue.Empty:
+                if all(f.done() for f in futures):
+                    break
+                continue
+            if event[0] == "start":
+                _started(db, p, event[1], on_progress)
+            else:
+                _finished(p, event[1], event[2])
+                _write_progress(db, p)
+        for f in futures:
+            f.result()  # a worker's unexpected error is this run's
+
+
+def _run_lane(db: str, dataset: str | None, lane: str, events: Any) -> None:
+    """A worker: the jobs of one lane (from its own reading of the job list), in order, reported as events."""
+    store = cast(Store, OnDemandStore(db, wait_s=30.0, keep_frame=True))
+    for job in jobs(store, dataset):
+        if job.lane == lane and job.phase == 0:
+            events.put(("start", job.label))
+            outcome, failure = _run_job(db, store, job)
+            events.put(("done", outcome, failure))

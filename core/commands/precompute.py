@@ -18,13 +18,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_db_arg(p)
     p.add_argument("--dataset", help="only this dataset (default: all)")
     p.add_argument("--nice", type=int, default=0, help="lower this process's CPU priority by N (the dashboard uses 10)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes (default: the machine's cores, at most 2; 1 runs everything in this process)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from core.app import StoreError
-    from core.app.precompute import Progress
+    from core.app.precompute import Progress, default_workers
     from core.app.precompute import run as precompute
 
     if args.nice:
@@ -32,10 +38,13 @@ def run(args: argparse.Namespace) -> int:
 
     def show(p: Progress) -> None:
         if not args.json and p.current:
-            print(f"[{p.done + 1}/{p.total}] {p.current}", file=sys.stderr, flush=True)
+            print(f"[{p.started_jobs}/{p.total}] {p.current}", file=sys.stderr, flush=True)
 
     try:
-        summary = precompute(args.db, args.dataset, on_progress=show)
+        if args.workers is not None and args.workers < 1:
+            raise UserError(f"--workers must be at least 1, got {args.workers}")
+        workers = default_workers() if args.workers is None else args.workers
+        summary = precompute(args.db, args.dataset, on_progress=show, workers=workers)
     except StoreError as exc:
         raise UserError(str(exc)) from None
     if args.json:

@@ -26,6 +26,7 @@ class AggregationResult:
     table: pd.DataFrame  # method, kendall, kendall_distance, spearman, pearson, n_models
     reference_name: str
     n_battles: int
+    n_population: int | None = None  # battles the compared ones were sampled from (None: not a sample)
 
 
 def win_rate(a: np.ndarray, b: np.ndarray, y: np.ndarray, models: list[str]) -> np.ndarray:

@@ -425,7 +425,9 @@ def _eta(c: Comparisons, beta: np.ndarray) -> np.ndarray:
 def loglik(c: Comparisons, beta: np.ndarray, lam: float = 0.0) -> float:
     """Penalised log-likelihood (the objective that is maximised); ``beta`` = (θ, w)."""
     eta = _eta(c, beta)
-    ll = float(np.sum(c.s * _log_sigmoid(eta) + (c.n - c.s) * _log_sigmoid(-eta)))
+    # ln σ(−η) = ln σ(η) − η: one log-sigmoid per cell instead of two (the objective's hot spot).
+    log_p = _log_sigmoid(eta)
+    ll = float(np.sum(c.n * log_p - (c.n - c.s) * eta))
     return ll - 0.5 * lam * float(beta[: c.n_models] @ beta[: c.n_models])
 
 
@@ -1005,6 +1007,7 @@ def fit_bt(
     fallback_lam: float = FALLBACK_LAM,
     min_battles: int = DEFAULT_MIN_BATTLES,
     solver: str = "auto",
+    diagnostics: bool = True,
 ) -> BTFit:
     """Maximum-likelihood (or L2-penalised) Bradley–Terry fit by damped Newton.
 
@@ -1028,6 +1031,10 @@ def fit_bt(
     (O(cells) per CG iteration), which is what makes 100,000 models
     possible; 'auto' picks sparse above ``SPARSE_MIN_MODELS`` models.  Both
     solve the same Newton equations to round-off, so they give the same fit.
+
+    ``diagnostics=False`` (only with ``lam > 0``) skips the existence and
+    thin-model checks and reports no issues: for many penalised refits of
+    one design where only θ is read (the leave-one-model-out folds).
     """
     if lam < 0:
         raise ValueError("lam must be >= 0")
@@ -1035,7 +1042,14 @@ def fit_bt(
         raise ValueError(f"unknown solver {solver!r}: expected 'auto', 'dense' or 'sparse'")
     m, k = c.n_models, c.n_features
     use_sparse = solver == "sparse" or (solver == "auto" and m > SPARSE_MIN_MODELS)
-    issues, comps, well_defined = diagnose(c, min_battles=min_battles)
+    if diagnostics:
+        issues, comps, well_defined = diagnose(c, min_battles=min_battles)
+    elif lam > 0:
+        # Many penalised refits of one design (leave-one-model-out folds) need θ only: the penalised optimum
+        # always exists, so the existence and thin-model checks are skipped, not their components.
+        issues, comps, well_defined = [], (_components(c) if m else np.zeros(0, int)), True
+    else:
+        raise ValueError("diagnostics=False needs lam > 0: without a penalty the checks decide the fit")
     eff_lam = lam
     if lam == 0 and not well_defined:
         eff_lam = fallback_lam

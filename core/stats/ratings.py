@@ -66,6 +66,12 @@ class ShuffleStudy:
     online_spread: float  # mean over models of the sd across shuffles
     mle_spread: float  # the same for m-ELO (zero up to solver tolerance)
     samples: np.ndarray  # (n_shuffles, n_models)
+    n_battles: int = 0  # battles replayed
+    n_population: int | None = None  # battles they were sampled from (None: not a sample)
+
+    def statement(self) -> str | None:
+        """What the page says when the replays rest on a sample (None: on every battle)."""
+        return sample_statement(self.n_battles, self.n_population, "human votes")
 
 
 def online_elo_shuffles(
@@ -113,6 +119,17 @@ def online_elo_shuffles(
         float(frame["sd"].mean()),
         float(frame["m_elo_sd"].mean()),
         samples,
+        len(y),
+    )
+
+
+def sample_statement(n: int, population: int | None, what: str) -> str | None:
+    """The sentence under a chart computed on a seeded sample of ``population`` (None when it is not one)."""
+    if population is None or n >= population:
+        return None
+    return (
+        f"Replayed on a seeded uniform sample of {n:,} of the {population:,} {what}: replays run battle by "
+        "battle, so at this size they read a sample, as the other methods beside them do."
     )
 
 

@@ -225,22 +225,29 @@ class Queries(StoreBase):
             .df()
         )
 
-    def votes_frame(self, dataset: str) -> pd.DataFrame:
-        """One row per human vote: battle_id, model_a, model_b, annotator, winner, y."""
+    def votes_frame(self, dataset: str, sample: int | None = None, seed: int = 0) -> pd.DataFrame:
+        """One row per human vote: battle_id, model_a, model_b, annotator, winner, y.
+
+        ``sample``: at most that many votes, chosen uniformly by a seeded hash
+        of the battle id and annotator (the same votes for the same data).
+        """
         ds = self.dataset(dataset).dataset_id
-        return (
-            self._cur()
-            .execute(
-                f"""
+        query = f"""
             SELECT v.battle_id, b.model_a, b.model_b, v.annotator, v.winner, {sql.outcome_y_expr("v.winner")} AS y,
                    b.language, b.tstamp
             FROM votes v JOIN battles b USING (battle_id)
-            WHERE b.dataset_id = ? ORDER BY v.battle_id, v.annotator
-            """,
-                [ds],
+            WHERE b.dataset_id = $ds
+            """
+        params: dict[str, Any] = {"ds": ds}
+        if sample is not None:
+            query = (
+                f"SELECT * FROM ({query} ORDER BY hash(battle_id + $seed, annotator) LIMIT $sample) "
+                "ORDER BY battle_id, annotator"
             )
-            .df()
-        )
+            params.update(sample=int(sample), seed=int(seed))
+        else:
+            query += " ORDER BY v.battle_id, v.annotator"
+        return self._cur().execute(query, params).df()
 
     def _judge_filter(self, judge: str | None, dataset_id: int) -> tuple[int | None, str | None]:
         if judge is None:
@@ -367,6 +374,24 @@ class Queries(StoreBase):
             df["soft_y"] = soft_target(df["gap"].to_numpy(dtype=float), tau)
         validate(df, f"the battle frame of {dataset!r}")
         return df
+
+    def hard_label_cells(self, dataset: str, judge: str) -> pd.DataFrame:
+        """The judge's hard labels counted per (model_a, model_b, label): model_a, model_b, y, n.
+
+        The sufficient statistics of a Bradley–Terry fit on hard labels, without
+        reading the battles one by one.
+        """
+        ds = self.dataset(dataset).dataset_id
+        judge_id, version = self._judge_filter(judge, ds)
+        query = (
+            self._battle_sql(True)
+            + f"""
+            SELECT model_a, model_b, y, count(*) AS n FROM (
+                SELECT base.model_a, base.model_b, {sql.hard_label_expr()} AS y FROM base WHERE base.n_judgments > 0
+            ) WHERE y IS NOT NULL GROUP BY ALL ORDER BY ALL
+            """
+        )
+        return self._cur().execute(query, {"ds": ds, "judge": judge_id, "version": version}).df()
 
     def n_judged_battles(self, dataset: str, judge: str) -> int:
         """Battles of ``dataset`` with at least one of the judge's judgments."""
