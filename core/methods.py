@@ -161,6 +161,13 @@ IMPORT_FORMATS: dict[str, ImportFormat] = {
             bulk="core.ingest.arena_judgments:bulk_plan",
         ),
         ImportFormat(
+            "pandalm",
+            "PandaLM test set (directory or testset-v1.json)",
+            "core.ingest.pandalm:read",
+            "the PandaLM test set (github.com/WeOpenML/PandaLM, data/): battles with texts and three human labels "
+            "each, and judge files <judge>-testset-v1.json beside it",
+        ),
+        ImportFormat(
             "arena-hard",
             "Arena-Hard directory",
             "core.ingest.arena_hard:read",

@@ -89,8 +89,25 @@ def test_soft_target_and_pair_stats_match_an_independent_groupby(store):
     f = store.battle_frame("t", "J", tau=tau)
     expected_soft = np.clip(1 / (1 + np.exp(-tau * f["gap"])), 1e-6, 1 - 1e-6)
     np.testing.assert_allclose(f["soft_y"].dropna(), expected_soft.dropna())
-    for target, col in (("human", "human_y"), ("hard", "judge_hard"), ("soft", "soft_y")):
-        got = store.pair_stats("t", target, judge=None if target == "human" else "J", tau=tau)
+    # human: every vote counts, and each battle's votes are one cluster
+    votes = store.votes_frame("t")
+    per_battle = votes.groupby(["battle_id", "model_a", "model_b"])["y"].agg(["count", "sum"]).reset_index()
+    assert (per_battle["count"] > 1).any()  # the fixture has a battle with several votes
+    per_battle = per_battle.assign(
+        cluster_ss=per_battle["sum"] ** 2,
+        cluster_ns=per_battle["count"] * per_battle["sum"],
+        cluster_nn=per_battle["count"] ** 2,
+    )
+    want_h = per_battle.groupby(["model_a", "model_b"])[
+        ["count", "sum", "cluster_ss", "cluster_ns", "cluster_nn"]
+    ].sum()
+    got_h = store.pair_stats("t", "human").set_index(["model_a", "model_b"]).loc[want_h.index]
+    np.testing.assert_allclose(got_h["n"], want_h["count"])
+    np.testing.assert_allclose(got_h["s"], want_h["sum"])
+    for col in ("cluster_ss", "cluster_ns", "cluster_nn"):
+        np.testing.assert_allclose(got_h[col], want_h[col])
+    for target, col in (("hard", "judge_hard"), ("soft", "soft_y")):
+        got = store.pair_stats("t", target, judge="J", tau=tau)
         want = f.dropna(subset=[col]).groupby(["model_a", "model_b"])[col].agg(["count", "sum"]).reset_index()
         got = got.sort_values(["model_a", "model_b"]).reset_index(drop=True)
         np.testing.assert_array_equal(got[["model_a", "model_b"]].to_numpy(), want[["model_a", "model_b"]].to_numpy())

@@ -10,6 +10,7 @@ import pandas as pd
 from core.datahome import DEFAULT_DB
 from core.domain import DatasetTables
 from core.ingest import ImportResult, IngestError, bulk_plan, content_hash, load
+from core.ingest.detect import AUTO, detect
 from core.redact import redact_frame
 from core.stats.calibration import TauFit, fit_tau
 from core.store import Store, StoreError
@@ -121,10 +122,14 @@ class PreparedImport:
 
 
 def prepare_import(path: str | Path, fmt: str, dataset: str | None = None, judge: str | None = None) -> PreparedImport:
-    """Read and validate ``path`` completely, touching no store (a bad file raises ``IngestError``)."""
+    """Read and validate ``path`` completely, touching no store (a bad file raises ``IngestError``).
+
+    ``fmt='auto'`` recognises the layout (``core.ingest.detect``)."""
     path = Path(path)
     if not path.exists():
         raise IngestError(path, "file does not exist")
+    if fmt == AUTO:
+        fmt = detect(path)
     digest = content_hash(path)
     plan = bulk_plan(path, fmt, dataset=dataset, judge=judge)
     if plan is not None:

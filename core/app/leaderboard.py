@@ -77,7 +77,9 @@ def ratings(
             bf = store.battle_frame(dataset, judge, tau=tau if m.target == "soft" else None)
             col = "soft_y" if m.target == "soft" else "human_y"
             bf = bf[bf[col].notna()]
-            battles = pd.DataFrame({"model_a": bf["model_a"], "model_b": bf["model_b"], "y": bf[col]})
+            # A battle with several votes is resampled whole, weighted by its votes (the point fit counts each).
+            weight = bf["n_votes"].astype(float) if m.target == "human" else 1.0
+            battles = pd.DataFrame({"model_a": bf["model_a"], "model_b": bf["model_b"], "y": bf[col], "w": weight})
         res: Ratings = fit_fn(pairs, battles, ci=ci, n_boot=n_boot, seed=seed, progress=progress)
     else:
         votes = store.votes_frame(dataset)

@@ -13,7 +13,12 @@ from core.methods import IMPORT_FORMATS
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("import", help="import a battle file into the store (all-or-nothing)")
     add_db_arg(p)
-    p.add_argument("--format", required=True, choices=list(IMPORT_FORMATS))
+    p.add_argument(
+        "--format",
+        default="auto",
+        choices=["auto", *IMPORT_FORMATS],
+        help="the file's layout (default: auto, recognised from its fields; an error lists the layouts tried)",
+    )
     p.add_argument("path", help="file (or Arena-Hard directory) to import")
     p.add_argument("--dataset", help="dataset name (default: the file name)")
     p.add_argument("--judge", help="judge name for the file's judgments (softelo; default softelo-judge)")

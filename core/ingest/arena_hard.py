@@ -63,15 +63,10 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
             uid = text_value(f, rec.get("uid", rec.get("question_id")), i, "uid") or ""
             if uid not in uid_key:
                 raise IngestError(f, f"answer to unknown question uid {quote(uid)}", row=i, field="uid")
-            model = (text_value(f, rec.get("model"), i, "model") or f.stem).strip()
+            model = (text_value(f, rec.get("model", rec.get("model_id")), i, "model") or f.stem).strip()
             if not model or len(model) > MAX_QUOTE:
                 raise IngestError(f, f"model name {quote(model)} is empty or too long", row=i, field="model")
-            msgs = rec.get("messages")
-            if not isinstance(msgs, list) or not msgs or not isinstance(msgs[-1], dict):
-                raise IngestError(f, "no answer text at messages[-1].content", row=i, field="messages")
-            answer = message_text(f, msgs[-1].get("content"), i, "messages")
-            if answer is None:
-                raise IngestError(f, "no answer text at messages[-1].content", row=i, field="messages")
+            answer = _answer(f, rec, i)
             comps.append({"prompt_key": uid_key[uid], "model": model, "text": answer})
     completions = pd.DataFrame(comps)
     dup = completions.duplicated(["prompt_key", "model"])
@@ -106,3 +101,27 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         completions=completions,
         meta={"format": "arena-hard", "dir": root.name},
     )
+
+
+def _answer(path: Path, rec: dict, row: int) -> str:
+    """The answer of one record in either layout: the current ``messages[-1].content`` (a ``{thought, answer}``
+    object gives its answer) or the original v0.1 ``choices[0].turns`` (FastChat's; turns joined)."""
+    if "messages" not in rec and "choices" in rec:
+        choices = rec["choices"]
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise IngestError(
+                path, f"expected a list of {{turns}} choices, got {quote(choices)}", row=row, field="choices"
+            )
+        answer = message_text(path, choices[0].get("turns"), row, "choices")
+        if answer is None:
+            raise IngestError(path, "no answer text at choices[0].turns", row=row, field="choices")
+        return answer
+    msgs = rec.get("messages")
+    if not isinstance(msgs, list) or not msgs or not isinstance(msgs[-1], dict):
+        raise IngestError(
+            path, "no answer text at messages[-1].content (or choices[0].turns)", row=row, field="messages"
+        )
+    answer = message_text(path, msgs[-1].get("content"), row, "messages")
+    if answer is None:
+        raise IngestError(path, "no answer text at messages[-1].content", row=row, field="messages")
+    return answer

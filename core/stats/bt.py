@@ -121,6 +121,10 @@ class Comparisons:
     feature_names: tuple[str, ...] = ()
     ss: np.ndarray | None = None
     count: np.ndarray | None = None
+    # Cells that hold clusters of correlated battles (several votes on one battle): per cell the sums over
+    # its clusters of s_c², n_c·s_c and n_c², columns in that order.  The sandwich then sums each cluster's
+    # gradient before squaring it: cluster-robust by battle.
+    cluster: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         # Accept any array-likes; store contiguous numpy arrays of the right dtype.
@@ -132,6 +136,7 @@ class Comparisons:
             ("ss", float),
             ("count", float),
             ("x", float),
+            ("cluster", float),
         ):
             v = getattr(self, name)
             if v is not None:
@@ -145,6 +150,8 @@ class Comparisons:
             v = getattr(self, name)
             if v is not None and len(v) != rows:
                 raise ValueError(f"Comparisons: {name} must have one entry per cell")
+        if self.cluster is not None and self.cluster.shape != (rows, 3):
+            raise ValueError("Comparisons: cluster must be a (cells, 3) matrix of Σs_c², Σn_c·s_c, Σn_c²")
         if self.x is not None and (self.x.ndim != 2 or self.x.shape[0] != rows):
             raise ValueError("Comparisons: x must be a (cells, features) matrix")
         if self.x is not None and len(self.feature_names) != self.x.shape[1]:
@@ -310,13 +317,18 @@ def comparisons_from_battles(
     return Comparisons(names, ia[first], ib[first], n, s, xc, feature_names, ss, count)
 
 
+# A pair table's cluster sums (Comparisons.cluster): Σ over battles of (Σ y)², n·Σ y and n², n = its votes.
+CLUSTER_COLUMNS = ("cluster_ss", "cluster_ns", "cluster_nn")
+
+
 def comparisons_from_pair_table(df: pd.DataFrame, models: Sequence | None = None) -> Comparisons:
-    """A pair table (columns model_a, model_b, n, s[, ss][, count]) → cells.
+    """A pair table (columns model_a, model_b, n, s[, ss][, count][, cluster sums]) → cells.
 
     This is what SQL aggregation returns (``Store.pair_stats``): ``n`` battle
     count (or weight sum) and ``s`` target sum per ordered pair.  ``ss`` (Σ y²)
     keeps the sandwich exact and lets a bootstrap split hard-label pairs into
-    their win/tie/loss cells.
+    their win/tie/loss cells.  :data:`CLUSTER_COLUMNS` make the sandwich
+    cluster-robust (votes of one battle are one cluster).
     """
     missing = [col for col in ("model_a", "model_b", "n", "s") if col not in df.columns]
     if missing:
@@ -327,6 +339,7 @@ def comparisons_from_pair_table(df: pd.DataFrame, models: Sequence | None = None
         models = sorted(set(a.tolist()) | set(b.tolist()))
     models = tuple(models)
     opt = {col: df[col].to_numpy(float) for col in ("ss", "count") if col in df.columns}
+    clustered = all(col in df.columns for col in CLUSTER_COLUMNS)
     return Comparisons(
         models,
         _codes(a, models),
@@ -335,6 +348,7 @@ def comparisons_from_pair_table(df: pd.DataFrame, models: Sequence | None = None
         df["s"].to_numpy(float),
         ss=opt.get("ss"),
         count=opt.get("count"),
+        cluster=df[list(CLUSTER_COLUMNS)].to_numpy(float) if clustered else None,
     )
 
 
@@ -1166,6 +1180,9 @@ def _sparse_newton(c: Comparisons, comps: np.ndarray, lam: float) -> NewtonStep:
 def _meat_weights(c: Comparisons, p: np.ndarray, bound: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
     """Per-cell Σ_battles w²(y − p)²; returns (weights, exact).
 
+    Cells with cluster sums: Σ_clusters (s_c − n_c·p)², the squared summed
+    gradient of each cluster (votes on one battle), exact.
+
     Homogeneous cells: count·w̄²(ȳ − p)².  Cells with ``ss``: w̄·Σ w(y − p)²
     (exact when the weights inside a cell are equal).  Otherwise the cell's
     summed gradient squared, (s − n p)²: the cell is treated as a cluster.
@@ -1176,6 +1193,12 @@ def _meat_weights(c: Comparisons, p: np.ndarray, bound: np.ndarray | None = None
     count = c.battle_counts
     safe = np.where(count > 0, count, 1.0)
     wbar = c.n / safe
+    if c.cluster is not None:  # Σ_clusters (s_c − n_c·p)², expanded into the cell's sums
+        css, cns, cnn = c.cluster.T
+        g2 = np.maximum(css - 2 * p * cns + p * p * cnn, 0.0)
+        if bound is not None and bound.any():
+            g2 = np.where(bound, np.maximum(g2, c.n * wbar * p * (1.0 - p)), g2)
+        return g2, True
     ybar = c.cell_mean()
     homo = c.homogeneous_cells()
     g2 = np.where(homo, c.n * wbar * (ybar - p) ** 2, 0.0)
@@ -1998,8 +2021,9 @@ def ratings_from_pairs(
     """A Bradley–Terry leaderboard from a pair table (model_a, model_b, n, s[, ss]).
 
     A bootstrap of soft or human targets resamples single battles: pass them
-    as ``battles`` (model_a, model_b, y); without them the bootstrap draws
-    (pair, outcome) cells, exact for hard labels.
+    as ``battles`` (model_a, model_b, y[, w]: a battle's weight, its vote
+    count for human votes); without them the bootstrap draws (pair, outcome)
+    cells, exact for hard labels.
     """
     comps = comparisons_from_pair_table(pairs)
     if ci == "bootstrap" and battles is not None:
@@ -2007,6 +2031,7 @@ def ratings_from_pairs(
             battles["model_a"].to_numpy(),
             battles["model_b"].to_numpy(),
             battles["y"].to_numpy(dtype=float),
+            weight=battles["w"].to_numpy(dtype=float) if "w" in battles else None,
             aggregate=False,
         )
     res = fit_with_ci(comps, ci=ci, n_boot=n_boot, seed=seed, progress=progress)

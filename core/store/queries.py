@@ -417,9 +417,10 @@ class Queries(StoreBase):
 
         ``ss`` (Σ y²) keeps the sandwich covariance exact for soft targets.
 
-        ``target``: 'human' (votes; a battle with several votes contributes
-        their mean), 'hard' (judge hard label) or 'soft' (σ(τ·gap), clipped).
-        Battles without the target are left out.
+        ``target``: 'human' (every vote counts, and the cluster sums
+        ``core.stats.bt.CLUSTER_COLUMNS`` make the votes on one battle one
+        cluster of the sandwich), 'hard' (judge hard label) or 'soft'
+        (σ(τ·gap), clipped).  Battles without the target are left out.
         """
         if target not in TARGETS:
             raise StoreError(f"unknown target {target!r}; expected one of {TARGETS}")
@@ -437,8 +438,24 @@ class Queries(StoreBase):
         ids_filter = ""
         if battle_ids is not None:
             ids_filter = "AND battle_id IN (SELECT unnest($ids))"
-        query = (
-            self._battle_sql(target != "human")
+        if target == "human":
+            query = self._human_pair_sql(ids_filter)
+        else:
+            query = self._labelled_pair_sql(y_expr, ids_filter)
+        params: dict[str, Any] = {"ds": ds}
+        if target != "human":
+            params.update(judge=judge_id, version=version)
+        if target == "soft":
+            assert tau is not None  # checked above
+            params["tau"] = float(tau)
+        if battle_ids is not None:
+            params["ids"] = [int(x) for x in battle_ids]
+        return self._cur().execute(query, params).df()
+
+    def _labelled_pair_sql(self, y_expr: str, ids_filter: str) -> str:
+        """Per ordered pair: battles with a judge target, its sum and sum of squares."""
+        return (
+            self._battle_sql(True)
             + f""",
             labelled AS (
                 SELECT battle_id, model_a, model_b, human_y,
@@ -451,15 +468,27 @@ class Queries(StoreBase):
             ) GROUP BY model_a, model_b ORDER BY model_a, model_b
         """
         )
-        params: dict[str, Any] = {"ds": ds}
-        if target != "human":
-            params.update(judge=judge_id, version=version)
-        if target == "soft":
-            assert tau is not None  # checked above
-            params["tau"] = float(tau)
-        if battle_ids is not None:
-            params["ids"] = [int(x) for x in battle_ids]
-        return self._cur().execute(query, params).df()
+
+    @staticmethod
+    def _human_pair_sql(ids_filter: str) -> str:
+        """Per ordered pair: every vote (n, Σy, Σy²) and the cluster sums of its battles (``CLUSTER_COLUMNS``).
+
+        Each vote counts; the votes on one battle are one cluster for the sandwich.
+        """
+        return f"""
+            WITH votes_y AS (
+                SELECT v.battle_id, {sql.outcome_y_expr("v.winner")} AS y
+                FROM votes v JOIN battles b USING (battle_id) WHERE b.dataset_id = $ds
+            ),
+            per_battle AS (
+                SELECT battle_id, count(*) AS n_b, sum(y) AS s_b, sum(y * y) AS ss_b
+                FROM votes_y WHERE y IS NOT NULL {ids_filter} GROUP BY battle_id
+            )
+            SELECT b.model_a, b.model_b, sum(n_b)::DOUBLE AS n, sum(s_b) AS s, sum(ss_b) AS ss,
+                   sum(s_b * s_b) AS cluster_ss, sum(n_b * s_b) AS cluster_ns, sum(n_b * n_b)::DOUBLE AS cluster_nn
+            FROM per_battle JOIN battles b USING (battle_id)
+            GROUP BY b.model_a, b.model_b ORDER BY b.model_a, b.model_b
+        """
 
     def judgments_frame(
         self, dataset: str, judge: str | None = None, *, variant: str | None = "original", include_raw: bool = False

@@ -1,0 +1,123 @@
+"""``--format auto``: recognise a file's layout from its shape and field names, without reading its rows.
+
+Each registered layout states what it needs (a directory with certain files,
+or a table with certain fields); the first one whose needs a path meets is
+its format.  When none matches, the error lists every layout tried and what
+the path lacked for it, so the user sees which file they have and which
+field is missing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.ingest.common import IngestError, quote
+
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A format and the test a path must pass for it: None when it matches, else what is missing."""
+
+    fmt: str
+    missing: Callable[[Path, frozenset[str] | None], str | None]
+
+
+def _fields(path: Path) -> frozenset[str] | None:
+    """The field names of a table file (Parquet schema, CSV header, first JSON record); None if unreadable."""
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            return frozenset(str(n).strip() for n in pq.read_schema(path).names)
+        if suffix in (".csv", ".tsv"):
+            with path.open(encoding="utf-8-sig", errors="replace") as f:
+                header = f.readline()
+            sep = "\t" if suffix == ".tsv" else ","
+            return frozenset(c.strip().strip('"') for c in header.rstrip("\r\n").split(sep))
+        if suffix in (".jsonl", ".ndjson"):
+            with path.open(encoding="utf-8-sig", errors="replace") as f:
+                for line in f:
+                    if line.strip():
+                        rec = json.loads(line)
+                        return frozenset(rec) if isinstance(rec, dict) else None
+            return None
+        if suffix == ".json":
+            with path.open(encoding="utf-8-sig", errors="replace") as f:
+                head = f.read(1 << 20)
+            start = head.find("{")
+            if start < 0:
+                return None
+            depth, end = 0, -1
+            for k, ch in enumerate(head[start:], start):  # the first object, without parsing the whole file
+                depth += ch == "{"
+                depth -= ch == "}"
+                if depth == 0:
+                    end = k
+                    break
+            rec = json.loads(head[start : end + 1]) if end > 0 else None
+            return frozenset(rec) if isinstance(rec, dict) else None
+    except (OSError, ValueError, UnicodeError):
+        return None
+    except Exception:  # a corrupt Parquet footer raises several pyarrow types
+        return None
+    return None
+
+
+def _table(*required: str) -> Callable[[Path, frozenset[str] | None], str | None]:
+    def missing(path: Path, fields: frozenset[str] | None) -> str | None:
+        if path.is_dir():
+            return "a file, not a directory"
+        if fields is None:
+            return "a table with named fields (Parquet, CSV, JSONL or JSON)"
+        lacking = [c for c in required if c not in fields]
+        return f"field(s) {', '.join(lacking)}" if lacking else None
+
+    return missing
+
+
+def _pandalm(path: Path, fields: frozenset[str] | None) -> str | None:
+    from core.ingest.pandalm import TESTSET
+
+    if path.is_dir():
+        return None if (path / TESTSET).exists() else TESTSET
+    return None if path.name == TESTSET else f"a directory with {TESTSET} (or that file)"
+
+
+def _arena_hard(path: Path, fields: frozenset[str] | None) -> str | None:
+    if not path.is_dir():
+        return "a directory"
+    lacking = [n for n in ("question.jsonl", "model_answer") if not (path / n).exists()]
+    return ", ".join(lacking) if lacking else None
+
+
+# Most specific first: a softelo or contests file also has model_a / model_b-like fields.
+LAYOUTS = (
+    Layout("pandalm", _pandalm),
+    Layout("arena-hard", _arena_hard),
+    Layout("softelo", _table("model_a", "model_b", "human_pref", "judge_pref", "scores_a", "scores_b")),
+    Layout("contests", _table("judge", "first", "second", "question_id", "winner")),
+    Layout("arena-judgments", _table("question_id", "judge", "order", "winner")),
+    Layout("lmarena", _table("model_a", "model_b", "winner")),
+)
+
+
+def detect(path: str | Path) -> str:
+    """The registered format of ``path``; an :class:`IngestError` listing each layout tried and what it lacked."""
+    path = Path(path)
+    if not path.exists():
+        raise IngestError(path, "file does not exist")
+    fields = None if path.is_dir() else _fields(path)
+    tried = []
+    for layout in LAYOUTS:
+        lacking = layout.missing(path, fields)
+        if lacking is None:
+            return layout.fmt
+        tried.append(f"{layout.fmt} (needs {lacking})")
+    found = "" if fields is None else f"; its fields are {quote(sorted(fields))}"
+    raise IngestError(path, f"no known layout matches{found}. Tried: {'; '.join(tried)}. Pass --format to choose")
