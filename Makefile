@@ -35,7 +35,7 @@ $(DB): | $(VENV)/.runtime
 	$(PY) -m core precompute --db $(DB)
 
 run: $(VENV)/.runtime $(DB)
-	ARENA_DB=$(DB) $(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true
+	ARENA_DB=$(DB) $(PY) serve.py --server.address $(HOST) --server.port $(PORT) --server.headless true
 
 demo: $(VENV)/.runtime
 	$(PY) -m core simulate --db $(DB) --replace

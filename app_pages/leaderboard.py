@@ -68,10 +68,10 @@ def load_heldout_at(dataset: str, judge: str, tau: float, token: str) -> lb.Held
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def load_head_to_head(
-    dataset: str, judge: str | None, tau: float | None, a: str, b: str, token: str
-) -> lb.HeadToHead | Unavailable:
-    return read_store(lb.head_to_head, dataset, judge, tau, a, b)
+def load_pair_model(
+    dataset: str, target: str, judge: str | None, tau: float | None, token: str
+) -> lb.PairModel | Unavailable:
+    return read_persisted(lb.pair_model, dataset, target, judge, tau, token=token)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -291,7 +291,11 @@ with page_guard("The leaderboard"):
         if a == b:
             notice("choose two different models.")
         else:
-            h2h = load_head_to_head(dataset, judge, tau if has_gap else None, a, b, v)
+            fits = [
+                load_pair_model(dataset, t, j, tt, ctx.votes_token if t == "human" else ctx.judge_token)
+                for t, j, tt in lb.head_to_head_targets(judge, round(tau, 4) if has_gap and tau is not None else None)
+            ]
+            h2h = lb.compare(fits, a, b, dataset)
             if isinstance(h2h, Unavailable):
                 notice(h2h.reason)
             else:

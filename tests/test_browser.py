@@ -48,16 +48,14 @@ def _free_port() -> int:
 
 
 def _start_app(db: Path, extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
-    """The dashboard on a free port, started as ``make run`` starts it: plain ``streamlit run app.py``."""
+    """The dashboard on a free port, started as ``make run`` starts it: ``serve.py`` (``streamlit run app.py``
+    with the page modules imported first)."""
     port = _free_port()
     env = {**os.environ, "ARENA_DB": str(db), **(extra_env or {})}
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(ROOT / "app.py"),
+            str(ROOT / "serve.py"),
             "--server.headless",
             "true",
             "--server.port",

@@ -55,9 +55,9 @@ def test_the_command_reports_progress_and_a_second_run_finds_everything(precompu
     assert f"0 computed, {len(todo)} already persisted" in again.stdout
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_after_precompute_a_page_computes_nothing(precomputed, page, monkeypatch):
-    db, _ = precomputed
+@pytest.fixture
+def saves(precomputed, monkeypatch) -> list[str]:
+    """The kinds of result the app persists (computes) while a test drives it on the precomputed store."""
     computed: list[str] = []
     real_save = persist.save
 
@@ -66,7 +66,13 @@ def test_after_precompute_a_page_computes_nothing(precomputed, page, monkeypatch
         return real_save(path, at, value, dataset, seconds, wait_s)
 
     monkeypatch.setattr(persist, "save", recording_save)
-    monkeypatch.setenv("ARENA_DB", db)
+    monkeypatch.setenv("ARENA_DB", precomputed[0])
+    return computed
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_after_precompute_a_page_computes_nothing(saves, page):
+    computed = saves
     at = AppTest.from_file(APP, default_timeout=180)
     at.run()
     at.switch_page(page)
@@ -154,3 +160,17 @@ def test_one_worker_persists_the_same_results_as_the_worker_pool(precomputed, tm
         text=True,
     )
     assert bad.returncode == 2 and "--workers must be at least 1" in bad.stderr
+
+
+def test_after_precompute_a_step_of_the_tau_slider_reads_instead_of_fitting(saves):
+    computed = saves
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("app_pages/leaderboard.py")
+    at.run()
+    grid = [float(str(o).split()[0]) for o in at.select_slider(key="tau").options if "fitted" not in str(o)]
+    for tau in (grid[5], grid[len(grid) // 2], grid[-3]):
+        at.select_slider(key="tau").set_value(tau).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any(f"{tau:g}" in m.value for m in at.success), "the statement names the chosen τ"
+    assert computed == [], f"a τ step computed {computed} although the grid was precomputed"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -111,6 +111,25 @@ def save(
         log.info("result %s not persisted this time: %s", at.kind, exc)
         return False
     return True
+
+
+def save_many(path: str | Path, items: Sequence[tuple[Lookup, Any, str | None, float]], wait_s: float) -> bool:
+    """Persist several results in one brief write: (lookup, value, dataset, seconds) each; False when the
+    store stays held (nothing written) or a value cannot be encoded (the others are written)."""
+    payloads = []
+    for at, value, dataset, seconds in items:
+        try:
+            payloads.append((at, codec.encode(value), dataset, seconds))
+        except codec.NotEncodable as exc:
+            log.info("result %s is not persisted: %s", at.kind, exc)
+    try:
+        with Store.open(path, read_only=False, wait_s=wait_s) as store:
+            for at, payload, dataset, seconds in payloads:
+                store.put_result(at.key, at.kind, dataset, at.stamp, at.code, payload, seconds)
+    except StoreError as exc:
+        log.info("%d results not persisted this time: %s", len(items), exc)
+        return False
+    return len(payloads) == len(items)
 
 
 def persisted(

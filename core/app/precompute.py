@@ -32,6 +32,10 @@ SHUFFLES = 50
 AGG_SHUFFLES = 30
 SCOPE_SPLITS = 300
 
+# A judge with at most this many judged battles gets the Leaderboard's τ slider precomputed at every grid point
+# (about 0.5 s a point on the 30,000-battle demo); above it a point is computed on first use, then persisted.
+TAU_GRID_MAX_BATTLES = 200_000
+
 # A page gives up persisting after a second (its visitor has the result); a precompute job exists to persist,
 # so it waits out the other worker's reads and a judge run's merges.
 SAVE_WAIT_S = 120.0
@@ -55,7 +59,9 @@ class Job:
     dataset: str
     kwargs: dict[str, Any] = field(default_factory=dict)
     lane: str = ""  # jobs of one lane run in order, in one worker (they read each other's results or one frame)
-    phase: int = 0  # phase 1 runs after every lane of phase 0 (it reads their results)
+    # ``fn(store, *args, db=…)`` persists its own results (several at once) and returns how many it computed
+    saves_itself: bool = False
+    phase: int = 0  # a phase runs after every lane of the phases before it (it may read their results)
 
 
 def jobs(store: Store, dataset: str | None = None) -> list[Job]:
@@ -74,6 +80,7 @@ def jobs(store: Store, dataset: str | None = None) -> list[Job]:
             ),
             Job(f"{ds}: overview", overview.overview, (ds,), everything, ds),
             Job(f"{ds}: human Elo", leaderboard.human_ratings, (ds,), votes, ds),
+            Job(f"{ds}: head-to-head fit (human)", leaderboard.pair_model, (ds, "human", None, None), votes, ds),
         ]
         out += [replace(job, lane=job.label) for job in own]
         if judge_names:  # read by every judge's bias report: first, so that they are there when it runs
@@ -90,6 +97,14 @@ def jobs(store: Store, dataset: str | None = None) -> list[Job]:
                 Job(f"{ds}/{j}: coverage", leaderboard.judge_coverage, (ds, j), js, ds),
                 Job(f"{ds}/{j}: Hard-Elo", leaderboard.judge_elo_of, (ds, j, "hard", None), js, ds),
                 Job(f"{ds}/{j}: Soft-Elo at the fitted τ", leaderboard.judge_elo_of, _soft_args(ds, j, js), js, ds),
+                Job(f"{ds}/{j}: head-to-head fit (hard)", leaderboard.pair_model, (ds, "hard", j, None), js, ds),
+                Job(
+                    f"{ds}/{j}: head-to-head fit (soft)",
+                    leaderboard.pair_model,
+                    _soft_args(ds, j, js, pair_model=True),
+                    js,
+                    ds,
+                ),
                 Job(f"{ds}/{j}: leave-one-model-out", leaderboard.heldout_of, (ds, j, False), js, ds),
                 Job(f"{ds}/{j}: leave-one-model-out, all methods", leaderboard.heldout_of, (ds, j, True), js, ds),
                 Job(f"{ds}/{j}: bias", bias.bias_report, (ds, j), everything, ds),
@@ -125,20 +140,89 @@ def jobs(store: Store, dataset: str | None = None) -> list[Job]:
         ]
         if judge_names:  # after the judges' leave-one-model-out tables, which it reads
             out.append(Job(f"{ds}: default judge", leaderboard.default_judge, (ds,), everything, ds, phase=1))
+        for j in judge_names:
+            if store.n_judged_battles(ds, j) <= TAU_GRID_MAX_BATTLES:
+                out += _tau_grid_jobs(ds, j, stamps.judge(ds, j))
     return out
 
 
 _result = persist.load_or_compute  # a result persisted by an earlier job (else computed, not persisted)
 
 
-def _soft_args(dataset: str, judge: str, stamp: str) -> Callable[[Store], tuple | None]:
-    """The Leaderboard's Soft-Elo call at the fitted τ (rounded as the page rounds it)."""
+def _tau_grid_jobs(dataset: str, judge: str, stamp: str) -> list[Job]:
+    """What the Leaderboard computes when τ leaves the fitted value, at every point of its slider's grid.
+
+    At a τ the user chose, the intervals need the leave-one-model-out table
+    with τ held at that value in every fold (METHODS §10), so a step of the
+    slider is a fit; with the grid's points persisted, every step reads.  One
+    job per judge: the points share the judge's battle frame and are written
+    together.
+    """
+    label = f"{dataset}/{judge}: the τ slider's {len(leaderboard.tau_grid(None))} points"
+    return [
+        Job(
+            label,
+            _tau_grid,
+            _if_scored(dataset, judge, stamp, (dataset, judge, stamp)),
+            stamp,
+            dataset,
+            lane=label,
+            phase=2,
+            saves_itself=True,
+        )
+    ]
+
+
+def tau_grid_calls(dataset: str, judge: str) -> list[tuple[Callable[..., Any], tuple]]:
+    """The page's calls at each grid τ (the keys the Leaderboard looks up): Soft-Elo, the leave-one-model-out
+    table with τ fixed, the head-to-head fit."""
+    calls: list[tuple[Callable[..., Any], tuple]] = []
+    for tau in leaderboard.tau_grid(None):
+        t = round(tau, 4)
+        calls += [
+            (leaderboard.judge_elo_of, (dataset, judge, "soft", t)),
+            (leaderboard.heldout_of, (dataset, judge, False, t)),
+            (leaderboard.pair_model, (dataset, "soft", judge, t)),
+        ]
+    return calls
+
+
+def _tau_grid(store: Store, dataset: str, judge: str, stamp: str, *, db: str | Path) -> int:
+    """Compute the grid's results not persisted yet and persist them in one write; how many were computed."""
+    kept = store.results_frame()
+    have = set(zip(kept["key"], kept["stamp"], kept["code_version"]))
+    items = []
+    for fn, args in tau_grid_calls(dataset, judge):
+        at = persist.lookup(fn, args, {}, stamp)
+        if at is None or (at.key, at.stamp, at.code) in have:
+            continue
+        start = time.perf_counter()
+        items.append((at, fn(store, *args), dataset, time.perf_counter() - start))
+    if items and not persist.save_many(db, items, SAVE_WAIT_S):
+        raise StoreError(f"{len(items)} τ-grid results computed but not persisted (the store stayed held)")
+    return len(items)
+
+
+def _if_scored(dataset: str, judge: str, stamp: str, args: tuple) -> Callable[[Store], tuple | None]:
+    """``args`` when the judge gave rubric scores and humans voted (Soft-Elo's τ and its intervals need both)."""
+
+    def given(store: Store) -> tuple | None:
+        cover = _result(store, leaderboard.judge_coverage, (dataset, judge), stamp)
+        return args if cover.has_gap and cover.has_votes else None
+
+    return given
+
+
+def _soft_args(dataset: str, judge: str, stamp: str, pair_model: bool = False) -> Callable[[Store], tuple | None]:
+    """The Leaderboard's Soft-Elo call at the fitted τ (rounded as the page rounds it): Soft-Elo, or with
+    ``pair_model`` the head-to-head fit."""
 
     def args(store: Store) -> tuple | None:
         fit = _result(store, app_data.tau_fit_of, (dataset, judge), stamp)
         if fit.tau is None or not _result(store, leaderboard.judge_coverage, (dataset, judge), stamp).has_gap:
             return None
-        return (dataset, judge, "soft", round(float(fit.tau), 4))
+        tau = round(float(fit.tau), 4)
+        return (dataset, "soft", judge, tau) if pair_model else (dataset, judge, "soft", tau)
 
     return args
 
@@ -243,24 +327,24 @@ def run(
 ) -> Progress:
     """Compute and persist every job not persisted yet at the current data stamps.
 
-    ``workers`` > 1 runs the lanes (one judge's jobs; each dataset-level
-    result) in that many processes; the jobs of phase 1 run afterwards here.
+    Phase by phase; ``workers`` > 1 runs a phase's lanes (one judge's jobs,
+    each dataset-level result, one judge's τ grid) in that many processes.
     """
     # The store is held only while each query runs: a minute of fitting never blocks an import or a judge run.
     store = cast(Store, OnDemandStore(db, wait_s=30.0, keep_frame=True))
     todo = jobs(store, dataset)
     p = Progress(total=len(todo))
     _write_progress(db, p)
-    lanes = list(dict.fromkeys(job.lane for job in todo if job.phase == 0))
-    if workers > 1 and len(lanes) > 1:
-        _run_lanes(db, dataset, lanes, min(workers, len(lanes)), p, on_progress)
-        rest = [job for job in todo if job.phase != 0]
-    else:
-        rest = todo
-    for job in sorted(rest, key=lambda job: job.phase):
-        _started(db, p, job.label, on_progress)
-        outcome, failure = _run_job(db, store, job)
-        _finished(p, outcome, failure)
+    for phase in sorted({job.phase for job in todo}):
+        batch = [job for job in todo if job.phase == phase]
+        lanes = list(dict.fromkeys(job.lane for job in batch))
+        if workers > 1 and len(lanes) > 1:
+            _run_lanes(db, dataset, lanes, phase, min(workers, len(lanes)), p, on_progress)
+            continue
+        for job in batch:
+            _started(db, p, job.label, on_progress)
+            outcome, failure = _run_job(db, store, job)
+            _finished(p, outcome, failure)
     p.current, p.finished = "", time.time()
     _write_progress(db, p)
     if on_progress:
@@ -272,6 +356,9 @@ def _run_job(db: str | Path, store: Store, job: Job) -> tuple[str, str | None]:
     """("computed" | "already", failure or None) for one job: computed and persisted unless it is there."""
     try:
         args = job.args(store) if callable(job.args) else job.args
+        if job.saves_itself:
+            computed = 0 if args is None else job.fn(store, *args, db=db, **job.kwargs)
+            return ("computed" if computed else "already"), None
         at = None if args is None else persist.lookup(job.fn, args, job.kwargs, job.stamp)
         if args is None or (at is not None and persist.load(store, at)[0]):
             return "already", None
@@ -322,11 +409,12 @@ def _run_lanes(
     db: str | Path,
     dataset: str | None,
     lanes: list[str],
+    phase: int,
     workers: int,
     p: Progress,
     on_progress: Callable[[Progress], None] | None,
 ) -> None:
-    """Phase 0 in ``workers`` processes, a lane per task, in the order of ``lanes``; progress from their events."""
+    """One phase in ``workers`` processes, a lane per task, in the order of ``lanes``; progress from their events."""
     import multiprocessing
     import queue
     from concurrent.futures import ProcessPoolExecutor
@@ -335,7 +423,7 @@ def _run_lanes(
     context = multiprocessing.get_context("spawn")
     with _one_blas_thread(), context.Manager() as manager, ProcessPoolExecutor(workers, mp_context=context) as pool:
         events = manager.Queue()
-        futures = [pool.submit(_run_lane, str(db), dataset, lane, events) for lane in lanes]
+        futures = [pool.submit(_run_lane, str(db), dataset, lane, phase, events) for lane in lanes]
         while True:
             try:
                 event = events.get(timeout=0.5)
@@ -352,11 +440,11 @@ def _run_lanes(
             f.result()  # a worker's unexpected error is this run's
 
 
-def _run_lane(db: str, dataset: str | None, lane: str, events: Any) -> None:
+def _run_lane(db: str, dataset: str | None, lane: str, phase: int, events: Any) -> None:
     """A worker: the jobs of one lane (from its own reading of the job list), in order, reported as events."""
     store = cast(Store, OnDemandStore(db, wait_s=30.0, keep_frame=True))
     for job in jobs(store, dataset):
-        if job.lane == lane and job.phase == 0:
+        if job.lane == lane and job.phase == phase:
             events.put(("start", job.label))
             outcome, failure = _run_job(db, store, job)
             events.put(("done", outcome, failure))
