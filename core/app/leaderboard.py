@@ -602,18 +602,11 @@ def head_to_head_targets(judge: str | None, tau: float | None) -> list[tuple[str
     return targets
 
 
-def head_to_head(
-    store: Store, dataset: str, judge: str | None, tau: float | None, model_a: str, model_b: str
-) -> HeadToHead | Unavailable:
-    """P(a ≻ b) = σ(θ_a − θ_b) per method with a 95% interval from the sandwich covariance of the contrast."""
-    fits = [pair_model(store, dataset, t, j, tt) for t, j, tt in head_to_head_targets(judge, tau)]
-    return compare(fits, model_a, model_b, dataset)
-
-
 def compare(
     fits: Sequence[PairModel | Unavailable], model_a: str, model_b: str, dataset: str
 ) -> HeadToHead | Unavailable:
-    """:func:`head_to_head` from fits already made (no store access)."""
+    """P(a ≻ b) = σ(θ_a − θ_b) under each fit (:func:`pair_model`, one per :func:`head_to_head_targets`), with
+    a 95% interval from the sandwich covariance of the contrast; no store access."""
     if model_a == model_b:
         raise ValueError("choose two different models")
     rows = []
