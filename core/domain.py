@@ -377,11 +377,21 @@ TABLE_SPEC: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "prompts": {
         "required": ("prompt_key",),
-        "optional": ("external_id", "text", "language", "category", "reference", "verifiable"),
+        "optional": ("external_id", "text", "language", "category", "reference", "verifiable", "turns"),
     },
     "completions": {
         "required": ("prompt_key", "model"),
-        "optional": ("text", "length", "n_headers", "n_bold", "n_list_items", "correct", "echo", "direct_label"),
+        "optional": (
+            "text",
+            "length",
+            "n_headers",
+            "n_bold",
+            "n_list_items",
+            "correct",
+            "echo",
+            "direct_label",
+            "turns",
+        ),
     },
     "battles": {
         "required": ("battle_key", "model_a", "model_b"),
@@ -413,6 +423,7 @@ TABLE_SPEC: dict[str, dict[str, tuple[str, ...]]] = {
             "prompt_tokens",
             "completion_tokens",
             "variant",
+            "grade",
         ),
     },
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -503,7 +504,10 @@ def test_worker_process_runs_and_cancels_keeping_what_finished(tmp_path):
     with FakeServer(FakeJudge(latency_ms=300)) as slow:
         cfg2 = load_toml(_config(tmp_path, slow.url, name="bg2"))
         w2 = start_worker(db, "ah", cfg2)
-        time.sleep(3.0)
+        # cancel once the run has finished calls (a fixed sleep raced the worker's start on a loaded machine)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(re.search(r"\] [1-9]\d*/", ln) for ln in w2.log_lines()):
+            time.sleep(0.1)
         w2.cancel()
         assert w2.wait(60) == 128 + signal.SIGTERM, w2.log_lines()
     with Store.open(db, read_only=True) as s:

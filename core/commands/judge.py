@@ -53,6 +53,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    # The handler goes in before the heavy imports: a SIGTERM that arrives while they load
+    # (the Admin page's Cancel right after Start) still stops the run cleanly.
+    cancel = threading.Event()
+    received: list[int] = []
+
+    def stop(signum: int, frame: FrameType | None) -> None:  # finish what is in flight, keep it, exit
+        received.append(signum)
+        cancel.set()
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return _run(args, cancel, received)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int]) -> int:
     from core.app import StoreError
     from core.app.judging import (
         ConfigError,
@@ -72,14 +90,6 @@ def run_command(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if args.limit is not None and args.limit < 1:
         raise UserError("--limit must be at least 1")
-    cancel = threading.Event()
-    received: list[int] = []
-
-    def stop(signum: int, frame: FrameType | None) -> None:  # finish what is in flight, keep it, exit
-        received.append(signum)
-        cancel.set()
-
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
     width = 30
 
     def bar(s: RunStats) -> None:
@@ -112,9 +122,6 @@ def run_command(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     except (EndpointUnreachable, EndpointRefused) as exc:
         raise EndpointError(str(exc)) from None
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
     for run_id in outcome.interrupted:
         print(f"run {run_id} had been interrupted (its process was gone); what it finished is kept", file=sys.stderr)
     stats = outcome.stats

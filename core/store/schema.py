@@ -187,6 +187,14 @@ INSERT INTO results_v5 SELECT key, kind, dataset, stamp, code_version, payload, 
 DROP TABLE results;
 ALTER TABLE results_v5 RENAME TO results;
 """,
+    # 6: multi-turn conversations kept whole.  ``text`` stays the first user message (prompts) and every
+    # assistant message joined (completions); ``turns`` holds each turn, as a JSON list of strings, when
+    # there is more than one.  A graded verdict (Arena-Hard's A>>B) keeps its grade: −2…2 in battle terms.
+    """
+ALTER TABLE prompts ADD COLUMN turns VARCHAR;
+ALTER TABLE completions ADD COLUMN turns VARCHAR;
+ALTER TABLE judgments ADD COLUMN grade SMALLINT;
+""",
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
