@@ -171,7 +171,36 @@ IMPORT_FORMATS: dict[str, ImportFormat] = {
             "arena-hard",
             "Arena-Hard directory",
             "core.ingest.arena_hard:read",
-            "an Arena-Hard-Auto data directory: question.jsonl and model_answer/*.jsonl",
+            "an Arena-Hard-Auto data directory: question.jsonl and model_answer/*.jsonl, with the judges' games "
+            "against the baseline from model_judgment/<judge>/*.jsonl when present",
+        ),
+        ImportFormat(
+            "alpaca-eval",
+            "AlpacaEval annotations (annotations.json or its directory)",
+            "core.ingest.alpaca_eval:read",
+            "AlpacaEval's annotations.json (results/<model>/<annotator>/ in github.com/tatsu-lab/alpaca_eval): "
+            "instruction, output_1/2, generator_1/2, annotator, preference 1–2",
+        ),
+        ImportFormat(
+            "fastchat-mtbench",
+            "FastChat MT-Bench directory",
+            "core.ingest.fastchat:read",
+            "a FastChat MT-Bench data directory (fastchat/llm_judge/data/mt_bench/): question.jsonl, "
+            "model_answer/*.jsonl and model_judgment/<judge>_pair.jsonl[, <judge>_single.jsonl]",
+        ),
+        ImportFormat(
+            "mtbench-human",
+            "MT-Bench human judgments (Parquet, CSV, JSONL)",
+            "core.ingest.mtbench_human:read",
+            "a split file of lmsys/mt_bench_human_judgments (human or gpt4_pair): question_id, model_a, model_b, "
+            "winner, judge, conversation_a/b, turn",
+        ),
+        ImportFormat(
+            "bundle",
+            "a bundle zip (export --bundle)",
+            "core.ingest.bundle:read",
+            "a zip written by `python -m core export --bundle`: the dataset's tables, its leaderboards and a "
+            "manifest with hashes and parameters",
         ),
     )
 }

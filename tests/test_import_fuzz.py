@@ -1,21 +1,26 @@
-"""Imports never crash: ≥ 1,000 corrupted variants of every import format, through the CLI's own code path.
+"""Imports never crash: ≥ 1,000 corrupted variants across every import format (and the LMArena 55k and
+Arena-Hard judgment layouts), through the CLI's own code path.
 
 Each variant either imports (exit 0) and is valid, or is rejected (exit 2) with a message naming the file
 and leaving the store exactly as it was (``info --json`` and a checksum of every table unchanged).  No other
 outcome (a traceback, exit 1) is allowed.  Corruptions are drawn from a seeded generator: type swaps (lists,
 dicts, booleans, huge integers, ±inf, 1e400, NaN), out-of-range and fractional numbers, text over the size
-limit, deeply nested JSON, invalid UTF-8, truncated and empty files, missing and renamed columns.
+limit, deeply nested JSON, invalid UTF-8, truncated and empty files, missing and renamed columns; for a
+bundle also damaged zip members and tables altered with their hashes updated.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import math
 import random
 import shutil
+import zipfile
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -26,7 +31,20 @@ from core.domain import validate
 from core.ingest.common import MAX_QUOTE, MAX_TEXT_CHARS, TSTAMP_RANGE
 from core.store import Store
 
-N_VARIANTS = {"softelo": 260, "lmarena": 300, "contests": 220, "arena-hard": 240}  # 1,020 in all
+# variants per fuzzed layout (1,030 in all); the key names a layout, FORMAT_OF the --format it is imported as
+N_VARIANTS = {
+    "softelo": 120,
+    "lmarena": 130,
+    "lmarena-55k": 100,
+    "contests": 100,
+    "arena-hard": 100,
+    "arena-hard-judgments": 100,
+    "alpaca-eval": 100,
+    "fastchat-mtbench": 100,
+    "mtbench-human": 100,
+    "bundle": 80,
+}
+FORMAT_OF = {"lmarena-55k": "lmarena", "arena-hard-judgments": "arena-hard"}
 TABLES = ("datasets", "imports", "models", "prompts", "completions", "battles", "votes", "judges", "judgments")
 
 DEEP = json.loads("[" * 200 + "]" * 200)
@@ -129,6 +147,134 @@ def _arena_hard(d: Path) -> Path:
     return root
 
 
+def _arena_hard_judgments(d: Path) -> Path:
+    from tests.test_arena_hard_judgments import _v01_dir
+
+    return _v01_dir(d / "ahj")
+
+
+def _alpaca_eval(d: Path) -> Path:
+    from tests.test_alpaca_eval import _records, _write
+
+    return _write(d / "run" / "annotations.json", _records())
+
+
+def _fastchat(d: Path) -> Path:
+    from tests.test_fastchat_mtbench import _write
+
+    return _write(d / "mt_bench")
+
+
+def _mtbench_human_frame() -> pd.DataFrame:
+    from tests.test_mtbench_human import GPT4, HUMAN
+
+    return pd.DataFrame(HUMAN + GPT4)
+
+
+def _frame_55k() -> pd.DataFrame:
+    from tests.test_lmarena_releases import _frame_55k
+
+    return _frame_55k()
+
+
+def _bundle(d: Path) -> Path:
+    from core.app.bundle import export_bundle
+    from core.app.data import import_path
+
+    with Store.open(":memory:") as s:
+        import_path(s, _lmarena_base(d), "lmarena", dataset="b")
+        return export_bundle(s, "b", d / "b.zip").path
+
+
+def _lmarena_base(d: Path) -> Path:
+    path = d / "lm.jsonl"
+    _write_table(_lmarena_frame(), path)
+    return path
+
+
+BASES = {
+    "softelo": _softelo,
+    "contests": _contests,
+    "arena-hard": _arena_hard,
+    "arena-hard-judgments": _arena_hard_judgments,
+    "alpaca-eval": _alpaca_eval,
+    "fastchat-mtbench": _fastchat,
+    "bundle": _bundle,
+}
+FRAMES = {"lmarena": _lmarena_frame, "lmarena-55k": _frame_55k, "mtbench-human": _mtbench_human_frame}
+
+
+def _mutate_record(rec: dict, rng: random.Random) -> None:
+    """One field of a JSON record, or one field one level inside it (a game, a choice, a turn), made bad."""
+    holder: Any = rec
+    key: Any = rng.choice(list(rec) + ["turns", "messages", "games"])
+    inner = rec.get(key)
+    if rng.random() < 0.4 and isinstance(inner, list) and inner:
+        holder, key = inner, rng.randrange(len(inner))
+        if isinstance(inner[key], dict) and inner[key] and rng.random() < 0.7:
+            holder, key = inner[key], rng.choice(list(inner[key]))
+    value = rng.choice(BAD_VALUES + [[{"content": 3}], ["text"], [{"role": "assistant", "content": DEEP}]])
+    if rng.random() < 0.15 and isinstance(holder, dict):
+        holder.pop(key, None)
+    else:
+        holder[key] = value
+
+
+def _json_file(target: Path, rng: random.Random) -> None:
+    """Corrupt a JSON Lines or JSON-list file: its bytes, or one field of one record."""
+    if rng.random() < 0.3:
+        _bytes(target, rng)
+        return
+    text = target.read_text()
+    listed = target.suffix == ".json"
+    records = json.loads(text) if listed else [json.loads(x) for x in text.splitlines() if x.strip()]
+    if not records:
+        return
+    _mutate_record(rng.choice(records), rng)
+    if listed:
+        target.write_text(json.dumps(records, allow_nan=True))
+    else:
+        target.write_text("".join(json.dumps(r, allow_nan=True) + "\n" for r in records))
+
+
+def _bundle_variant(base: Path, work: Path, rng: random.Random) -> Path:
+    """A damaged bundle: bytes of the zip, a member's bytes, or a table corrupted with its hash updated."""
+    out = work / "b.zip"
+    with zipfile.ZipFile(base) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    op = rng.choice(["zip bytes", "member bytes", "table", "table", "manifest"])
+    manifest = json.loads(members["manifest.json"])
+    if op == "member bytes":
+        name = rng.choice([n for n in members if n != "manifest.json"])
+        data = members[name]
+        k = rng.randrange(max(len(data), 1))
+        members[name] = data[:k] + bytes([data[k] ^ 0xFF]) + data[k + 1 :] if data else b"x"
+    elif op == "table":
+        name = rng.choice([n for n in members if n.startswith("tables/") and manifest["files"][n].get("rows")])
+        df = _put(pd.read_parquet(io.BytesIO(members[name])), rng)
+        buf = io.BytesIO()
+        try:
+            df.to_parquet(buf, index=False)
+        except Exception:
+            df = df.astype(str)
+            df.to_parquet(buf, index=False)
+        members[name] = buf.getvalue()
+        manifest["files"][name]["sha256"] = hashlib.sha256(members[name]).hexdigest()
+        manifest["files"][name]["rows"] = len(df)
+    elif op == "manifest":
+        _mutate_record(manifest, rng)
+    try:
+        members["manifest.json"] = json.dumps(manifest, allow_nan=True, default=str).encode()
+    except (TypeError, ValueError, RecursionError):
+        members["manifest.json"] = b"{"
+    with zipfile.ZipFile(out, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    if op == "zip bytes":
+        _bytes(out, rng)
+    return out
+
+
 def _put(df: pd.DataFrame, rng: random.Random) -> pd.DataFrame:
     """One cell, one column or one row corrupted."""
     df = df.copy().astype(object)
@@ -190,6 +336,14 @@ def _variant(fmt: str, base: Path, work: Path, rng: random.Random) -> Path | Non
     if work.exists():
         shutil.rmtree(work)
     work.mkdir()
+    if fmt == "bundle":
+        return _bundle_variant(base, work, rng)
+    if fmt in ("arena-hard-judgments", "alpaca-eval", "fastchat-mtbench"):
+        root = work / "d"
+        shutil.copytree(base.parent if base.is_file() else base, root)
+        files = sorted(p for p in root.rglob("*") if p.suffix in (".json", ".jsonl"))
+        _json_file(rng.choice(files), rng)
+        return root
     if fmt == "arena-hard":
         root = work / "ah"
         shutil.copytree(base, root)
@@ -210,8 +364,8 @@ def _variant(fmt: str, base: Path, work: Path, rng: random.Random) -> Path | Non
             for r in lines:
                 fh.write(json.dumps(r, allow_nan=True) + "\n")
         return root
-    if fmt == "lmarena":
-        df = _put(_lmarena_frame(), rng)
+    if fmt in FRAMES:
+        df = _put(FRAMES[fmt](), rng)
         path = work / f"battles{rng.choice(['.parquet', '.jsonl', '.csv'])}"
         if not _write_table(df, path):
             return None
@@ -257,7 +411,7 @@ def _accepted_is_valid(db: Path, name: str) -> None:
 def test_corrupted_imports_exit_0_or_2_and_a_rejection_changes_nothing(fmt, tmp_path):
     base_dir = tmp_path / "base"
     base_dir.mkdir()
-    base = {"softelo": _softelo, "contests": _contests, "arena-hard": _arena_hard}.get(fmt, lambda d: d)(base_dir)
+    base = BASES.get(fmt, lambda d: d)(base_dir)
     db = tmp_path / "store.duckdb"
     Store.open(db).close()
     before = _checksums(db)
@@ -270,7 +424,7 @@ def test_corrupted_imports_exit_0_or_2_and_a_rejection_changes_nothing(fmt, tmp_
             continue
         tried += 1
         name = f"v{tried}"
-        rc, err = _run(["import", "--db", str(db), "--format", fmt, "--dataset", name, str(path)])
+        rc, err = _run(["import", "--db", str(db), "--format", FORMAT_OF.get(fmt, fmt), "--dataset", name, str(path)])
         assert rc in (0, 2), (fmt, tried, rc, err)
         outcomes[rc] += 1
         if rc == 2:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 
 from core.datahome import DEFAULT_DB
-from core.domain import DatasetTables
+from core.domain import DatasetTables, outcome_of_target
 from core.ingest import ImportResult, IngestError, bulk_plan, content_hash, load
+from core.ingest.common import quote
 from core.ingest.detect import AUTO, detect
 from core.redact import redact_frame
 from core.stats.calibration import TauFit, fit_tau
@@ -155,6 +157,8 @@ def write_import(store: Store, prepared: PreparedImport) -> ImportResult:
         store.write_dataset(tables, content_hash=prepared.digest, fmt=prepared.fmt, source_path=str(prepared.path))
     except StoreError as exc:
         raise IngestError(prepared.path, str(exc)) from None
+    except duckdb.Error as exc:  # a value the reader let through and the schema refuses: rolled back, named
+        raise IngestError(prepared.path, f"the store refused a value ({quote(str(exc).splitlines()[0])})") from None
 
     def count(df: pd.DataFrame | None) -> int:
         return 0 if df is None else len(df)
@@ -209,6 +213,47 @@ def export_table(store: Store, dataset: str, table: str, out: str | Path) -> int
     if table not in EXPORT_TABLES:
         raise ValueError(f"unknown table {table!r}: expected one of {', '.join(EXPORT_TABLES)}")
     df = redact_frame(store.table_frame(dataset, table))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix.lower() == ".parquet":
+        df.to_parquet(out, index=False)
+    else:
+        df.to_csv(out, index=False)
+    return len(df)
+
+
+# arena-rank's outcome names (``arena_rank.utils.data_utils.default_outcome_map``) for our outcome codes
+ARENA_RANK_WINNERS = {"a": "model_a", "b": "model_b", "tie": "tie", "both_bad": "both_bad"}
+
+
+def export_arena_rank(store: Store, dataset: str, out: str | Path, judge: str | None = None) -> int:
+    """Battles in arena-rank's layout (model_a, model_b, winner ∈ model_a/model_b/tie/both_bad), one row
+    per human vote, or with ``judge`` one row per battle the judge labelled (its hard label); returns rows."""
+    out = Path(out)
+    if out.suffix.lower() not in (".parquet", ".csv"):
+        raise ValueError(f"{out}: expected a .parquet or .csv file name")
+    if judge is None:
+        votes = store.votes_frame(dataset)
+        if votes.empty:
+            raise ValueError(f"dataset {dataset!r} has no human votes; pass --judge to export a judge's labels")
+        winner = votes["winner"].map(ARENA_RANK_WINNERS)
+        df = pd.DataFrame({"model_a": votes["model_a"], "model_b": votes["model_b"], "winner": winner})
+        df["annotator"] = votes["annotator"]
+        df["battle_id"] = votes["battle_id"]
+    else:
+        frame = store.battle_frame(dataset, judge)
+        labelled = frame[frame["judge_hard"].notna()]
+        if labelled.empty:
+            raise ValueError(f"judge {judge!r} has no usable labels in dataset {dataset!r}")
+        code = outcome_of_target(labelled["judge_hard"].to_numpy(float))
+        df = pd.DataFrame(
+            {
+                "model_a": labelled["model_a"].to_numpy(),
+                "model_b": labelled["model_b"].to_numpy(),
+                "winner": pd.Series(code).map(ARENA_RANK_WINNERS).to_numpy(),
+                "judge": judge,
+                "battle_id": labelled["battle_id"].to_numpy(),
+            }
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix.lower() == ".parquet":
         df.to_parquet(out, index=False)

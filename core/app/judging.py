@@ -25,6 +25,7 @@ import pandas as pd
 from core import redact
 from core.judging.client import connection_test
 from core.judging.config import TEMPLATES, ConfigError, JudgeConfig, from_mapping, load_toml, to_toml
+from core.judging.prompts import Turns
 from core.judging.runner import EndpointRefused, EndpointUnreachable, RunStats, Unit, execute
 from core.stats.bias import echo_intervention_summary
 from core.stats.budget import balanced_subsample
@@ -121,12 +122,24 @@ def plan(
         per_model = max(1, int(np.ceil(2 * target / len(orders) / max(n_models, 1))))
         battles = balanced_subsample(battles, per_model, np.random.default_rng(seed))
     units = [
-        Unit(int(r.battle_id), o, r.prompt, r.text_a, r.text_b if r.text_b is not None else "")
+        Unit(int(r.battle_id), o, r.prompt, r.text_a, r.text_b if r.text_b is not None else "", turns=_turns(r))
         for r in battles.itertuples()
         for o in orders
         if (int(r.battle_id), o) not in have
     ]
     return units[:limit] if limit else units
+
+
+def _turns(r: Any) -> Turns | None:
+    """A battle's conversation turn by turn, when its prompt has several turns (stored as JSON lists)."""
+    if not isinstance(r.prompt_turns, str):
+        return None
+    asked = json.loads(r.prompt_turns)
+
+    def answers(stored: Any, text: str | None) -> list[str | None]:
+        return json.loads(stored) if isinstance(stored, str) else [text]
+
+    return asked, answers(r.turns_a, r.text_a), answers(r.turns_b, r.text_b)
 
 
 def plan_echo_intervention(

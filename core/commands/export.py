@@ -1,4 +1,4 @@
-"""``python -m core export``: a table of one dataset to Parquet or CSV."""
+"""``python -m core export``: a table of one dataset to Parquet or CSV, or a publishable bundle."""
 
 from __future__ import annotations
 
@@ -9,21 +9,52 @@ from core.commands._common import add_db_arg, open_store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("export", help="export battles or judgments of a dataset")
+    p = sub.add_parser(
+        "export", help="export a dataset: battles, judgments, arena-rank's layout, or a bundle with its leaderboards"
+    )
     add_db_arg(p)
     p.add_argument("--dataset", required=True)
-    p.add_argument("--table", required=True, choices=["battles", "judgments"])
-    p.add_argument("--out", required=True, help="output file, .parquet or .csv")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument(
+        "--table",
+        choices=["battles", "judgments", "arena-rank"],
+        help="one table to --out; arena-rank: model_a, model_b, winner per human vote (or per battle with --judge)",
+    )
+    what.add_argument(
+        "--bundle",
+        metavar="OUT.zip",
+        help="a zip with the dataset, its leaderboards with intervals, judge configurations and a manifest",
+    )
+    p.add_argument("--out", help="output file for --table, .parquet or .csv")
+    p.add_argument("--judge", help="arena-rank: this judge's hard labels; bundle: only this judge's judgments")
+    p.add_argument("--alpha", type=float, default=0.1, help="bundle: miscoverage of the conformal intervals")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from core.app import StoreError
-    from core.app.data import export_table
+    from core.app.data import export_arena_rank, export_table
 
+    if args.table and not args.out:
+        raise UserError("--table needs --out (a .parquet or .csv file)")
+    if args.bundle:
+        from core.app.bundle import export_bundle
+
+        with open_store(args.db, read_only=True) as store:
+            try:
+                done = export_bundle(store, args.dataset, args.bundle, judge=args.judge, alpha=args.alpha)
+            except (StoreError, ValueError) as exc:
+                raise UserError(str(exc)) from None
+        print(f"wrote {done.path}: {done.n_files} files, leaderboards {', '.join(done.leaderboards)}")
+        return 0
+    if args.judge and args.table != "arena-rank":
+        raise UserError("--judge applies to --table arena-rank and to --bundle")
     with open_store(args.db, read_only=True) as store:
         try:
-            n = export_table(store, args.dataset, args.table, args.out)
+            if args.table == "arena-rank":
+                n = export_arena_rank(store, args.dataset, args.out, judge=args.judge)
+            else:
+                n = export_table(store, args.dataset, args.table, args.out)
         except (StoreError, ValueError) as exc:
             raise UserError(str(exc)) from None
     print(f"wrote {n} rows to {args.out}")

@@ -1,4 +1,39 @@
-"""An Arena-Hard-Auto directory: question.jsonl and model_answer/*.jsonl (real completions, no verdicts)."""
+"""An Arena-Hard-Auto directory: question.jsonl, model_answer/*.jsonl and, when present, model_judgment/.
+
+Without ``model_judgment/`` the directory gives prompts, real completions and
+one unjudged battle per prompt and pair of answering models.
+
+With ``model_judgment/<judge>/<model>.jsonl`` files, each record is one
+judge's two games of a model against the baseline on one question:
+
+* v0.1: ``{question_id, model, judge, games: [{user_prompt, judgment, score}, …]}``;
+  the baseline is implicit, :data:`DEFAULT_BASELINE` (Arena-Hard v0.1's
+  ``baseline_model``);
+* v2: ``{uid, category, judge, model, baseline, games: [{score, judgment, prompt}, …]}``,
+  ``judgment`` a string or ``{answer, …}``.
+
+Game 1 shows the baseline as A and the model as B; game 2 swaps them.  The
+battles are then the judged ones: one per (question, baseline, model) with
+model_a = the baseline and model_b = the model (answers of models nobody
+judged stay as completions, in no battle).  Game 1 is the judgment in order
+``ab``, game 2 in order ``ba``.  The judge is the record's ``judge`` field
+(the folder name when the field is absent; the two are not required to
+agree, since folders get renamed).
+
+Scores ``A>>B, A>B, A=B (B=A), B>A, B>>A`` are converted to battle terms:
+``grade`` 2 … −2 (2 = model_a much better) and ``verdict`` its direction
+('a', 'b', 'tie').  A null score (the judge wrote no ``[[verdict]]``) or an
+unrecognised one is kept as an unparsed judgment: verdict None, its text in
+``raw_output`` and the reason in ``parse_error``.  The hard label the
+leaderboard fits uses the direction only: Arena-Hard's own practice of
+counting a strong verdict (A>>B) as several wins is NOT applied; the grade
+is stored for analyses that want it.
+
+A record judging the baseline against itself makes no battle and is skipped
+(counted in the dataset's meta).  Both answers of every judged battle must be in model_answer/ (so the battle
+links its prompt and completions); a judgment naming a question, model or
+baseline without an answer is refused, naming the judgment file, row and field.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +47,7 @@ from core.domain import DatasetTables
 from core.ingest.common import (
     MAX_QUOTE,
     IngestError,
+    guess_family,
     message_text,
     models_frame,
     quote,
@@ -20,9 +56,16 @@ from core.ingest.common import (
     with_style,
 )
 
+DEFAULT_BASELINE = "gpt-4-0314"  # v0.1 judgments name no baseline: Arena-Hard v0.1's baseline_model
+JUDGMENT_DIR = "model_judgment"
+# A game's score (A shown first) → the grade of A over B: 2 = A much better … −2 = B much better.
+GAME_GRADES = {"A>>B": 2, "A>B": 1, "A=B": 0, "B=A": 0, "B>A": -1, "B>>A": -2}
+GRADE_VERDICT = {2: "a", 1: "a", 0: "tie", -1: "b", -2: "b"}
+
 
 def read(path: str | Path, dataset: str | None = None, judge: str | None = None) -> DatasetTables:
-    """Prompts, real completions, and one unjudged battle per prompt and model pair."""
+    """Prompts, real completions, and either the judged battles (with model_judgment/) or one unjudged battle
+    per prompt and model pair."""
     root = Path(path)
     qfile, adir = root / "question.jsonl", root / "model_answer"
     if not root.is_dir():
@@ -78,6 +121,30 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
             field="uid",
         )
     completions = with_style(completions)
+    jdir = root / JUDGMENT_DIR
+    jfiles = sorted(f for f in jdir.glob("*/*.jsonl") if f.is_file()) if jdir.is_dir() else []
+    if jfiles:
+        answered = set(zip(completions["prompt_key"].tolist(), completions["model"].tolist()))
+        battles_df, judgments, skipped = _judged(jfiles, uid_key, answered, prompts)
+        names = sorted(set(judgments["judge"]))
+        return DatasetTables(
+            name=dataset or root.name,
+            source="arena-hard",
+            models=models_frame(completions["model"]),
+            battles=battles_df,
+            prompts=pd.DataFrame(prompts),
+            completions=completions,
+            judges=pd.DataFrame(
+                {"judge": names, "family": [guess_family(n) for n in names], "prompt_version": "imported"}
+            ),
+            judgments=judgments,
+            meta={
+                "format": "arena-hard",
+                "dir": root.name,
+                "judgments": "games against the baseline; grade −2…2 kept, hard labels use its direction only",
+                "skipped_self_judgments": skipped,
+            },
+        )
     battles = []
     for pk, grp in completions.groupby("prompt_key", sort=True):
         for ma, mb in itertools.combinations(sorted(grp["model"]), 2):
@@ -125,3 +192,121 @@ def _answer(path: Path, rec: dict, row: int) -> str:
     if answer is None:
         raise IngestError(path, "no answer text at messages[-1].content", row=row, field="messages")
     return answer
+
+
+def _name(path: Path, rec: dict, row: int, field: str, default: str | None = None) -> str:
+    """A model, baseline or judge name: non-empty text of at most ``MAX_QUOTE`` characters."""
+    value = text_value(path, rec.get(field), row, field)
+    name = (value if value is not None else default or "").strip()
+    if not name:
+        raise IngestError(path, "missing name", row=row, field=field)
+    if len(name) > MAX_QUOTE:
+        raise IngestError(path, f"a name of {len(name):,} characters (at most {MAX_QUOTE})", row=row, field=field)
+    return name
+
+
+def _judged(
+    files: list[Path], uid_key: dict[str, int], answered: set[tuple[int, str]], prompts: list[dict]
+) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """The judged battles (baseline as model_a), their judgments in battle terms, and how many records judged
+    the baseline against itself (skipped)."""
+    skipped = 0
+    battle_of: dict[tuple[int, str, str], int] = {}
+    battles: list[dict] = []
+    rows: list[dict] = []
+    seen: dict[tuple[int, str], tuple[Path, int]] = {}
+    for f in files:
+        for i, rec in read_jsonl_lines(f):
+            qfield = "uid" if "uid" in rec else "question_id"
+            uid = text_value(f, rec.get(qfield), i, qfield)
+            if uid is None:
+                raise IngestError(f, "missing question id", row=i, field=qfield)
+            if uid not in uid_key:
+                raise IngestError(f, f"judgment of unknown question {quote(uid)}", row=i, field=qfield)
+            pk = uid_key[uid]
+            model = _name(f, rec, i, "model")
+            baseline = _name(f, rec, i, "baseline", DEFAULT_BASELINE)
+            judge = _name(f, rec, i, "judge", f.parent.name)
+            if model == baseline:  # the baseline against itself: no battle (Arena-Hard scores it 50% by fiat)
+                skipped += 1
+                continue
+            for who, field in ((model, "model"), (baseline, "baseline")):
+                if (pk, who) not in answered:
+                    extra = "" if field == "model" or "baseline" in rec else " (the default baseline of v0.1)"
+                    raise IngestError(
+                        f,
+                        f"{field} {quote(who)}{extra} has no answer to question {quote(uid)} in model_answer/",
+                        row=i,
+                        field=field,
+                    )
+            games = rec.get("games")
+            if not isinstance(games, list) or not 1 <= len(games) <= 2 or not all(isinstance(g, dict) for g in games):
+                raise IngestError(
+                    f,
+                    f"expected a list of one or two games {{score, judgment}}, got {quote(games)}",
+                    row=i,
+                    field="games",
+                )
+            key = (pk, baseline, model)
+            if key not in battle_of:
+                battle_of[key] = len(battles)
+                battles.append(
+                    {
+                        "battle_key": len(battles),
+                        "prompt_key": pk,
+                        "model_a": baseline,
+                        "model_b": model,
+                        "external_id": prompts[pk]["external_id"],
+                        "language": "en",
+                    }
+                )
+            done = (battle_of[key], judge)
+            if done in seen:
+                first, first_row = seen[done]
+                raise IngestError(
+                    f,
+                    f"judge {quote(judge)} judged {quote(model)} against {quote(baseline)} on question {quote(uid)} "
+                    f"twice (first in {first.name}, row {first_row})",
+                    row=i,
+                    field=qfield,
+                )
+            seen[done] = (f, i)
+            for g, game in enumerate(games):
+                rows.append(_game(f, i, g, game, battle_of[key], judge))
+    if not battles:
+        raise IngestError(
+            files[0].parent.parent, "no judgment of a model against its baseline in model_judgment/*/*.jsonl"
+        )
+    battles_df = pd.DataFrame(battles).astype({"battle_key": np.int64})
+    judgments = pd.DataFrame(rows)
+    judgments["grade"] = judgments["grade"].astype("Int64")
+    return battles_df, judgments, skipped
+
+
+def _game(path: Path, row: int, g: int, game: dict, battle_key: int, judge: str) -> dict:
+    """One game as a judgment in battle terms: game 1 shows model_a (the baseline) as A, game 2 as B."""
+    field = f"games[{g + 1}]"
+    raw = message_text(path, game.get("judgment"), row, f"{field}.judgment")
+    score = game.get("score")
+    grade: int | None = None
+    error: str | None = None
+    if score is None:
+        error = "no score: the judge's output had no [[verdict]]"
+    elif not isinstance(score, str):
+        raise IngestError(
+            path, f"expected a score such as 'A>B' or null, got {quote(score)}", row=row, field=f"{field}.score"
+        )
+    elif score.strip() in GAME_GRADES:
+        grade = GAME_GRADES[score.strip()] * (1 if g == 0 else -1)
+    else:
+        error = f"unrecognised score {quote(score)} (expected one of {', '.join(GAME_GRADES)})"
+    return {
+        "battle_key": battle_key,
+        "judge": judge,
+        "order": "ab" if g == 0 else "ba",
+        "prompt_version": "imported",
+        "verdict": None if grade is None else GRADE_VERDICT[grade],
+        "grade": grade,
+        "raw_output": raw,
+        "parse_error": error,
+    }

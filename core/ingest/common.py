@@ -429,7 +429,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def with_style(comp: pd.DataFrame) -> pd.DataFrame:
-    counts = [style_counts(t) for t in comp["text"].tolist()]
+    counts = [style_counts(t) if isinstance(t, str) else None for t in comp["text"].tolist()]
     comp = comp.copy()
     comp["length"] = [c.length if c else None for c in counts]
     comp["n_headers"] = [c.n_headers if c else None for c in counts]

@@ -1,10 +1,20 @@
-"""LMArena battles (Parquet, CSV or JSONL).
+"""LMArena battles (Parquet, CSV or JSONL), in each release's layout.
 
-Columns: model_a, model_b, winner[, judge (the annotator), conversation_a/b, turn, language, tstamp].
+Columns: model_a, model_b, and the winner, either one ``winner`` column (``chatbot_arena_conversations``,
+``arena-human-preference-100k`` and ``-140k``) or the one-hot ``winner_model_a / winner_model_b /
+winner_tie`` of ``arena-human-preference-55k``; optionally judge (the annotator), question_id or id,
+turn, language, tstamp, and the texts: ``conversation_a/b`` (lists of ``{role, content}``, where content
+is a string or a list of ``{type, text, …}`` parts) or 55k's ``prompt / response_a / response_b`` (JSON
+lists of strings, one per turn).
+
+Conversations are kept whole: a prompt's text is its first user message and a completion's text is
+every assistant message joined; with more than one turn, ``turns`` keeps each turn apart (JSON lists)
+so a judge sees the conversation as the voter did.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +33,8 @@ from core.ingest.common import (
     float_values,
     int_column,
     is_missing,
+    load_json,
+    message_text,
     models_frame,
     quote,
     read_table_file,
@@ -41,12 +53,18 @@ from core.store.bulk import (
 )
 from core.store.errors import StoreError
 
+# arena-human-preference-55k: one 0/1 column per outcome instead of ``winner``
+ONE_HOT_WINNERS: dict[str, str] = {"winner_model_a": "a", "winner_model_b": "b", "winner_tie": "tie"}
+# arena-human-preference-55k: JSON-encoded lists of strings, one per turn
+TURN_LISTS: tuple[str, ...] = ("prompt", "response_a", "response_b")
+
 
 def read(path: str | Path, dataset: str | None = None, judge: str | None = None) -> DatasetTables:
     path = Path(path)
     df = read_table_file(path)
     df.columns = [str(c).strip() for c in df.columns]
-    for col in ("model_a", "model_b", "winner"):
+    one_hot = "winner" not in df.columns and all(c in df.columns for c in ONE_HOT_WINNERS)
+    for col in ("model_a", "model_b", *(() if one_hot else ("winner",))):
         if col not in df.columns:
             raise IngestError(path, f"missing required column {col!r}; found {list(df.columns)}", field=col)
     if df.empty:
@@ -55,15 +73,10 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
     same = np.flatnonzero(df["model_a"].to_numpy() == df["model_b"].to_numpy())
     if len(same):
         raise IngestError(path, "a model cannot battle itself", row=int(same[0]) + 1, field="model_b")
-    winners = []
-    for i, v in enumerate(df["winner"].tolist()):
-        code = ARENA_WINNERS.get(str(v).strip().lower()) if isinstance(v, str) else None
-        if code is None:
-            raise IngestError(path, _winner_problem(None if is_missing(v) else v), row=i + 1, field="winner")
-        winners.append(code)
+    winners = _one_hot_winners(path, df) if one_hot else _winners(path, df)
     n = len(df)
     keys = np.arange(n, dtype=np.int64)
-    ext = text_column(path, df, "question_id")
+    ext = text_column(path, df, "question_id" if "question_id" in df.columns or "id" not in df.columns else "id")
     battles = pd.DataFrame(
         {
             "battle_key": keys,
@@ -77,26 +90,32 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
     )
     votes = pd.DataFrame({"battle_key": keys, "winner": winners, "annotator": text_column(path, df, "judge")})
     prompts = completions = None
-    if "conversation_a" in df.columns and "conversation_b" in df.columns:
-        texts_a, texts_b, ptext = [], [], []
-        for i, (ca, cb) in enumerate(zip(df["conversation_a"].tolist(), df["conversation_b"].tolist())):
-            conv_a = conversation(path, ca, i + 1, "conversation_a")
-            conv_b = conversation(path, cb, i + 1, "conversation_b")
-            texts_a.append(next((text for role, text in reversed(conv_a) if role == "assistant"), None))
-            texts_b.append(next((text for role, text in reversed(conv_b) if role == "assistant"), None))
-            ptext.append(next((text for role, text in conv_a if role == "user"), None))
+    turns = _turns(path, df)
+    if turns is not None:
+        asked, said_a, said_b = turns
         # Each battle gets its own prompt: the same question id can carry
         # different conversations (multi-turn), so completions are per battle.
-        prompts = pd.DataFrame({"prompt_key": keys, "external_id": ext, "text": ptext, "language": battles["language"]})
+        prompts = pd.DataFrame(
+            {
+                "prompt_key": keys,
+                "external_id": ext,
+                "text": [t[0] if t else None for t in asked],
+                "language": battles["language"],
+                "turns": [_turn_list(t) for t in asked],
+            }
+        )
         comp = pd.DataFrame(
             {
                 "prompt_key": np.concatenate([keys, keys]),
                 "model": np.concatenate([battles.model_a.to_numpy(), battles.model_b.to_numpy()]),
-                "text": texts_a + texts_b,
+                "text": [_joined(t) for t in said_a + said_b],
+                "turns": [_turn_list(t) for t in said_a + said_b],
             }
         )
         completions = with_style(comp)
         battles["prompt_key"] = keys
+        if battles["turn"].isna().all():  # LMArena's turn is the number of user turns
+            battles["turn"] = pd.array([len(t) or None for t in asked], dtype="Int32")
     return DatasetTables(
         name=dataset or path.stem,
         source="lmarena",
@@ -107,6 +126,92 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         completions=completions,
         meta={"format": "lmarena", "file": path.name, "rows": n},
     )
+
+
+def _winners(path: Path, df: pd.DataFrame) -> list[str]:
+    winners = []
+    for i, v in enumerate(df["winner"].tolist()):
+        code = ARENA_WINNERS.get(str(v).strip().lower()) if isinstance(v, str) else None
+        if code is None:
+            raise IngestError(path, _winner_problem(None if is_missing(v) else v), row=i + 1, field="winner")
+        winners.append(code)
+    return winners
+
+
+def _one_hot_winners(path: Path, df: pd.DataFrame) -> list[str]:
+    """55k's ``winner_model_a / winner_model_b / winner_tie``: each 0 or 1, exactly one 1 per row."""
+    flags = {}
+    for col in ONE_HOT_WINNERS:
+        values = df[col].tolist()
+        for i, v in enumerate(values):
+            if isinstance(v, bool) or (isinstance(v, (int, float, np.integer, np.floating)) and v in (0, 1)):
+                continue
+            if isinstance(v, str) and v.strip() in ("0", "1"):
+                continue
+            raise IngestError(path, f"expected 0 or 1, got {quote(v)}", row=i + 1, field=col)
+        flags[col] = np.array([int(str(v).strip()) if isinstance(v, str) else int(v) for v in values])
+    total = sum(flags.values())
+    bad = np.flatnonzero(total != 1)
+    if len(bad):
+        i = int(bad[0])
+        got = ", ".join(f"{c}={flags[c][i]}" for c in ONE_HOT_WINNERS)
+        raise IngestError(path, f"exactly one winner column must be 1, got {got}", row=i + 1, field="winner_model_a")
+    codes = np.array(list(ONE_HOT_WINNERS.values()))
+    return codes[np.argmax(np.column_stack(list(flags.values())), axis=1)].tolist()
+
+
+Turns = list[list[str | None]]
+
+
+def _turns(path: Path, df: pd.DataFrame) -> tuple[Turns, Turns, Turns] | None:
+    """Per battle: the user's turns and each side's answers, from whichever text columns the file has."""
+    if "conversation_a" in df.columns and "conversation_b" in df.columns:
+        asked, said_a, said_b = [], [], []
+        for i, (ca, cb) in enumerate(zip(df["conversation_a"].tolist(), df["conversation_b"].tolist())):
+            conv_a = conversation(path, ca, i + 1, "conversation_a")
+            conv_b = conversation(path, cb, i + 1, "conversation_b")
+            asked.append([text for role, text in conv_a if role == "user"])
+            said_a.append([text for role, text in conv_a if role == "assistant"])
+            said_b.append([text for role, text in conv_b if role == "assistant"])
+        return asked, said_a, said_b
+    if all(c in df.columns for c in TURN_LISTS):
+        lists: tuple[Turns, Turns, Turns] = ([], [], [])
+        for col, out in zip(TURN_LISTS, lists):
+            for i, v in enumerate(df[col].tolist()):
+                out.append(_text_list(path, v, i + 1, col))
+        return lists
+    return None
+
+
+def _text_list(path: Path, value: Any, row: int, field: str) -> list[str | None]:
+    """55k's per-turn texts: a JSON list of strings (null for a turn with no answer), or one plain string."""
+    if is_missing(value):
+        return []
+    if isinstance(value, str):
+        stripped = value.strip()
+        if not stripped.startswith("["):
+            return [message_text(path, value, row, field)]
+        if len(value) > MAX_TEXT_CHARS * 4:
+            raise IngestError(path, f"text list of {len(value):,} characters", row=row, field=field)
+        value = load_json(path, value, row, field)
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        raise IngestError(path, f"expected a list of texts, one per turn, got {quote(value)}", row=row, field=field)
+    out: list[str | None] = []
+    for item in value:
+        if item is not None and not isinstance(item, str):
+            raise IngestError(path, f"a turn is not a text: {quote(item)}", row=row, field=field)
+        out.append(message_text(path, item, row, field))
+    return out
+
+
+def _joined(turns: list[str | None]) -> str | None:
+    texts = [t for t in turns if t is not None]
+    return "\n\n".join(texts) if texts else None
+
+
+def _turn_list(turns: list[str | None]) -> str | None:
+    """The JSON list of a conversation's turns, kept only when there is more than one."""
+    return json.dumps(turns, ensure_ascii=False) if len(turns) > 1 else None
 
 
 # ------------------------------------------------------------ the SQL path
@@ -129,6 +234,8 @@ def bulk_plan(path: str | Path, dataset: str | None = None, judge: str | None = 
     with pf:
         if any(name != name.strip() for name in pf.types) or not plain_arena_types(pf.types) or pf.n_rows() == 0:
             return None
+        if "winner" not in pf.types and all(c in pf.types for c in ONE_HOT_WINNERS):
+            return None  # 55k's one-hot winners: the reader maps them
         for col in ("model_a", "model_b", "winner"):
             if col not in pf.types:
                 raise IngestError(path, f"missing required column {col!r}; found {list(pf.types)}", field=col)

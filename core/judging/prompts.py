@@ -9,7 +9,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from core.domain import CRITERIA
+
+# a multi-turn conversation: the user's turns, side a's answers, side b's answers (battle terms)
+Turns = tuple[Sequence[str | None], Sequence[str | None], Sequence[str | None]]
 
 TEMPLATE_VERSIONS = {"rubric": "v1", "ab-logprob": "v1", "two-stage": "v1", "echo": "v1"}
 
@@ -54,26 +59,53 @@ def _pair_message(prompt: str, first: str, second: str) -> str:
     )
 
 
-def render(template: str, prompt: str, text_a: str, text_b: str, order: str) -> list[dict]:
-    """Chat messages for one call; ``order`` 'ab' shows the battle's a first, 'ba' shows b first."""
+def _conversation_message(
+    asked: Sequence[str | None], first: Sequence[str | None], second: Sequence[str | None]
+) -> str:
+    """Both conversations, turn by turn: the user's turns are the same on both sides, the answers differ."""
+
+    def transcript(label: str, answers: Sequence[str | None]) -> str:
+        lines = [f"[Conversation with Assistant {label}]"]
+        for k, question in enumerate(asked):
+            answer = answers[k] if k < len(answers) else None
+            lines.append(f"[User, turn {k + 1}]\n{question or ''}")
+            lines.append(f"[Assistant {label}, turn {k + 1}]\n{answer or ''}")
+        lines.append(f"[End of conversation with Assistant {label}]")
+        return "\n\n".join(lines)
+
+    return (
+        "Judge the assistants' answers over the whole conversation, the last turn included.\n\n"
+        + transcript("A", first)
+        + "\n\n"
+        + transcript("B", second)
+    )
+
+
+def render(template: str, prompt: str, text_a: str, text_b: str, order: str, turns: Turns | None = None) -> list[dict]:
+    """Chat messages for one call; ``order`` 'ab' shows the battle's a first, 'ba' shows b first.
+
+    ``turns`` (the user's turns and each side's answers) shows a multi-turn conversation whole;
+    without it, or with a single turn, the prompt and the two answers are shown as they are.
+    """
     first, second = (text_a, text_b) if order == "ab" else (text_b, text_a)
+    pair = _pair_message(prompt, first, second)
+    if turns is not None and len(turns[0]) > 1:
+        asked, turns_a, turns_b = turns
+        pair = _conversation_message(asked, *((turns_a, turns_b) if order == "ab" else (turns_b, turns_a)))
     if template == "rubric":
         return [
             {"role": "system", "content": RUBRIC_SYSTEM},
-            {"role": "user", "content": _pair_message(prompt, first, second)},
+            {"role": "user", "content": pair},
         ]
     if template == "ab-logprob":
         return [
             {"role": "system", "content": AB_SYSTEM},
-            {
-                "role": "user",
-                "content": _pair_message(prompt, first, second) + "\n\nWhich answer is better? Reply A or B.",
-            },
+            {"role": "user", "content": pair + "\n\nWhich answer is better? Reply A or B."},
         ]
     if template == "two-stage":
         return [
             {"role": "system", "content": TWO_STAGE_SYSTEM},
-            {"role": "user", "content": _pair_message(prompt, first, second)},
+            {"role": "user", "content": pair},
         ]
     if template == "echo":
         return [
@@ -83,4 +115,4 @@ def render(template: str, prompt: str, text_a: str, text_b: str, order: str) -> 
     raise ValueError(f"unknown template {template!r}")
 
 
-__all__ = ["render", "TEMPLATE_VERSIONS", "CRITERIA"]
+__all__ = ["render", "TEMPLATE_VERSIONS", "CRITERIA", "Turns"]

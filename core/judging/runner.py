@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from core.judging.config import JudgeConfig
 from core.judging.parsing import parse
-from core.judging.prompts import render
+from core.judging.prompts import Turns, render
 
 MAX_RAW_CHARS = 65_536  # raw output kept per judgment; longer outputs are cut and flagged raw_truncated
 
@@ -54,6 +54,7 @@ class Unit:
     text_a: str
     text_b: str
     variant: str = "original"  # 'echo_a' / 'echo_b': the echo intervention's counterfactuals
+    turns: Turns | None = None  # a multi-turn conversation, shown whole
 
 
 @dataclass
@@ -254,7 +255,7 @@ async def _call(
     """One unit: retries transient failures, waits out outages, classifies the endpoint's answer."""
     import openai
 
-    messages = render(cfg.template, unit.prompt, unit.text_a, unit.text_b, unit.order)
+    messages = render(cfg.template, unit.prompt, unit.text_a, unit.text_b, unit.order, unit.turns)
     kwargs = dict(model=cfg.model, messages=messages, temperature=cfg.temperature, max_tokens=cfg.max_tokens)
     if cfg.uses_logprobs:
         kwargs.update(logprobs=True, top_logprobs=cfg.top_logprobs, max_tokens=1)

@@ -65,6 +65,74 @@ class DatasetWrites(StoreBase):
             self._insert_tables(cur, ds_id, tables)
         return ds_id
 
+    def dataset_tables(self, name: str, judges: list[str] | None = None) -> DatasetTables:
+        """A stored dataset as the :class:`DatasetTables` that would write it again (the inverse of
+        :meth:`write_dataset`): keys are the stored ids, rows in id order, so a rewrite keeps every
+        order-dependent result (online Elo replays, seeded bootstraps) the same.
+
+        ``judges``: only these judges' judgments (default: every judge's).  Calls that got no response
+        (transport failures) are not judgments and are left out.
+        """
+        info = self.dataset(name)
+        ds = info.dataset_id
+        cur = self._cur()
+
+        def frame(sql: str, *params: object) -> pd.DataFrame:
+            return cur.execute(sql, [ds, *params]).df()
+
+        scores = ", ".join(f"g.{c}" for c in TABLE_SPEC["judgments"]["optional"] if c.startswith(("a_", "b_")))
+        judge_filter = ""
+        params: list[object] = []
+        if judges is not None:
+            judge_filter = f"AND j.name IN ({', '.join('?' for _ in judges)})"
+            params = list(judges)
+        judgments = frame(
+            f"""SELECT g.battle_id AS battle_key, j.name AS judge, g."order", g.prompt_version, g.verdict, {scores},
+                       g.p_a, g.confidence, g.raw_output, g.parse_error, g.latency_ms, g.prompt_tokens,
+                       g.completion_tokens, g.variant, g.grade
+                FROM judgments g JOIN battles b USING (battle_id) JOIN judges j USING (judge_id)
+                WHERE b.dataset_id = ? AND NOT coalesce(g.call_failed, false) {judge_filter}
+                ORDER BY g.judgment_id""",
+            *params,
+        )
+        names = sorted(set(judgments["judge"]))
+        judge_rows = cur.execute(
+            f"""SELECT name AS judge, family, model, base_url, template, prompt_version, profile, params_json
+                FROM judges WHERE name IN ({", ".join("?" for _ in names) or "NULL"}) ORDER BY name""",
+            names,
+        ).df()
+        row = cur.execute("SELECT meta_json FROM datasets WHERE dataset_id = ?", [ds]).fetchone()
+        meta = json.loads(row[0] or "{}") if row else {}
+        return DatasetTables(
+            name=info.name,
+            source=info.source,
+            models=frame("SELECT model, family, true_elo, notes FROM models WHERE dataset_id = ? ORDER BY model"),
+            battles=frame(
+                """SELECT battle_id AS battle_key, model_a, model_b, prompt_id AS prompt_key, external_id, language,
+                          turn, tstamp
+                   FROM battles WHERE dataset_id = ? ORDER BY battle_id"""
+            ),
+            prompts=frame(
+                """SELECT prompt_id AS prompt_key, external_id, text, language, category, reference, verifiable, turns
+                   FROM prompts WHERE dataset_id = ? ORDER BY prompt_id"""
+            ),
+            completions=frame(
+                """SELECT prompt_id AS prompt_key, model, text, length, n_headers, n_bold, n_list_items, correct, echo,
+                          direct_label, turns
+                   FROM completions WHERE dataset_id = ? ORDER BY completion_id"""
+            ),
+            votes=frame(
+                """SELECT v.battle_id AS battle_key, v.winner, v.annotator
+                   FROM votes v JOIN battles b USING (battle_id) WHERE b.dataset_id = ? ORDER BY v.rowid"""
+            ),
+            annotators=frame(
+                "SELECT annotator, kind, true_ability FROM annotators WHERE dataset_id = ? ORDER BY annotator"
+            ),
+            judges=judge_rows,
+            judgments=judgments,
+            meta=meta,
+        )
+
     def delete_dataset(self, name: str) -> None:
         info = self.dataset(name)
         with self.transaction() as cur:

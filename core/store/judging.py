@@ -114,13 +114,14 @@ class JudgingStore(StoreBase):
 
     # -------------------------------------------------------------- judging
     def battles_for_judging(self, dataset: str) -> pd.DataFrame:
-        """Battles with the texts a judge prompt needs (prompt, both completions)."""
+        """Battles with the texts a judge prompt needs (prompt, both completions, and their turns if several)."""
         ds = self.dataset(dataset).dataset_id
         return (
             self._cur()
             .execute(
                 """SELECT b.battle_id, b.model_a, b.model_b, p.text AS prompt, ca.text AS text_a,
-                      cb.text AS text_b, b.language
+                      cb.text AS text_b, b.language, p.turns AS prompt_turns, ca.turns AS turns_a,
+                      cb.turns AS turns_b
                FROM battles b LEFT JOIN prompts p USING (prompt_id)
                LEFT JOIN completions ca ON ca.completion_id = b.completion_a
                LEFT JOIN completions cb ON cb.completion_id = b.completion_b

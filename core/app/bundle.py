@@ -1,0 +1,168 @@
+"""A publishable bundle: one dataset's data, its leaderboards and how they were made, in one zip.
+
+Layout (``BUNDLE_FORMAT`` version ``BUNDLE_VERSION``)::
+
+    manifest.json                 what is inside: dataset, judges, parameters, code version, and the
+                                  SHA-256 and row count of every other file
+    tables/<table>.parquet        the dataset as it is stored (models, prompts, completions, battles,
+                                  votes, annotators, judges, judgments), keys as stored
+    leaderboards/<name>.csv       the leaderboard as printed (rank, Elo and intervals, rounded as the
+                                  app shows them); <name> is the judge, or ``human`` without one
+    leaderboards/<name>.json      the same view at full precision, its headline and coverage sentence
+    judges/<judge>.json           the judge's configuration (as stored: never a key)
+
+``python -m core import --format bundle`` reads it back (:mod:`core.ingest.bundle`), checks every
+hash, and the leaderboards recomputed from the imported tables with the manifest's parameters print
+the same digits.  Every text passes through the redaction step first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from core import redact
+from core.store import Store
+from core.version import code_version
+
+BUNDLE_FORMAT = "arena-leaderboard-bundle"
+BUNDLE_VERSION = 1
+DEFAULT_ALPHA = 0.1
+
+
+@dataclass(frozen=True)
+class BundleWritten:
+    path: Path
+    dataset: str
+    judges: list[str]
+    leaderboards: list[str]
+    n_files: int
+
+
+def safe_name(name: str) -> str:
+    """A judge or dataset name as a file name inside the zip (letters, digits, - _ . kept)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)[:80] or "_"
+
+
+def _parquet(df: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def _json_ready(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_ready(v) for v in obj]
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if np.isfinite(obj) else None
+    return obj
+
+
+def leaderboard_files(
+    store: Store, dataset: str, judge: str | None, alpha: float, tau: float | None = None
+) -> tuple[pd.DataFrame, dict]:
+    """The printed table and the full-precision record of one leaderboard view (also what the import checks)."""
+    from core.app import leaderboard as lb
+
+    view, _ = lb.view_for(store, dataset, judge, tau, alpha)
+    table = lb.export_table(view)
+    record = {
+        "judge": judge,
+        "primary": view.primary,
+        "alpha": view.alpha,
+        "tau": view.tau,
+        "tau_fitted": view.tau_fitted,
+        "interval_method": view.interval_method,
+        "headline": view.headline(),
+        "coverage_statement": view.coverage_statement(),
+        "note": view.note,
+        "rows": _json_ready(view.table.to_dict(orient="records")),
+    }
+    return table, record
+
+
+def export_bundle(
+    store: Store,
+    dataset: str,
+    out: str | Path,
+    judge: str | None = None,
+    alpha: float = DEFAULT_ALPHA,
+) -> BundleWritten:
+    """Write the bundle of ``dataset`` (only ``judge``'s judgments when given) to the zip ``out``.
+
+    The file appears whole or not at all: it is written beside ``out`` and renamed into place.
+    """
+    out = Path(out)
+    if out.suffix.lower() != ".zip":
+        raise ValueError(f"{out}: a bundle is a .zip file")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    judges_all = [str(j) for j in store.judges_frame(dataset)["judge"]]
+    if judge is not None and judge not in judges_all:
+        raise ValueError(f"judge {judge!r} has no judgments in dataset {dataset!r} (judges: {judges_all})")
+    tables = store.dataset_tables(dataset, judges=None if judge is None else [judge])
+    judges = [judge] if judge is not None else judges_all
+    files: dict[str, bytes] = {}
+    rows: dict[str, int] = {}
+    for name, df in tables.tables().items():
+        clean = redact.redact_frame(df)
+        files[f"tables/{name}.parquet"] = _parquet(clean)
+        rows[f"tables/{name}.parquet"] = len(clean)
+    boards: list[str] = []
+    taus: dict[str, float | None] = {}
+    views: list[str | None] = [*judges] if judges else [None]
+    for board in views:
+        table, record = leaderboard_files(store, dataset, board, alpha)
+        stem = f"leaderboards/{safe_name(board) if board else 'human'}"
+        files[f"{stem}.csv"] = redact.redact_frame(table).to_csv(index=False).encode()
+        files[f"{stem}.json"] = redact.redact(json.dumps(record, ensure_ascii=False, indent=1)).encode()
+        rows[f"{stem}.csv"] = len(table)
+        boards.append(board or "human")
+        if board:
+            taus[board] = record["tau"]
+    for name in judges:
+        config = store.judge_config_json(name)
+        if config:
+            files[f"judges/{safe_name(name)}.json"] = redact.redact(config).encode()
+    manifest = {
+        "format": BUNDLE_FORMAT,
+        "bundle_version": BUNDLE_VERSION,
+        "code_version": code_version(),
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "dataset": {"name": tables.name, "source": tables.source, "meta": _json_ready(tables.meta)},
+        "judges": judges,
+        "leaderboards": boards,
+        "parameters": {
+            "alpha": alpha,
+            "tau": taus,
+            "tau_rule": "fitted on the human votes by maximum likelihood, refitted in every leave-one-out fold",
+            "human_ci": "95% sandwich, cluster-robust by battle",
+            "judge_ci": "±1.96 bootstrap standard errors (seeded)",
+        },
+        "files": {
+            path: {"sha256": hashlib.sha256(data).hexdigest(), **({"rows": rows[path]} if path in rows else {})}
+            for path, data in sorted(files.items())
+        },
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("manifest.json", json.dumps(_json_ready(manifest), ensure_ascii=False, indent=1))
+        for path, data in sorted(files.items()):
+            zf.writestr(path, data)
+    partial.replace(out)
+    return BundleWritten(out, dataset, judges, boards, len(files) + 1)

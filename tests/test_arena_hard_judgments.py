@@ -1,0 +1,242 @@
+"""Arena-Hard-Auto judgments (model_judgment/<judge>/<model>.jsonl): games against the baseline, in battle terms.
+
+Small directories written here from the documented v0.1 and v2 layouts.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+from core.app.data import import_path
+from core.app.leaderboard import ratings
+from core.ingest import IngestError, load
+from core.ingest.arena_hard import DEFAULT_BASELINE
+from core.ingest.detect import detect
+from core.store import Store
+from tests.conftest import ROOT
+
+JUDGE = "gpt-4-1106-preview"
+QUESTIONS = ("q1", "q2", "q3", "q4")
+# (game 1 score, game 2 score) per question: game 1 shows the baseline as A, game 2 shows the model as A.
+STRONG = [("B>>A", "A>>B"), ("B>A", "A>B"), ("A>B", "B>A"), ("B>>A", "A>B")]  # wins 3 of 4 questions
+WEAK = [("A>>B", "B>>A"), ("A>B", "B>A"), ("B>A", "A>B"), ("A>B", None)]  # loses 3 of 4, one unparsed game
+
+
+def _jsonl(path, records):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def _answers(root, models=(DEFAULT_BASELINE, "strong", "weak"), questions=QUESTIONS):
+    _jsonl(
+        root / "question.jsonl",
+        [{"question_id": q, "cluster": "c", "turns": [{"content": f"{q}?"}]} for q in questions],
+    )
+    for m in models:
+        _jsonl(
+            root / "model_answer" / f"{m}.jsonl",
+            [{"question_id": q, "model_id": m, "choices": [{"index": 0, "turns": [f"{m} on {q}"]}]} for q in questions],
+        )
+
+
+def _v01(root, model, scores, judge=JUDGE):
+    _jsonl(
+        root / "model_judgment" / judge / f"{model}.jsonl",
+        [
+            {
+                "question_id": q,
+                "model": model,
+                "judge": judge,
+                "games": [
+                    {"user_prompt": "…", "judgment": f"game {k + 1} on {q}: [[{s}]]" if s else "no verdict", "score": s}
+                    for k, s in enumerate(pair)
+                ],
+            }
+            for q, pair in zip(QUESTIONS, scores)
+        ],
+    )
+
+
+def _v01_dir(root):
+    _answers(root)
+    _v01(root, "strong", STRONG)
+    _v01(root, "weak", WEAK)
+    return root
+
+
+def test_v01_games_become_battles_against_the_baseline_with_verdicts_and_grades_in_battle_terms(tmp_path):
+    t = load(_v01_dir(tmp_path / "ah"), "arena-hard")
+    assert len(t.battles) == 8 and set(t.battles["model_a"]) == {DEFAULT_BASELINE}
+    assert sorted(t.battles["model_b"].unique()) == ["strong", "weak"]
+    assert len(t.judgments) == 16 and set(t.judgments["judge"]) == {JUDGE}
+    j = t.judgments.merge(t.battles[["battle_key", "model_b", "external_id"]], on="battle_key")
+    # q1: game 1 "B>>A" (the model, battle b, much better) and game 2 "A>>B" (the model shown first) agree
+    q1 = j[(j["model_b"] == "strong") & (j["external_id"] == "q1")].set_index("order")
+    assert sorted(q1.index) == ["ab", "ba"]
+    assert list(q1.loc[["ab", "ba"], "verdict"]) == ["b", "b"] and list(q1.loc[["ab", "ba"], "grade"]) == [-2, -2]
+    # q2: B>A then A>B → b better; q3: A>B then B>A → a (the baseline) better
+    q2 = j[(j["model_b"] == "strong") & (j["external_id"] == "q2")].set_index("order")
+    assert list(q2.loc[["ab", "ba"], "grade"]) == [-1, -1] and set(q2["verdict"]) == {"b"}
+    q3 = j[(j["model_b"] == "strong") & (j["external_id"] == "q3")].set_index("order")
+    assert list(q3.loc[["ab", "ba"], "grade"]) == [1, 1] and set(q3["verdict"]) == {"a"}
+    # weak q1: A>>B (baseline much better) then B>>A (baseline, shown second, much better)
+    w1 = j[(j["model_b"] == "weak") & (j["external_id"] == "q1")].set_index("order")
+    assert list(w1.loc[["ab", "ba"], "grade"]) == [2, 2] and set(w1["verdict"]) == {"a"}
+    # every judged battle links its prompt and both answers
+    assert set(zip(t.completions["prompt_key"], t.completions["model"])) >= set(
+        zip(t.battles["prompt_key"], t.battles["model_a"])
+    ) | set(zip(t.battles["prompt_key"], t.battles["model_b"]))
+
+
+def test_a_null_score_is_kept_as_an_unparsed_judgment_with_its_text(tmp_path):
+    t = load(_v01_dir(tmp_path / "ah"), "arena-hard")
+    bad = t.judgments[t.judgments["parse_error"].notna()]
+    assert len(bad) == 1 and bad["order"].iloc[0] == "ba"
+    assert bad["verdict"].isna().all() and bad["grade"].isna().all()
+    assert bad["raw_output"].iloc[0] == "no verdict" and "no score" in bad["parse_error"].iloc[0]
+    assert t.judgments["parse_error"].isna().sum() == 15 and t.judgments["verdict"].notna().sum() == 15
+
+
+def test_the_v2_layout_names_its_baseline_and_judge_and_reads_answer_objects(tmp_path):
+    root = tmp_path / "ah2"
+    _answers(root, models=("o3-mini-2025-01-31", "m"), questions=("u1", "u2"))
+    games = [
+        [{"score": "A=B", "judgment": {"answer": "same [[A=B]]"}, "prompt": "p"}, {"score": "B=A", "judgment": "t"}],
+        [{"score": "A<B?", "judgment": "odd"}, {"score": "A>>B", "judgment": {"answer": "m far better"}}],
+    ]
+    _jsonl(
+        root / "model_judgment" / "gpt-4.1-folder" / "m.jsonl",
+        [
+            {
+                "uid": u,
+                "category": "hard_prompt",
+                "judge": "gpt-4.1",
+                "model": "m",
+                "baseline": "o3-mini-2025-01-31",
+                "games": g,
+            }
+            for u, g in zip(("u1", "u2"), games)
+        ],
+    )
+    t = load(root, "arena-hard")
+    assert len(t.battles) == 2 and set(t.battles["model_a"]) == {"o3-mini-2025-01-31"}
+    assert set(t.judgments["judge"]) == {"gpt-4.1"} and list(t.judges["judge"]) == ["gpt-4.1"]
+    rows = t.judgments.sort_values(["battle_key", "order"]).reset_index(drop=True)
+    assert list(rows["verdict"].fillna("-")) == ["tie", "tie", "-", "b"]
+    assert list(rows["grade"].astype("Float64").fillna(99)) == [0, 0, 99, -2]
+    assert rows["raw_output"].tolist() == ["same [[A=B]]", "t", "odd", "m far better"]
+    assert "unrecognised score 'A<B?'" in rows["parse_error"].iloc[2]
+
+
+def test_without_judgment_files_the_answers_only_behaviour_is_unchanged(tmp_path):
+    root = tmp_path / "ah"
+    _answers(root)
+    (root / "model_judgment").mkdir()  # an empty folder is no judgments
+    t = load(root, "arena-hard")
+    assert len(t.battles) == 4 * 3 and t.judgments is None  # every pair of the three models on each question
+
+
+def test_the_cli_imports_with_auto_a_reimport_is_a_no_op_and_hard_elo_ranks_the_winner_first(tmp_path):
+    root = _v01_dir(tmp_path / "ah")
+    assert detect(root) == "arena-hard"
+    db = tmp_path / "s.duckdb"
+    run = subprocess.run(
+        [sys.executable, "-m", "core", "import", "--db", str(db), str(root), "--format", "auto", "--dataset", "ah"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    with Store.open(db) as s:
+        again = import_path(s, root, "arena-hard", dataset="ah")
+        info = next(d for d in s.info()["datasets"] if d["name"] == "ah")
+        hard = ratings(s, "ah", "hard", judge=JUDGE)
+        judgments = s.judgments_frame("ah", JUDGE)
+    assert again.status == "already-imported" and info["n_battles"] == 8
+    assert len(judgments) == 16 and int(judgments["parse_error"].notna().sum()) == 1
+    order = list(hard.frame["model"])
+    assert order.index("strong") < order.index(DEFAULT_BASELINE) < order.index("weak"), hard.frame
+    with duckdb.connect(str(db), read_only=True) as con:
+        grades = dict(con.execute("SELECT grade, count(*) FROM judgments GROUP BY grade").fetchall())
+    assert grades == {-2: 3, -1: 5, 1: 5, 2: 2, None: 1}  # the grades stored, in battle terms
+
+
+def _bad_case(root, case):
+    """Break a valid v0.1 directory in one place; return (file name, row, field)."""
+    jfile = root / "model_judgment" / JUDGE / "strong.jsonl"
+    recs = [json.loads(x) for x in jfile.read_text().splitlines()]
+    if case == "unknown-question":
+        recs[1]["question_id"] = "q99"
+        expect = (2, "question_id")
+    elif case == "model-without-answer":
+        recs[2]["model"] = "ghost"
+        expect = (3, "model")
+    elif case == "baseline-without-answer":
+        recs[0]["baseline"] = "gpt-4-turbo"
+        expect = (1, "baseline")
+    elif case == "bad-score-type":
+        recs[3]["games"][1]["score"] = 2
+        expect = (4, "games[2].score")
+    elif case == "games-not-a-list":
+        recs[1]["games"] = "A>B"
+        expect = (2, "games")
+    elif case == "duplicate":
+        recs[3]["question_id"] = "q1"
+        expect = (4, "question_id")
+    else:
+        raise AssertionError(case)
+    jfile.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return jfile.name, *expect
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "unknown-question",
+        "model-without-answer",
+        "baseline-without-answer",
+        "bad-score-type",
+        "games-not-a-list",
+        "duplicate",
+    ],
+)
+def test_a_bad_judgment_names_file_row_and_field_and_changes_no_store(tmp_path, case):
+    good = _v01_dir(tmp_path / "good")
+    db = tmp_path / "s.duckdb"
+    with Store.open(db) as s:
+        import_path(s, good, "arena-hard", dataset="ah")
+        before = s.info()["datasets"]
+    bad = tmp_path / "bad"
+    shutil.copytree(good, bad)
+    name, row, field = _bad_case(bad, case)
+    with Store.open(db) as s:
+        with pytest.raises(IngestError) as err:
+            import_path(s, bad, "arena-hard", dataset="ah2")
+        after = s.info()["datasets"]
+    assert (err.value.row, err.value.field) == (row, field) and name in err.value.path
+    assert f"row {row}, field '{field}'" in str(err.value)
+    assert after == before
+
+
+def test_a_rejected_cli_import_creates_no_store(tmp_path):
+    root = _v01_dir(tmp_path / "ah")
+    _bad_case(root, "model-without-answer")
+    db = tmp_path / "s.duckdb"
+    run = subprocess.run(
+        [sys.executable, "-m", "core", "import", "--db", str(db), str(root)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert run.returncode == 2 and "strong.jsonl, row 3, field 'model'" in run.stderr, run.stderr
+    assert not db.exists()
+
+
+def test_the_baseline_judged_against_itself_makes_no_battle(tmp_path):
+    root = _v01_dir(tmp_path / "ah")
+    _v01(root, DEFAULT_BASELINE, [("A=B", "A=B")] * 4)
+    t = load(root, "arena-hard")
+    assert len(t.battles) == 8 and len(t.judgments) == 16 and t.meta["skipped_self_judgments"] == 4
