@@ -104,3 +104,40 @@ def test_clustered_intervals_cover_when_three_voters_copy_one_vote(tmp_path):
     clustered, naive = np.mean(covered["clustered"]), np.mean(covered["naive"])
     assert clustered >= 0.90, clustered
     assert naive <= 0.82, naive  # about 0.74 expected: z = 1.96/√3
+
+
+def _stated_ratio(issues: tuple[str, ...]) -> float | None:
+    import re
+
+    for text in issues:
+        m = re.search(r"They are ([0-9.]+)× as wide", text)
+        if m:
+            return float(m.group(1))
+    return None
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_the_note_states_how_much_wider_the_clustered_intervals_are(tmp_path, k):
+    width, naive_width, _ = _widths(tmp_path / "s.duckdb", k)
+    with Store.open(tmp_path / "s.duckdb", read_only=True) as s:
+        res = ratings(s, "c", "human", ci="sandwich")
+    assert not isinstance(res, Unavailable)
+    stated = _stated_ratio(res.issues)
+    if k == 1:
+        assert stated is None  # one vote per battle: nothing to say
+        return
+    assert stated == pytest.approx(float(np.median(width / naive_width)), abs=0.005)
+    assert stated == pytest.approx(np.sqrt(k), rel=0.02)  # identical copies: exactly √k in the limit
+    assert any(f"holds {k:.2f} votes" in t for t in res.issues)
+
+
+def test_the_note_on_pandalm(shared_dir):
+    from core.app.data import import_path
+
+    with Store.open(":memory:") as s:
+        import_path(s, shared_dir / "pandalm_testset_v1", "pandalm", dataset="p")
+        res = ratings(s, "p", "human", ci="sandwich")
+    assert not isinstance(res, Unavailable)
+    stated = _stated_ratio(res.issues)
+    # three labels per battle that mostly agree: wider than naive, at most √3 (perfectly copied votes)
+    assert stated is not None and 1.2 < stated <= np.sqrt(3) + 0.01, res.issues

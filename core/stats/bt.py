@@ -77,6 +77,7 @@ Per model, from its own battles (:func:`_records`):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -2035,14 +2036,47 @@ def ratings_from_pairs(
             aggregate=False,
         )
     res = fit_with_ci(comps, ci=ci, n_boot=n_boot, seed=seed, progress=progress)
+    issues = [str(i) for i in res.fit.issues]
+    frame = ranked(res.frame())
+    clustering = _clustering_note(pairs, comps, frame) if ci == "sandwich" else None
+    if clustering:
+        issues.append(clustering)
     return Ratings(
         method="bradley-terry",
-        frame=ranked(res.frame()),
+        frame=frame,
         n_battles=int(round(float(pairs["n"].sum()))),
         converged=bool(res.fit.converged),
         iterations=int(res.fit.iterations),
         ci=ci,
-        issues=tuple(str(i) for i in res.fit.issues),
+        issues=tuple(issues),
+    )
+
+
+def _clustering_note(pairs: pd.DataFrame, comps: Comparisons, frame: pd.DataFrame) -> str | None:
+    """When battles carry several votes: how much wider the cluster-robust intervals are than naive ones.
+
+    The naive sandwich treats every vote as independent evidence; it is computed here only to say
+    by how much it would overstate the precision, never to draw an interval.
+    """
+    if comps.cluster is None or "ss" not in pairs.columns:
+        return None
+    votes = float(pairs["n"].sum())
+    per_battle = float(pairs["cluster_nn"].sum()) / votes if votes else 1.0  # a vote's battle holds this many
+    if per_battle <= 1.0 + 1e-9:
+        return None
+    naive = fit_with_ci(dataclasses.replace(comps, cluster=None), ci="sandwich")
+    width = (frame["upper"] - frame["lower"]).to_numpy(float)
+    naive_frame = ranked(naive.frame()).set_index("model").reindex(frame["model"])
+    naive_width = (naive_frame["upper"] - naive_frame["lower"]).to_numpy(float)
+    ok = np.isfinite(width) & np.isfinite(naive_width) & (naive_width > 0)
+    if not ok.any():
+        return None
+    ratio = float(np.median(width[ok] / naive_width[ok]))
+    return (
+        f"Battles here carry several votes (a vote's battle holds {per_battle:.2f} votes on average). The 95% "
+        f"intervals are cluster-robust by battle: votes on one battle count as one piece of evidence about the "
+        f"models, not as independent ones. They are {ratio:.2f}× as wide (median) as intervals that treated every "
+        f"vote as independent would be."
     )
 
 
