@@ -21,6 +21,7 @@ from app_pages._shared import (
 )
 from core import charts
 from core.app import calibration
+from core.app import data as app_data
 
 st.title("Calibration")
 Q_OPTIONS = [0.55, 0.65, 0.75, 0.85, 0.95]
@@ -42,6 +43,34 @@ def load_reliability(dataset: str, judge: str, tau: float, q: float, token: str)
     return calibration.reliability_curves(load_sample(dataset, judge, token).frame, fit.tau, tau, q)
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def load_label_reliability(dataset: str, judge: str, q: float, token: str) -> list[calibration.Reliability]:
+    return calibration.label_reliability(load_sample(dataset, judge, token).frame, q)
+
+
+def show_reliability(curves: list[calibration.Reliability], sample: app_data.SampledFrame) -> None:
+    show_chart(
+        partial(charts.reliability_diagram, curves),
+        key="reliability_chart",
+        how_to_read="points on the dotted diagonal are calibrated: when a target puts 80% on the judge's "
+        "side, humans agree 80% of the time. Hard labels claim 100% and sit far below it; "
+        "hard labels and label smoothing have one confidence value, hence one point.",
+    )
+    st.dataframe(
+        [
+            {"target": c.label, "ECE": round(c.ece, 4), "battles": c.n, "agreement with humans": round(c.accuracy, 3)}
+            for c in curves
+        ],
+        hide_index=True,
+    )
+    st.caption(
+        "ECE: expected calibration error, Σ (battles in bin / all) × |agreement − confidence|. Soft "
+        "targets skip battles with a zero gap; hard labels and label smoothing skip judge ties; every "
+        "target counts only battles whose human verdict is decisive (all votes on one side)."
+        + (f" {sample.statement()}" if sample.sampled else "")
+    )
+
+
 with page_guard("The calibration page"):
     ctx = require_selection(needs_judge="calibration compares a judge's score gaps with human votes.")
     dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
@@ -50,9 +79,17 @@ with page_guard("The calibration page"):
     frame = sample.frame
     if frame["gap"].notna().sum() == 0:
         notice(
-            f"judge **{judge}** has no rubric scores on **{dataset}**: there is no score gap to calibrate "
-            "(verdict-only judges have hard labels only)."
+            f"judge **{judge}** has no rubric scores on **{dataset}**: there is no score gap, so no τ and no soft "
+            "targets to calibrate. Its verdicts are hard labels; below, how often humans agree with them."
         )
+        q = st.select_slider(
+            "label-smoothing q (baseline)",
+            options=Q_OPTIONS,
+            value=0.75,
+            key="ls_q",
+            help="Label smoothing puts confidence q on the judge's side of every battle.",
+        )
+        show_reliability(load_label_reliability(dataset, judge, q, v), sample)
         st.stop()
     fit = load_tau(dataset, judge, v)
     if not fit.ok:
@@ -101,23 +138,4 @@ with page_guard("The calibration page"):
         else:
             notice(agree.warning or "too few decisive battles for the agreement curve.")
 
-    curves = load_reliability(dataset, judge, tau, q, v)
-    show_chart(
-        partial(charts.reliability_diagram, curves),
-        key="reliability_chart",
-        how_to_read="points on the dotted diagonal are calibrated: when a target puts 80% on the judge's "
-        "side, humans agree 80% of the time. Hard labels claim 100% and sit far below it; "
-        "hard labels and label smoothing have one confidence value, hence one point.",
-    )
-    st.dataframe(
-        [
-            {"target": c.label, "ECE": round(c.ece, 4), "battles": c.n, "agreement with humans": round(c.accuracy, 3)}
-            for c in curves
-        ],
-        hide_index=True,
-    )
-    st.caption(
-        "ECE: expected calibration error, Σ (battles in bin / all) × |agreement − confidence|. Soft "
-        "targets skip battles with a zero gap; hard labels and label smoothing skip judge ties."
-        + (f" {sample.statement()}" if sample.sampled else "")
-    )
+    show_reliability(load_reliability(dataset, judge, tau, q, v), sample)

@@ -381,3 +381,47 @@ def test_page_tour_screenshots(page, app_url):
             proc.terminate()
             proc.wait(timeout=10)
     assert len(list(out.glob("*.png"))) >= len(TOUR) + 1
+
+
+@pytest.fixture(scope="module")
+def pandalm_app(shared_dir, tmp_path_factory):
+    """The dashboard over the real PandaLM test set (999 battles, 3 human labels each, two real judges)."""
+    from core.app.data import import_path
+
+    db = tmp_path_factory.mktemp("pandalm") / "pandalm.duckdb"
+    with Store.open(db) as s:
+        import_path(s, shared_dir / "pandalm_testset_v1", "pandalm", dataset="pandalm")
+    proc, url = _start_app(db)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("judge", ["gpt-3.5-turbo", "pandalm-7b"])
+def test_pandalm_pages_show_results_in_a_browser(page, pandalm_app, judge):
+    """Human leaderboard, each judge's Hard-Elo, calibration, bias and am-ELO on the real PandaLM file."""
+    context = page.context.browser.new_context(viewport={"width": 1400, "height": 1400})
+    try:
+        pg = context.new_page()
+        seen = {}
+        for name in ("leaderboard", "calibration", "bias", "judges"):
+            pg.goto(f"{pandalm_app}/{name}?dataset=pandalm&judge={judge}")
+            try:
+                _wait_rendered(pg)
+            except Exception:
+                pg.screenshot(path=str(ARTIFACTS / f"pandalm-{judge}-{name}-timeout.png"), full_page=True)
+                raise AssertionError(f"{name}: {pg.locator('[data-testid=stMain]').inner_text()[:1500]}") from None
+            assert pg.locator("[data-testid='stException']").count() == 0, name
+            assert pg.get_by_text("has no judgments yet").count() == 0, name
+            pg.screenshot(path=str(ARTIFACTS / f"pandalm-{judge}-{name}.png"), full_page=True)
+            seen[name] = pg.locator("[data-testid='stMain']").inner_text()
+        # the human leaderboard ranks the five models (llama-7b first on these votes), says its intervals
+        # are cluster-robust, and places each judge's Hard-Elo beside it
+        assert "#1 llama-7b" in seen["leaderboard"]
+        assert "Read the human Elo with care" in seen["leaderboard"]
+        assert "Hard-Elo" in seen["leaderboard"]
+        assert "ECE" in seen["calibration"]
+        assert "Annotator reliability (am-ELO)" in seen["judges"] and "adversarial" in seen["judges"]
+        assert "Position bias" in seen["bias"] or "position" in seen["bias"].lower()
+    finally:
+        context.close()

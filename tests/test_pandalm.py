@@ -190,3 +190,22 @@ def test_a_small_set_with_a_judge_imports_votes_and_verdicts(tmp_path):
     assert list(t.judgments["verdict"].fillna("-")) == ["tie", "-"]
     assert t.judgments["parse_error"].notna().tolist() == [False, True]
     assert t.judgments["raw_output"].iloc[0] == "Tie\nsame"
+
+
+@pytest.mark.parametrize("judge", ["gpt-3.5-turbo", "pandalm-7b"])
+def test_a_verdict_only_judge_gets_a_hard_label_reliability(pandalm, judge):
+    """No score gap, so no τ: the Calibration page shows how often unanimous humans agree with the verdicts."""
+    from core.app.calibration import label_reliability
+
+    db, _, result = pandalm
+    with Store.open(db, read_only=True) as s:
+        frame = s.battle_frame(result.dataset, judge)
+    hard, smooth = label_reliability(frame, 0.75)
+    decisive_human = frame["human_y"].isin([0.0, 1.0])
+    decisive_judge = frame["judge_hard"].isin([0.0, 1.0])
+    both = frame[decisive_human & decisive_judge]
+    agree = float((both["human_y"] == both["judge_hard"]).mean())
+    assert hard.n == smooth.n == len(both) > 500
+    assert hard.accuracy == pytest.approx(agree) and smooth.accuracy == pytest.approx(agree)
+    assert hard.ece == pytest.approx(1 - agree)  # one bin at confidence 1
+    assert smooth.ece == pytest.approx(abs(agree - 0.75))  # one bin at confidence q

@@ -60,12 +60,9 @@ def unavailable_pages(f: DatasetFacts) -> dict[str, str]:
     if not judge:
         for k in ("calibration", "residuals", "bias", "selective"):
             why[k] = "no judge has judged this dataset"
-    else:
-        if not votes:
-            for k in ("calibration", "residuals", "selective"):
-                why[k] = "no human votes to compare the judge with"
-        elif not f.judge_rubric:
-            why["calibration"] = f"{f.judge} gave no rubric scores: no score gap to calibrate"
+    elif not votes:
+        for k in ("calibration", "residuals", "selective"):
+            why[k] = "no human votes to compare the judge with"
     if not judge and f.n_annotators == 0:
         why["judges"] = "no judge verdicts and no annotator ids"
     if not votes and not judge and f.n_graded == 0:

@@ -14,7 +14,15 @@ import pandas as pd
 from core.domain import wilson
 from core.stats.calibration import GapAgreement, Reliability, TauFit, gap_agreement, neg_loglik, reliability
 
-__all__ = ["GapAgreement", "Reliability", "agreement", "pool_tied_bins", "reliability_curves", "tau_profile"]
+__all__ = [
+    "GapAgreement",
+    "Reliability",
+    "agreement",
+    "label_reliability",
+    "pool_tied_bins",
+    "reliability_curves",
+    "tau_profile",
+]
 
 
 def _decisive(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -87,6 +95,13 @@ def reliability_curves(frame: pd.DataFrame, fitted_tau: float, user_tau: float, 
         reliability(gap, human, hard, tau=math.inf),
         reliability(gap, human, hard, q=q),
     ]
+    return [pool_tied_bins(c) for c in curves]
+
+
+def label_reliability(frame: pd.DataFrame, q: float) -> list[Reliability]:
+    """Reliability of a verdict-only judge: its hard labels (τ = ∞) and label smoothing q, nothing soft."""
+    gap, human, hard = frame["gap"], frame["human_y"], frame["judge_hard"]
+    curves = [reliability(gap, human, hard, tau=math.inf), reliability(gap, human, hard, q=q)]
     return [pool_tied_bins(c) for c in curves]
 
 
