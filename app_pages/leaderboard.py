@@ -67,6 +67,11 @@ def load_heldout_at(dataset: str, judge: str, tau: float, token: str) -> lb.Held
     return read_persisted(lb.heldout_of, dataset, judge, False, tau, token=token)
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def load_by_turn(dataset: str, method: str, judge: str | None, token: str) -> pd.DataFrame | Unavailable:
+    return read_persisted(lb.ratings_by_turn, dataset, method, judge, token=token)
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def load_pair_model(
     dataset: str, target: str, judge: str | None, tau: float | None, token: str
@@ -280,6 +285,20 @@ with page_guard("The leaderboard"):
             how_to_read="each line joins a model's rank under hard labels (left) to its rank under soft "
             "targets (right); green ▲ moved up, orange ▼ moved down, grey kept its rank.",
         )
+
+    # ------------------------------------------------------------ by turn
+    turn_method = "human" if human_fit is not None else "hard" if judge else None
+    if turn_method:
+        token = ctx.votes_token if turn_method == "human" else ctx.judge_token
+        by_turn = load_by_turn(dataset, turn_method, judge if turn_method == "hard" else None, token)
+        if not isinstance(by_turn, Unavailable):
+            st.subheader("By conversation turn")
+            st.dataframe(lb.turn_table(by_turn), hide_index=True)
+            st.caption(
+                f"{'Human' if turn_method == 'human' else 'Hard-'}Elo fitted separately on the battles of each turn "
+                "group (95% sandwich intervals; each group has its own centring, so compare models within a column, "
+                "and a model's change of rank across columns)."
+            )
 
     # ------------------------------------------------------------ head to head
     st.subheader("Head to head")

@@ -44,15 +44,20 @@ def ratings(
     n_boot: int = 200,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    turns: tuple[int, int | None] | None = None,
 ) -> Ratings | Unavailable:
     """The leaderboard of ``dataset`` under a registered rating method.
 
+    ``turns`` (lo, hi): only battles whose conversation turn is in [lo, hi] (hi None: no upper bound),
+    for the pair-table methods with sandwich or no intervals.
     Raises ``ValueError`` for an unknown method, a missing judge or a bad τ;
     returns :class:`Unavailable` when the dataset has nothing the method rates.
     """
     if method not in RATING_METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {', '.join(RATING_METHODS)}")
     m = RATING_METHODS[method]
+    if turns is not None and (m.data != "pairs" or ci == "bootstrap"):
+        raise ValueError("a per-turn leaderboard is available for human, hard and soft with sandwich intervals")
     if m.needs_judge and judge is None:
         raise ValueError(f"method {method!r} needs --judge")
     if tau is not None and not (math.isfinite(tau) and tau > 0):
@@ -67,7 +72,8 @@ def ratings(
     fit_fn = resolve(m.fit)
     if m.data == "pairs":
         assert m.target is not None
-        pairs = store.pair_stats(dataset, m.target, judge=judge, tau=tau)
+        ids = None if turns is None else store.battle_ids_in_turns(dataset, *turns)
+        pairs = store.pair_stats(dataset, m.target, judge=judge, tau=tau, battle_ids=ids)
         if pairs.empty:
             what = {"human": "human votes", "hard": f"judgments by {judge}", "soft": f"rubric scores by {judge}"}
             return Unavailable(f"dataset {dataset!r} has no {what[m.target]}")
@@ -87,6 +93,77 @@ def ratings(
             return Unavailable(f"dataset {dataset!r} has no human votes: {method} rates human votes")
         res = fit_fn(votes, ci=ci, n_boot=n_boot, seed=seed, progress=progress)
     return dataclasses.replace(res, method=method, tau=tau if m.needs_tau else None)
+
+
+@dataclass(frozen=True)
+class TurnGroup:
+    """Battles whose conversation turn is in [lo, hi] (hi None: and beyond)."""
+
+    label: str
+    lo: int
+    hi: int | None
+    n_battles: int
+
+
+def turn_groups(store: Store, dataset: str, separate: int = 3) -> list[TurnGroup]:
+    """The turn groups of a multi-turn dataset: turns 1…``separate`` each, then the rest together.
+
+    Empty when the battles have fewer than two distinct known turns (nothing to compare).
+    """
+    counts = store.turn_counts(dataset)
+    if len(counts) < 2:
+        return []
+    groups = []
+    for turn, n in zip(counts["turn"].astype(int), counts["n"].astype(int)):
+        if turn <= separate:
+            groups.append(TurnGroup(f"turn {turn}", turn, turn, n))
+    rest = counts[counts["turn"] > separate]
+    if len(rest):
+        lo = int(rest["turn"].min())
+        groups.append(TurnGroup(f"turns ≥ {lo}", lo, None, int(rest["n"].sum())))
+    return groups
+
+
+def ratings_by_turn(
+    store: Store, dataset: str, method: str, judge: str | None = None, tau: float | None = None
+) -> pd.DataFrame | Unavailable:
+    """One leaderboard per turn group, long format: group, n_battles (of the group), model, elo, lower, upper,
+    n (the model's battles in the group).  Sandwich 95% intervals, each group fitted on its own."""
+    groups = turn_groups(store, dataset)
+    if not groups:
+        return Unavailable(f"dataset {dataset!r} has battles of one conversation turn only")
+    parts = []
+    for g in groups:
+        res = ratings(store, dataset, method, judge=judge, tau=tau, ci="sandwich", turns=(g.lo, g.hi))
+        if isinstance(res, Unavailable):
+            continue
+        f = res.frame[["model", "elo", "lower", "upper", "n_battles"]].rename(columns={"n_battles": "n"})
+        parts.append(f.assign(group=g.label, group_battles=g.n_battles))
+    if not parts:
+        return Unavailable(f"no turn of dataset {dataset!r} has what {method} rates")
+    return pd.concat(parts, ignore_index=True)
+
+
+def turn_table(by_turn: pd.DataFrame) -> pd.DataFrame:
+    """Models as rows, one "Elo [lower, upper]" column per turn group (n battles in the header), ordered by
+    the first group's Elo; a model absent from a group shows a dash."""
+    groups = list(dict.fromkeys(by_turn["group"]))
+    sizes = by_turn.drop_duplicates("group").set_index("group")["group_battles"]
+    first = by_turn[by_turn["group"] == groups[0]].set_index("model")["elo"]
+    models = sorted(set(by_turn["model"]), key=lambda m: -first.get(m, -np.inf))
+    out = pd.DataFrame({"model": models})
+    for g in groups:
+        part = by_turn[by_turn["group"] == g].set_index("model").reindex(models)
+        text = [
+            "–"
+            if not np.isfinite(e)
+            else f"{e:.0f} [{lo:.0f}, {hi:.0f}]"
+            if np.isfinite(lo) and np.isfinite(hi)
+            else f"{e:.0f}"
+            for e, lo, hi in zip(part["elo"].astype(float), part["lower"].astype(float), part["upper"].astype(float))
+        ]
+        out[f"{g} ({int(sizes[g]):,} battles)"] = text
+    return out
 
 
 def human_ratings(store: Store, dataset: str) -> Ratings | Unavailable:

@@ -20,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ci", choices=["sandwich", "bootstrap", "none"], default="sandwich")
     p.add_argument("--bootstrap", type=int, default=200, help="bootstrap replicates (or online-Elo shuffles)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--turn", type=int, help="only battles of this conversation turn (human, hard, soft)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
                     ci=None if args.ci == "none" else args.ci,
                     n_boot=args.bootstrap,
                     seed=args.seed,
+                    turns=None if args.turn is None else (args.turn, args.turn),
                 )
             )
         except (ValueError, StoreError) as exc:

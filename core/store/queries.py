@@ -404,6 +404,31 @@ class Queries(StoreBase):
         )
         return int(row[0])
 
+    def turn_counts(self, dataset: str) -> pd.DataFrame:
+        """Battles per conversation turn (turn, n), turns known only; empty when no battle has one."""
+        ds = self.dataset(dataset).dataset_id
+        return (
+            self._cur()
+            .execute(
+                "SELECT turn, count(*) AS n FROM battles WHERE dataset_id = ? AND turn IS NOT NULL "
+                "GROUP BY turn ORDER BY turn",
+                [ds],
+            )
+            .df()
+        )
+
+    def battle_ids_in_turns(self, dataset: str, lo: int, hi: int | None = None) -> list[int]:
+        """Ids of the dataset's battles whose turn is in [lo, hi] (hi None: no upper bound)."""
+        ds = self.dataset(dataset).dataset_id
+        upper = "" if hi is None else "AND turn <= $hi"
+        params: dict[str, Any] = {"ds": ds, "lo": int(lo)}
+        if hi is not None:
+            params["hi"] = int(hi)
+        rows = self._cur().execute(
+            f"SELECT battle_id FROM battles WHERE dataset_id = $ds AND turn >= $lo {upper} ORDER BY battle_id", params
+        )
+        return [int(r[0]) for r in rows.fetchall()]
+
     def pair_stats(
         self,
         dataset: str,
