@@ -72,8 +72,7 @@ def ratings(
     fit_fn = resolve(m.fit)
     if m.data == "pairs":
         assert m.target is not None
-        ids = None if turns is None else store.battle_ids_in_turns(dataset, *turns)
-        pairs = store.pair_stats(dataset, m.target, judge=judge, tau=tau, battle_ids=ids)
+        pairs = store.pair_stats(dataset, m.target, judge=judge, tau=tau, turns=turns)
         if pairs.empty:
             what = {"human": "human votes", "hard": f"judgments by {judge}", "soft": f"rubric scores by {judge}"}
             return Unavailable(f"dataset {dataset!r} has no {what[m.target]}")

@@ -81,6 +81,7 @@ def jobs(store: Store, dataset: str | None = None) -> list[Job]:
             Job(f"{ds}: overview", overview.overview, (ds,), everything, ds),
             Job(f"{ds}: human Elo", leaderboard.human_ratings, (ds,), votes, ds),
             Job(f"{ds}: head-to-head fit (human)", leaderboard.pair_model, (ds, "human", None, None), votes, ds),
+            Job(f"{ds}: human Elo by turn", leaderboard.ratings_by_turn, (ds, "human", None), votes, ds),
         ]
         out += [replace(job, lane=job.label) for job in own]
         if judge_names:  # read by every judge's bias report: first, so that they are there when it runs
@@ -98,6 +99,7 @@ def jobs(store: Store, dataset: str | None = None) -> list[Job]:
                 Job(f"{ds}/{j}: Hard-Elo", leaderboard.judge_elo_of, (ds, j, "hard", None), js, ds),
                 Job(f"{ds}/{j}: Soft-Elo at the fitted τ", leaderboard.judge_elo_of, _soft_args(ds, j, js), js, ds),
                 Job(f"{ds}/{j}: head-to-head fit (hard)", leaderboard.pair_model, (ds, "hard", j, None), js, ds),
+                Job(f"{ds}/{j}: Hard-Elo by turn", leaderboard.ratings_by_turn, (ds, "hard", j), js, ds),
                 Job(
                     f"{ds}/{j}: head-to-head fit (soft)",
                     leaderboard.pair_model,

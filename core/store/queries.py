@@ -417,18 +417,6 @@ class Queries(StoreBase):
             .df()
         )
 
-    def battle_ids_in_turns(self, dataset: str, lo: int, hi: int | None = None) -> list[int]:
-        """Ids of the dataset's battles whose turn is in [lo, hi] (hi None: no upper bound)."""
-        ds = self.dataset(dataset).dataset_id
-        upper = "" if hi is None else "AND turn <= $hi"
-        params: dict[str, Any] = {"ds": ds, "lo": int(lo)}
-        if hi is not None:
-            params["hi"] = int(hi)
-        rows = self._cur().execute(
-            f"SELECT battle_id FROM battles WHERE dataset_id = $ds AND turn >= $lo {upper} ORDER BY battle_id", params
-        )
-        return [int(r[0]) for r in rows.fetchall()]
-
     def pair_stats(
         self,
         dataset: str,
@@ -437,6 +425,7 @@ class Queries(StoreBase):
         tau: float | None = None,
         *,
         battle_ids: Sequence[int] | None = None,
+        turns: tuple[int, int | None] | None = None,
     ) -> pd.DataFrame:
         """Sufficient statistics per ordered pair: model_a, model_b, n, s, ss.
 
@@ -463,6 +452,11 @@ class Queries(StoreBase):
         ids_filter = ""
         if battle_ids is not None:
             ids_filter = "AND battle_id IN (SELECT unnest($ids))"
+        if turns is not None:  # (lo, hi): battles whose turn is in [lo, hi], hi None: no upper bound
+            upper = "" if turns[1] is None else "AND turn <= $turn_hi"
+            ids_filter += (
+                f" AND battle_id IN (SELECT battle_id FROM battles WHERE dataset_id = $ds AND turn >= $turn_lo {upper})"
+            )
         if target == "human":
             query = self._human_pair_sql(ids_filter)
         else:
@@ -475,6 +469,10 @@ class Queries(StoreBase):
             params["tau"] = float(tau)
         if battle_ids is not None:
             params["ids"] = [int(x) for x in battle_ids]
+        if turns is not None:
+            params["turn_lo"] = int(turns[0])
+            if turns[1] is not None:
+                params["turn_hi"] = int(turns[1])
         return self._cur().execute(query, params).df()
 
     def _labelled_pair_sql(self, y_expr: str, ids_filter: str) -> str:
