@@ -109,7 +109,14 @@ with page_guard("The admin page"):
         timeout_s = c2.number_input("timeout (s)", 1, 600, 60)
         retries = c1.number_input("max retries", 0, 20, 5)
         max_calls = c2.number_input("max calls (budget)", 1, 10_000_000, 1000)
-        limit = c1.number_input("judge at most this many units now", 1, 10_000_000, 100)
+        limit = c1.number_input(
+            "units this run covers",
+            1,
+            10_000_000,
+            100,
+            help="The first units (battle × order) in a fixed order, or of the balanced sample. Starting the same "
+            "run again completes exactly this set: units judged before are not judged again, and no more are added.",
+        )
         sample = c2.selectbox("selection", ["all", "balanced"])
         price_in = c1.number_input(
             "USD per million prompt tokens (optional, for the cost column)", 0.0, None, None, format="%.4f"

@@ -196,7 +196,7 @@ async def _start_admin_run(browser: object, url: str, endpoint: str, units: int,
     await page.get_by_label("model", exact=True).fill("fake-judge")
     limits = (
         ("concurrency", concurrency),
-        ("judge at most this many units now", units),
+        ("units this run covers", units),
         ("max calls (budget)", 2 * units),
     )
     for label, value in limits:

@@ -159,3 +159,55 @@ def test_the_dashboard_precomputes_new_data_in_the_background(tmp_path):
         proc.wait(timeout=20)
     with Store.open(db, read_only=True) as s:
         assert len(s.results_frame()) >= progress.computed > 20
+
+
+def test_a_run_started_on_the_admin_page_and_a_cli_import_share_one_store(tmp_path):
+    """The Admin page starts a judge run (a worker process) while a CLI import writes the same store."""
+    from playwright.sync_api import sync_playwright
+
+    db = _store(tmp_path, n_prompts=40)  # 240 judge units
+    battles = tmp_path / "fresh.parquet"
+    _battle_file(battles, 5_000)
+    token = "shared-store-admin-token"
+    proc, url = _start_app(db, {"ARENA_ADMIN_TOKEN": token})
+    judge = FakeJudge(latency_ms=40)
+    try:
+        with FakeServer(judge) as srv, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+            pg = browser.new_page(viewport={"width": 1400, "height": 1400})
+            pg.set_default_timeout(180_000)
+            pg.goto(f"{url}/admin?dataset=ah")
+            pg.get_by_label("Admin token").fill(token)
+            pg.get_by_label("Admin token").press("Enter")
+            pg.wait_for_selector("text=Judge configuration")
+            pg.get_by_label("name", exact=True).fill("from-admin")
+            pg.get_by_label("base URL").fill(srv.url)
+            pg.get_by_label("model", exact=True).fill("fake-judge")
+            pg.get_by_label("units this run covers").fill("240")
+            pg.get_by_text("start run").click()
+            pg.get_by_role("button", name="Go").click()
+            pg.wait_for_selector("text=Started a worker process")
+            imp = _cli("import", "--db", str(db), "--format", "lmarena", str(battles), "--dataset", "fresh")
+            out, err = imp.communicate(timeout=300)
+            assert imp.returncode == 0, err
+            deadline = time.monotonic() + 300
+            stored, status = 0, None
+            while time.monotonic() < deadline:
+                with Store.open(db, read_only=True) as s:
+                    runs = s.runs_frame("ah")
+                    stored = len(s.judgments_frame("ah", "from-admin", variant=None))
+                status = runs.loc[runs["judge"] == "from-admin", "status"].tolist()
+                if status == ["done"]:
+                    break
+                time.sleep(1.0)
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    assert status == ["done"], status
+    with Store.open(db, read_only=True) as s:
+        j = s.judgments_frame("ah", "from-admin", variant=None)
+        fresh = s.votes_frame("fresh")
+    assert stored == len(j) == 240 and not j.duplicated(["battle_id", "order"]).any()
+    assert len(fresh) == 5_000
+    assert judge.served >= 240

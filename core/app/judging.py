@@ -58,6 +58,9 @@ __all__ = [
     "run",
     "run_shared",
     "runs",
+    "plan_run",
+    "RunPlan",
+    "run_definition",
     "start_worker",
 ]
 
@@ -80,6 +83,25 @@ def register_judge(store: Store, cfg: JudgeConfig) -> int:
     )
 
 
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run covers and what of it is still to do.
+
+    ``defined``: the size of the set the command names: every (battle, order) with texts, or its
+    balanced sample, cut to the first ``limit`` in a fixed order (battle id, then order), whatever is
+    already judged, so the same command always names the same set.  ``units``: the part of that set
+    not judged yet.  ``definition``: the rule, stored with the run (``--resume``).
+    """
+
+    units: list[Unit]
+    defined: int
+    definition: dict
+
+    @property
+    def already_done(self) -> int:
+        return self.defined - len(self.units)
+
+
 def plan(
     store: Store,
     dataset: str,
@@ -89,13 +111,30 @@ def plan(
     seed: int = 0,
     retry_failed: bool = False,
 ) -> list[Unit]:
-    """Units still missing for this judge and prompt version (optionally a balanced sample).
+    """Units still missing from the set the arguments define (see :func:`plan_run`)."""
+    return plan_run(store, dataset, cfg, limit, sample, seed, retry_failed).units
 
-    ``retry_failed``: also the units whose stored call failed (the endpoint's
+
+def plan_run(
+    store: Store,
+    dataset: str,
+    cfg: JudgeConfig,
+    limit: int | None = None,
+    sample: str = "all",
+    seed: int = 0,
+    retry_failed: bool = False,
+) -> RunPlan:
+    """The set of units the arguments define, and the ones of it still missing for this judge and prompt version.
+
+    ``limit`` selects the set (the first ``limit`` units of the dataset's, or of the balanced sample's,
+    fixed order); it is not a budget of calls: running the same command again completes that set and
+    never goes beyond it.  ``retry_failed``: also the units whose stored call failed (the endpoint's
     4xx); a success replaces the failure, nothing else is ever replaced.
     """
     if sample not in SAMPLES:
         raise PlanError(f"unknown sample {sample!r}: expected one of {', '.join(SAMPLES)}")
+    if limit is not None and limit < 1:
+        raise PlanError(f"limit must be at least 1, got {limit}")
     battles = store.battles_for_judging(dataset)
     if battles.empty:
         raise PlanError(f"dataset {dataset!r} has no battles")
@@ -121,13 +160,26 @@ def plan(
         target = limit if limit else len(battles) * len(orders)
         per_model = max(1, int(np.ceil(2 * target / len(orders) / max(n_models, 1))))
         battles = balanced_subsample(battles, per_model, np.random.default_rng(seed))
+    battles = battles.sort_values("battle_id", kind="stable")  # the fixed order the limit cuts
+    defined = [(r, o) for r in battles.itertuples() for o in orders]
+    if limit:
+        defined = defined[:limit]
     units = [
         Unit(int(r.battle_id), o, r.prompt, r.text_a, r.text_b if r.text_b is not None else "", turns=_turns(r))
-        for r in battles.itertuples()
-        for o in orders
+        for r, o in defined
         if (int(r.battle_id), o) not in have
     ]
-    return units[:limit] if limit else units
+    definition = {
+        "dataset": dataset,
+        "judge": cfg.name,
+        "prompt_version": cfg.version,
+        "sample": sample,
+        "seed": seed,
+        "limit": limit,
+        "retry_failed": retry_failed,
+        "units": len(defined),
+    }
+    return RunPlan(units, len(defined), definition)
 
 
 def _turns(r: Any) -> Turns | None:
@@ -232,6 +284,7 @@ class RunOutcome:
     stats: RunStats
     journal_kept: Path | None = None  # the journal, when the store stayed held at the end
     interrupted: list[int] = field(default_factory=list)  # earlier runs found dead and reconciled
+    defined: int = 0  # units in the set the command names (judged before or by this run)
 
     @property
     def status(self) -> str:
@@ -281,13 +334,22 @@ def run_shared(
             )
         if echo_intervention:
             units = plan_echo_intervention(store, dataset, cfg, echo_intervention, seed)
+            definition = {"dataset": dataset, "judge": cfg.name, "echo_intervention": echo_intervention, "seed": seed}
+            defined = len(units)
         else:
-            units = plan(store, dataset, cfg, limit=limit, sample=sample, seed=seed, retry_failed=retry_failed)
+            run_plan = plan_run(store, dataset, cfg, limit=limit, sample=sample, seed=seed, retry_failed=retry_failed)
+            units, definition, defined = run_plan.units, run_plan.definition, run_plan.defined
         if not units:
-            return RunOutcome(None, RunStats(status="nothing"), interrupted=interrupted)
+            return RunOutcome(None, RunStats(status="nothing"), interrupted=interrupted, defined=defined)
         judge_id = register_judge(store, cfg)
         run_id = store.create_run(
-            judge_id, dataset, len(units), cfg.to_store(), owner_pid=os.getpid(), owner_host=this_host()
+            judge_id,
+            dataset,
+            len(units),
+            cfg.to_store(),
+            owner_pid=os.getpid(),
+            owner_host=this_host(),
+            definition=definition,
         )
     stats = RunStats(planned=len(units))
     journal = RunJournal(path, run_id, open_store)
@@ -297,10 +359,28 @@ def run_shared(
     except BaseException as exc:
         error = exc
     merged = journal.close(OPEN_WAIT_S, _ended(stats, error))
-    outcome = RunOutcome(run_id, stats, None if merged else journal.path, interrupted)
+    outcome = RunOutcome(run_id, stats, None if merged else journal.path, interrupted, defined=defined)
     if error is not None:
         raise error
     return outcome
+
+
+def run_definition(store: Store, run_id: int) -> tuple[JudgeConfig, dict]:
+    """The configuration and the definition of an earlier run, to complete it with ``judge --resume``."""
+    record = store.run_record(run_id)
+    if record is None:
+        raise PlanError(f"there is no run {run_id} in this store")
+    dataset, config_json, definition_json = record
+    if not definition_json:
+        raise PlanError(f"run {run_id} predates stored run definitions; run its original command again")
+    stored = {k: v for k, v in json.loads(config_json).items() if v is not None}
+    try:
+        cfg = from_mapping(stored, source=f"run {run_id}'s configuration")
+    except ConfigError as exc:
+        raise PlanError(str(exc)) from None
+    definition = json.loads(definition_json)
+    definition.setdefault("dataset", dataset)
+    return cfg, definition
 
 
 def runs(store: Store, dataset: str | None = None) -> pd.DataFrame:

@@ -33,9 +33,20 @@ class EndpointError(UserError):
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("judge", help="judge a dataset's battles through an OpenAI-compatible endpoint")
     p.add_argument("--db", required=True)
-    p.add_argument("--config", required=True, help="judge TOML file (see README)")
-    p.add_argument("--dataset", required=True)
-    p.add_argument("--limit", type=int, help="at most this many calls in this run")
+    p.add_argument("--config", help="judge TOML file (see README); not with --resume")
+    p.add_argument("--dataset", help="the dataset to judge; not with --resume")
+    p.add_argument(
+        "--limit",
+        type=int,
+        help="the run covers this many units (battle × order), the first in a fixed order (or of the balanced "
+        "sample); the same command run again completes exactly that set, never more",
+    )
+    p.add_argument(
+        "--resume",
+        type=int,
+        metavar="RUN_ID",
+        help="complete an earlier run: its stored configuration and definition (the key variable must be set)",
+    )
     p.add_argument("--sample", choices=["all", "balanced"], default="all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
@@ -79,15 +90,36 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
         PlanError,
         echo_intervention_results,
         load_toml,
+        run_definition,
         run_shared,
     )
     from core.commands._common import open_store
 
-    try:
-        cfg = load_toml(args.config)
-        cfg.api_key()  # a configured but unset key variable is a configuration error
-    except ConfigError as exc:
-        raise UserError(str(exc)) from None
+    if args.resume is not None:
+        if args.config or args.dataset or args.limit or args.echo_intervention or args.retry_failed:
+            raise UserError("--resume takes the run's own configuration and definition: drop the other options")
+        with open_store(args.db) as store:
+            try:
+                cfg, definition = run_definition(store, args.resume)
+            except (PlanError, StoreError) as exc:
+                raise UserError(str(exc)) from None
+        if "echo_intervention" in definition:
+            args.echo_intervention = definition["echo_intervention"]
+        args.dataset, args.limit = definition["dataset"], definition.get("limit")
+        args.sample, args.seed = definition.get("sample", "all"), definition.get("seed", 0)
+        args.retry_failed = bool(definition.get("retry_failed"))
+        try:
+            cfg.api_key()
+        except ConfigError as exc:
+            raise UserError(str(exc)) from None
+    else:
+        if not args.config or not args.dataset:
+            raise UserError("judge needs --config and --dataset (or --resume RUN_ID)")
+        try:
+            cfg = load_toml(args.config)
+            cfg.api_key()  # a configured but unset key variable is a configuration error
+        except ConfigError as exc:
+            raise UserError(str(exc)) from None
     if args.limit is not None and args.limit < 1:
         raise UserError("--limit must be at least 1")
     width = 30
@@ -126,8 +158,9 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
         print(f"run {run_id} had been interrupted (its process was gone); what it finished is kept", file=sys.stderr)
     stats = outcome.stats
     if outcome.run_id is None:
+        covered = f"the {outcome.defined:,} units this command covers" if args.limit else "every battle"
         print(
-            f"nothing to do: every battle of {args.dataset!r} is judged by {cfg.name} ({cfg.version})"
+            f"nothing to do: {covered} of {args.dataset!r} judged by {cfg.name} ({cfg.version})"
             + ("" if args.retry_failed else "; failed calls are retried with --retry-failed"),
             file=sys.stderr,
         )
@@ -140,7 +173,8 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
             print(summary.to_string(index=False))
     cost = cfg.cost(stats.prompt_tokens, stats.completion_tokens)
     print(
-        f"run {outcome.run_id}: {stats.done} judged ({stats.parse_errors} unparseable, stored with their raw output), "
+        f"run {outcome.run_id} (covers {outcome.defined:,} units; resume with --resume {outcome.run_id}): "
+        f"{stats.done} judged ({stats.parse_errors} unparseable, stored with their raw output), "
         f"{stats.failed} refused by the endpoint (retry with --retry-failed), "
         f"{stats.deferred} deferred, {stats.prompt_tokens + stats.completion_tokens:,} tokens"
         + (f" (${cost:,.4f})" if cost is not None else "")

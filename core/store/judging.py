@@ -202,18 +202,45 @@ class JudgingStore(StoreBase):
         config: dict,
         owner_pid: int | None = None,
         owner_host: str | None = None,
+        definition: dict | None = None,
     ) -> int:
-        """A new run row, status 'running', owned by the given process (its heartbeat starts now)."""
+        """A new run row, status 'running', owned by the given process (its heartbeat starts now).
+
+        ``definition``: what the run covers (``core.app.judging.RunPlan.definition``), kept so that the
+        same run can be completed later.
+        """
         ds = self.dataset(dataset).dataset_id
         with self.transaction() as cur:
             run_id = next_id(cur, "judge_runs", "run_id")
             cur.execute(
                 """INSERT INTO judge_runs (run_id, judge_id, dataset_id, status, planned, config_json,
-                                           owner_pid, owner_host, heartbeat_at)
-                   VALUES (?, ?, ?, 'running', ?, ?, ?, ?, current_timestamp)""",
-                [run_id, judge_id, ds, planned, redact.redact(json.dumps(config)), owner_pid, owner_host],
+                                           owner_pid, owner_host, heartbeat_at, definition_json)
+                   VALUES (?, ?, ?, 'running', ?, ?, ?, ?, current_timestamp, ?)""",
+                [
+                    run_id,
+                    judge_id,
+                    ds,
+                    planned,
+                    redact.redact(json.dumps(config)),
+                    owner_pid,
+                    owner_host,
+                    None if definition is None else json.dumps(definition),
+                ],
             )
         return run_id
+
+    def run_record(self, run_id: int) -> tuple[str, str, str | None] | None:
+        """(dataset, configuration JSON, definition JSON) of a run; None when there is no such run."""
+        row = (
+            self._cur()
+            .execute(
+                """SELECT d.name, r.config_json, r.definition_json
+                   FROM judge_runs r JOIN datasets d USING (dataset_id) WHERE r.run_id = ?""",
+                [int(run_id)],
+            )
+            .fetchone()
+        )
+        return None if row is None else (str(row[0]), str(row[1]), row[2])
 
     def running_runs(self) -> pd.DataFrame:
         """Runs whose row still says 'running', with their owner and heartbeat (for reconciliation)."""
@@ -263,7 +290,7 @@ class JudgingStore(StoreBase):
                         + r.completion_tokens * TRY_CAST(r.config_json ->> 'price_completion_per_mtok' AS DOUBLE))
                         / 1e6 AS cost_usd,
                        r.started_at, r.updated_at, r.heartbeat_at,
-                       r.finished_at, r.message, r.owner_pid, r.owner_host,
+                       r.finished_at, r.message, r.owner_pid, r.owner_host, r.definition_json,
                        epoch(current_timestamp::TIMESTAMP) - epoch(coalesce(r.heartbeat_at, r.updated_at))
                          AS seconds_since_heartbeat
                 FROM judge_runs r JOIN judges j USING (judge_id) JOIN datasets d USING (dataset_id)

@@ -195,6 +195,11 @@ ALTER TABLE prompts ADD COLUMN turns VARCHAR;
 ALTER TABLE completions ADD COLUMN turns VARCHAR;
 ALTER TABLE judgments ADD COLUMN grade SMALLINT;
 """,
+    # 7: a run is a job: what it covers (dataset, judge, sample rule, seed, size) is stored with it, so
+    # running it again (or --resume) completes exactly that set.
+    """
+ALTER TABLE judge_runs ADD COLUMN definition_json VARCHAR;
+""",
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
