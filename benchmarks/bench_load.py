@@ -200,7 +200,7 @@ async def _start_admin_run(browser: object, url: str, endpoint: str, units: int,
         ("max calls (budget)", 2 * units),
     )
     for label, value in limits:
-        box = page.get_by_label(label)
+        box = page.get_by_label(label, exact=True)
         await box.fill(str(value))
     await page.get_by_text("start run").click()
     await page.get_by_role("button", name="Go").click()

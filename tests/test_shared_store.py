@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.store import Store
+from core.store import Store, StoreError
 from tests.conftest import ROOT
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_browser import CHROMIUM, _start_app
@@ -183,7 +183,7 @@ def test_a_run_started_on_the_admin_page_and_a_cli_import_share_one_store(tmp_pa
             pg.get_by_label("name", exact=True).fill("from-admin")
             pg.get_by_label("base URL").fill(srv.url)
             pg.get_by_label("model", exact=True).fill("fake-judge")
-            pg.get_by_label("units this run covers").fill("240")
+            pg.get_by_label("units this run covers", exact=True).fill("240")
             pg.get_by_text("start run").click()
             pg.get_by_role("button", name="Go").click()
             pg.wait_for_selector("text=Started a worker process")
@@ -193,9 +193,13 @@ def test_a_run_started_on_the_admin_page_and_a_cli_import_share_one_store(tmp_pa
             deadline = time.monotonic() + 300
             stored, status = 0, None
             while time.monotonic() < deadline:
-                with Store.open(db, read_only=True) as s:
-                    runs = s.runs_frame("ah")
-                    stored = len(s.judgments_frame("ah", "from-admin", variant=None))
+                try:
+                    with Store.open(db, read_only=True) as s:
+                        runs = s.runs_frame("ah")
+                        stored = len(s.judgments_frame("ah", "from-admin", variant=None))
+                except StoreError:  # the worker has not registered its judge yet
+                    time.sleep(1.0)
+                    continue
                 status = runs.loc[runs["judge"] == "from-admin", "status"].tolist()
                 if status == ["done"]:
                     break
