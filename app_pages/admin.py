@@ -122,7 +122,15 @@ with page_guard("The admin page"):
             "USD per million prompt tokens (optional, for the cost column)", 0.0, None, None, format="%.4f"
         )
         price_out = c2.number_input("USD per million completion tokens (optional)", 0.0, None, None, format="%.4f")
-        action = st.radio("action", ["test connection", "start run"], horizontal=True)
+        max_cost = c1.number_input(
+            "hard budget in USD (optional; needs both prices)",
+            0.0,
+            None,
+            None,
+            format="%.2f",
+            help="No call starts whose reserved cost (its prompt and max_tokens of answer) would pass it.",
+        )
+        action = st.radio("action", ["test connection", "estimate cost", "start run"], horizontal=True)
         submitted = st.form_submit_button("Go")
     if submitted:
         try:
@@ -140,6 +148,7 @@ with page_guard("The admin page"):
                     "max_calls": int(max_calls),
                     "price_prompt_per_mtok": price_in,
                     "price_completion_per_mtok": price_out,
+                    "max_cost_usd": max_cost or None,
                 },
                 "the form",
                 form=True,
@@ -155,6 +164,14 @@ with page_guard("The admin page"):
                     )
                 else:
                     st.error(redact(res["error"]))
+            elif action == "estimate cost":
+                run_plan, estimate = read_store(judging.estimate_plan, dataset, cfg, int(limit), sample)
+                st.info(
+                    redact(
+                        f"This run covers {run_plan.defined:,} units; {run_plan.already_done:,} are judged already. "
+                        + (f"The rest: {estimate.text()}." if run_plan.units else "Nothing is left to judge.")
+                    )
+                )
             else:
                 _start(cfg, dataset, int(limit), sample, retry_failed=False)
         except (ConfigError, PlanError, OSError) as exc:

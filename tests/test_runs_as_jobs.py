@@ -111,3 +111,91 @@ def test_resume_refuses_other_options_and_unknown_runs(tmp_path):
         text=True,
     )
     assert out.returncode == 2 and "--resume takes the run's own" in out.stderr
+
+
+PRICED = "price_prompt_per_mtok = 1000.0\nprice_completion_per_mtok = 2000.0\nmax_tokens = 300\n"
+
+
+def test_the_estimate_before_a_run_and_after_calls_were_measured(tmp_path):
+    from core.app.judging import DEFAULT_TOKENS_PER_CHAR, estimate_plan
+    from core.judging.prompts import render
+
+    db = _store(tmp_path, n_prompts=10)
+    with FakeServer(FakeJudge(latency_ms=5)) as srv:
+        cfg_path = _config(tmp_path, srv.url, name="priced")
+        cfg_path.write_text(cfg_path.read_text() + PRICED)
+        cfg = load_toml(cfg_path)
+        with Store.open(db) as s:
+            run_plan, est = estimate_plan(s, "ah", cfg, limit=20)
+        chars = sum(
+            len(m["content"])
+            for u in run_plan.units
+            for m in render(cfg.template, u.prompt, u.text_a, u.text_b, u.order, u.turns)
+        )
+        # nothing measured yet: characters ÷ 4 and max_tokens per call, priced as configured
+        assert (est.calls, est.prompt_chars, est.measured_calls) == (20, chars, 0)
+        assert est.prompt_tokens == round(chars * DEFAULT_TOKENS_PER_CHAR)
+        assert est.completion_tokens == 20 * 300
+        assert est.cost_usd == pytest.approx((1000 * est.prompt_tokens + 2000 * est.completion_tokens) / 1e6)
+        out = _judge(db, cfg_path, "--estimate", "--limit", "20")
+        assert out.returncode == 0 and "estimate: 20 calls" in out.stderr and f"${est.cost_usd:,.4f}" in out.stderr
+        assert _stored_or_empty(db, "priced") == set()  # --estimate calls nothing
+        assert _judge(db, cfg_path, "--limit", "20").returncode == 0
+        with Store.open(db) as s:
+            run_plan, est2 = estimate_plan(s, "ah", cfg, limit=40)
+        assert est2.calls == 20 and est2.measured_calls == 20 and "mean of 20 earlier calls" in est2.completion_basis
+        assert _judge(db, cfg_path, "--limit", "40").returncode == 0
+    with Store.open(db, read_only=True) as s:
+        last = s.runs_frame("ah").iloc[0]  # newest first: the run of the second 20 units
+    # measured on the first 20 calls, the estimate of the next 20 is within 10% of what they used
+    assert est2.prompt_tokens == pytest.approx(last["prompt_tokens"], rel=0.10)
+    assert est2.completion_tokens == pytest.approx(last["completion_tokens"], rel=0.10)
+
+
+def test_a_hard_cost_budget_is_never_passed(tmp_path):
+    db = _store(tmp_path, n_prompts=10)
+    with FakeServer(FakeJudge(latency_ms=5)) as srv:
+        cfg_path = _config(tmp_path, srv.url, name="capped")
+        cfg_path.write_text(cfg_path.read_text() + PRICED + "max_cost_usd = 4.0\n")
+        out = _judge(db, cfg_path)
+    assert out.returncode == 0, out.stderr
+    with Store.open(db, read_only=True) as s:
+        run = s.runs_frame("ah").iloc[0]
+        stored = len(s.judgments_frame("ah", "capped", variant=None))
+    spent = (1000 * run["prompt_tokens"] + 2000 * run["completion_tokens"]) / 1e6
+    assert run["status"] == "stopped" and "cost budget" in run["message"]
+    assert 0 < stored < 60 and spent <= 4.0
+    assert run["cost_usd"] == pytest.approx(spent)
+
+
+def test_a_cost_budget_needs_prices(tmp_path):
+    from core.judging.config import ConfigError, from_mapping
+
+    with pytest.raises(ConfigError, match="max_cost_usd' needs both prices"):
+        from_mapping({"name": "x", "base_url": "http://h/v1", "model": "m", "max_cost_usd": 5.0})
+
+
+def test_the_admin_page_estimates_before_spending(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    db = _store(tmp_path, n_prompts=3)  # 18 units
+    monkeypatch.setenv("ARENA_DB", str(db))
+    monkeypatch.setenv("ARENA_ADMIN_TOKEN", "s3cret")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("app_pages/admin.py")
+    at.run()
+    at.text_input(key="admin_token_input").set_value("s3cret").run()
+    field = {w.label: w for w in [*at.text_input, *at.number_input, *at.radio]}
+    field["name"].set_value("est-judge")
+    field["base URL"].set_value("http://127.0.0.1:9/v1")  # never called
+    field["USD per million prompt tokens (optional, for the cost column)"].set_value(2.0)
+    field["USD per million completion tokens (optional)"].set_value(8.0)
+    field["units this run covers"].set_value(10)
+    field["action"].set_value("estimate cost")
+    next(b for b in at.button if b.label == "Go").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    text = " ".join(i.value for i in at.info)
+    assert "This run covers 10 units; 0 are judged already" in text and "10 calls" in text and "$" in text
+    with Store.open(db, read_only=True) as s:
+        assert s.judge_id("est-judge") is None  # estimating registers nothing and calls nothing

@@ -25,7 +25,7 @@ import pandas as pd
 from core import redact
 from core.judging.client import connection_test
 from core.judging.config import TEMPLATES, ConfigError, JudgeConfig, from_mapping, load_toml, to_toml
-from core.judging.prompts import Turns
+from core.judging.prompts import Turns, render
 from core.judging.runner import EndpointRefused, EndpointUnreachable, RunStats, Unit, execute
 from core.stats.bias import echo_intervention_summary
 from core.stats.budget import balanced_subsample
@@ -60,6 +60,9 @@ __all__ = [
     "runs",
     "plan_run",
     "RunPlan",
+    "RunEstimate",
+    "estimate_run",
+    "estimate_plan",
     "run_definition",
     "start_worker",
 ]
@@ -147,10 +150,14 @@ def plan_run(
             "(import completions, e.g. an Arena-Hard directory or LMArena conversations)"
         )
     battles = battles[texts]
-    judge_id = register_judge(store, cfg)
-    done = store.existing_judgment_keys(judge_id, cfg.version, dataset)
+    judge_id = store.judge_id(cfg.name)  # read only: planning (and estimating) writes nothing
+    done = (
+        store.existing_judgment_keys(judge_id, cfg.version, dataset)
+        if judge_id is not None
+        else pd.DataFrame({"battle_id": [], "order": []})
+    )
     have = set(zip(done["battle_id"].tolist(), done["order"].tolist()))
-    if retry_failed:
+    if retry_failed and judge_id is not None:
         failed = store.failed_call_keys(judge_id, cfg.version, dataset)
         failed = failed[failed["variant"] == "original"]
         have -= set(zip(failed["battle_id"].tolist(), failed["order"].tolist()))
@@ -180,6 +187,91 @@ def plan_run(
         "units": len(defined),
     }
     return RunPlan(units, len(defined), definition)
+
+
+# A token is about four characters of English text (OpenAI's rule of thumb); used until calls are measured.
+DEFAULT_TOKENS_PER_CHAR = 0.25
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """What a run's calls should cost, before any is made.
+
+    Prompt tokens: the rendered prompts' characters times the tokens per character measured on this
+    judge's earlier calls (``measured_calls`` of them), else :data:`DEFAULT_TOKENS_PER_CHAR`.
+    Completion tokens: the mean of those earlier calls, else ``max_tokens`` per call (an upper bound).
+    """
+
+    calls: int
+    prompt_chars: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    measured_calls: int
+    completion_basis: str
+
+    def text(self) -> str:
+        basis = (
+            f"at the tokens per character of {self.measured_calls} earlier calls"
+            if self.measured_calls
+            else "at about 4 characters a token (no earlier calls of this judge to measure)"
+        )
+        cost = (
+            f" ≈ ${self.cost_usd:,.4f} at the configured prices"
+            if self.cost_usd is not None
+            else " (no prices configured: cost unknown)"
+        )
+        return (
+            f"{self.calls:,} calls: ≈ {self.prompt_tokens:,} prompt tokens ({self.prompt_chars:,} characters, {basis}) "
+            f"+ {self.completion_tokens:,} completion tokens ({self.completion_basis}){cost}"
+        )
+
+
+def estimate_run(store: Store, dataset: str, cfg: JudgeConfig, units: list[Unit]) -> RunEstimate:
+    """The tokens and cost of ``units`` before any call is made (see :class:`RunEstimate`)."""
+
+    def chars(u: Unit) -> int:
+        return sum(len(m["content"]) for m in render(cfg.template, u.prompt, u.text_a, u.text_b, u.order, u.turns))
+
+    prompt_chars = sum(chars(u) for u in units)
+    judge_id = store.judge_id(cfg.name)
+    history = store.token_history(judge_id, cfg.version, dataset) if judge_id is not None else pd.DataFrame()
+    ratio, measured = DEFAULT_TOKENS_PER_CHAR, 0
+    per_call_completion: float = 1 if cfg.uses_logprobs else cfg.max_tokens
+    basis = "max_tokens per call, an upper bound" if not cfg.uses_logprobs else "one token per call"
+    if len(history):
+        battles = store.battles_for_judging(dataset).set_index("battle_id")
+        seen = [
+            (Unit(int(b), o, r.prompt, r.text_a, r.text_b or "", turns=_turns(r)), int(t))
+            for b, o, t in zip(history["battle_id"], history["order"], history["prompt_tokens"])
+            if int(b) in battles.index
+            for r in [battles.loc[int(b)]]
+        ]
+        total_chars = sum(chars(u) for u, _ in seen)
+        if total_chars:
+            ratio, measured = sum(t for _, t in seen) / total_chars, len(seen)
+        if not cfg.uses_logprobs:
+            per_call_completion = float(history["completion_tokens"].mean())
+            basis = f"the mean of {len(history)} earlier calls"
+    prompt_tokens = int(round(prompt_chars * ratio))
+    completion_tokens = int(round(per_call_completion * len(units)))
+    return RunEstimate(
+        len(units),
+        prompt_chars,
+        prompt_tokens,
+        completion_tokens,
+        cfg.cost(prompt_tokens, completion_tokens),
+        measured,
+        basis,
+    )
+
+
+def estimate_plan(
+    store: Store, dataset: str, cfg: JudgeConfig, limit: int | None = None, sample: str = "all", seed: int = 0
+) -> tuple[RunPlan, RunEstimate]:
+    """What a run with these arguments would cover and cost; reads the store, writes nothing (the Admin page)."""
+    run_plan = plan_run(store, dataset, cfg, limit, sample, seed)
+    return run_plan, estimate_run(store, dataset, cfg, run_plan.units)
 
 
 def _turns(r: Any) -> Turns | None:
@@ -285,6 +377,7 @@ class RunOutcome:
     journal_kept: Path | None = None  # the journal, when the store stayed held at the end
     interrupted: list[int] = field(default_factory=list)  # earlier runs found dead and reconciled
     defined: int = 0  # units in the set the command names (judged before or by this run)
+    estimate: RunEstimate | None = None  # the calls' tokens and cost, estimated before the run
 
     @property
     def status(self) -> str:
@@ -311,6 +404,8 @@ def run_shared(
     echo_intervention: int | None = None,
     progress: Callable[[RunStats], None] | None = None,
     cancel: threading.Event | None = None,
+    on_estimate: Callable[[RunEstimate], None] | None = None,
+    estimate_only: bool = False,
 ) -> RunOutcome:
     """Plan and execute a run without holding the store: the way the CLI and the Admin page's worker run.
 
@@ -339,8 +434,14 @@ def run_shared(
         else:
             run_plan = plan_run(store, dataset, cfg, limit=limit, sample=sample, seed=seed, retry_failed=retry_failed)
             units, definition, defined = run_plan.units, run_plan.definition, run_plan.defined
-        if not units:
-            return RunOutcome(None, RunStats(status="nothing"), interrupted=interrupted, defined=defined)
+        estimate = estimate_run(store, dataset, cfg, units) if units and (on_estimate or estimate_only) else None
+        if estimate is not None and on_estimate is not None:
+            on_estimate(estimate)
+        if not units or estimate_only:
+            status = "estimate" if units else "nothing"
+            return RunOutcome(
+                None, RunStats(status=status), interrupted=interrupted, defined=defined, estimate=estimate
+            )
         judge_id = register_judge(store, cfg)
         run_id = store.create_run(
             judge_id,

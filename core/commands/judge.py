@@ -42,6 +42,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "sample); the same command run again completes exactly that set, never more",
     )
     p.add_argument(
+        "--estimate",
+        action="store_true",
+        help="only print what the run would cost (calls, tokens, USD at the configured prices); call nothing",
+    )
+    p.add_argument(
         "--resume",
         type=int,
         metavar="RUN_ID",
@@ -149,6 +154,8 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
             echo_intervention=args.echo_intervention,
             progress=bar,
             cancel=cancel,
+            on_estimate=lambda e: print(f"estimate: {e.text()}", file=sys.stderr),
+            estimate_only=args.estimate,
         )
     except (PlanError, StoreError) as exc:
         raise UserError(str(exc)) from None
@@ -157,6 +164,8 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
     for run_id in outcome.interrupted:
         print(f"run {run_id} had been interrupted (its process was gone); what it finished is kept", file=sys.stderr)
     stats = outcome.stats
+    if stats.status == "estimate":
+        return 0
     if outcome.run_id is None:
         covered = f"the {outcome.defined:,} units this command covers" if args.limit else "every battle"
         print(

@@ -44,6 +44,8 @@ class JudgeConfig:
     # USD per million tokens, for the run list's cost column; absent = cost unknown
     price_prompt_per_mtok: float | None = None
     price_completion_per_mtok: float | None = None
+    # A hard budget in USD (needs both prices): no call starts whose reserved cost would pass it
+    max_cost_usd: float | None = None
     # Outages: after this many consecutive connection errors, timeouts or 5xx the run pauses and probes
     # the endpoint with back-off; it gives up (status 'paused', resumable) after ``max_outage_s``.
     breaker_threshold: int = 5
@@ -102,6 +104,7 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     ),
     "price_prompt_per_mtok": (lambda v: v is None or (_number(v) and v >= 0), "a non-negative number"),
     "price_completion_per_mtok": (lambda v: v is None or (_number(v) and v >= 0), "a non-negative number"),
+    "max_cost_usd": (lambda v: v is None or (_number(v) and v > 0), "a positive number (USD)"),
     "prompt_version": (
         lambda v: v is None or (isinstance(v, str) and v.strip() != "" and len(v) <= 100),
         "a non-empty text of at most 100 characters",
@@ -161,6 +164,12 @@ def from_mapping(data: dict, source: str = "configuration", form: bool = False) 
         if key in data and not ok(data[key]):
             raise ConfigError(f"{source}: key {key!r} must be {expected}")
     check_base_url(data["base_url"], source)
+    if data.get("max_cost_usd") is not None and (
+        data.get("price_prompt_per_mtok") is None or data.get("price_completion_per_mtok") is None
+    ):
+        raise ConfigError(
+            f"{source}: key 'max_cost_usd' needs both prices (price_prompt_per_mtok, price_completion_per_mtok)"
+        )
     env = data.get("api_key_env")
     if env == redact.ADMIN_TOKEN_ENV:
         raise ConfigError(f"{source}: key 'api_key_env' must not name the admin token's variable")

@@ -243,6 +243,57 @@ def _body_text(body: Any) -> str:
     return str(body)
 
 
+class CostGuard:
+    """``max_cost_usd`` as a hard limit: each call reserves its cost before it is sent.
+
+    The reservation is the call's prompt at the run's observed tokens per character (0.5 until
+    calls have answered: two characters a token, above what real tokenizers give for text) and its
+    full ``max_tokens`` of completion, which the endpoint cannot exceed; it is settled at the
+    answer's reported tokens.  A call starts only when spent + reserved + its own reservation stays
+    within the budget, so the run never passes it unless a prompt tokenizes far denser than the
+    calls before it.
+    """
+
+    def __init__(self, cfg: JudgeConfig, stats: RunStats):
+        self.cfg, self.stats = cfg, stats
+        self.reserved = 0.0
+        self.chars = 0
+        self.prompt_tokens = 0
+        self.hit = False  # a call was held back by the budget
+
+    @property
+    def active(self) -> bool:
+        return self.cfg.max_cost_usd is not None and self.cfg.cost(0, 0) is not None
+
+    def tokens_per_char(self) -> float:
+        return max(self.prompt_tokens / self.chars, 0.05) * 1.1 if self.chars and self.prompt_tokens else 0.5
+
+    def estimate(self, prompt_chars: int) -> float:
+        completion = 1 if self.cfg.uses_logprobs else self.cfg.max_tokens
+        cost = self.cfg.cost(int(prompt_chars * self.tokens_per_char()) + 1, completion)
+        return 0.0 if cost is None else cost
+
+    def spent(self) -> float:
+        return self.cfg.cost(self.stats.prompt_tokens, self.stats.completion_tokens) or 0.0
+
+    def reserve(self, prompt_chars: int) -> float | None:
+        """The amount reserved for one call, or None when it would pass the budget."""
+        if not self.active:
+            return 0.0
+        est = self.estimate(prompt_chars)
+        assert self.cfg.max_cost_usd is not None
+        if self.spent() + self.reserved + est > self.cfg.max_cost_usd:
+            return None
+        self.reserved += est
+        return est
+
+    def settle(self, reserved: float, prompt_chars: int, prompt_tokens: int | None) -> None:
+        self.reserved = max(0.0, self.reserved - reserved)
+        if prompt_tokens:
+            self.chars += prompt_chars
+            self.prompt_tokens += prompt_tokens
+
+
 async def _call(
     client: Any,
     cfg: JudgeConfig,
@@ -251,11 +302,33 @@ async def _call(
     breaker: Breaker,
     budget_ok: Callable[[], bool],
     key: str,
+    guard: CostGuard | None = None,
 ) -> Outcome:
     """One unit: retries transient failures, waits out outages, classifies the endpoint's answer."""
+    guard = guard or CostGuard(cfg, stats)
+    messages = render(cfg.template, unit.prompt, unit.text_a, unit.text_b, unit.order, unit.turns)
+    chars = sum(len(m["content"]) for m in messages)
+    reserved = guard.reserve(chars)
+    if reserved is None:
+        guard.hit = True
+        return Outcome("skipped", reason="cost budget (max_cost_usd) reached")
+    out = await _call_reserved(client, cfg, messages, stats, breaker, budget_ok, key)
+    answered = out.result if out.kind == "answered" and out.result else None
+    guard.settle(reserved, chars, answered["prompt_tokens"] if answered else None)
+    return out
+
+
+async def _call_reserved(
+    client: Any,
+    cfg: JudgeConfig,
+    messages: list[dict],
+    stats: RunStats,
+    breaker: Breaker,
+    budget_ok: Callable[[], bool],
+    key: str,
+) -> Outcome:
     import openai
 
-    messages = render(cfg.template, unit.prompt, unit.text_a, unit.text_b, unit.order, unit.turns)
     kwargs = dict(model=cfg.model, messages=messages, temperature=cfg.temperature, max_tokens=cfg.max_tokens)
     if cfg.uses_logprobs:
         kwargs.update(logprobs=True, top_logprobs=cfg.top_logprobs, max_tokens=1)
@@ -492,6 +565,7 @@ async def _run(
     writer = _Writer(ledger, run_id, stats, progress, batch_rows=max(64, 2 * cfg.concurrency), window_s=0.5)
     writer.start()
     breaker = Breaker(cfg.breaker_threshold, cfg.max_outage_s, stats)
+    guard = CostGuard(cfg, stats)
     refused: list[str] = []
     try:
         await _probe(client)
@@ -511,7 +585,7 @@ async def _run(
         async def one(unit: Unit) -> None:
             try:
                 out = await _call(
-                    client, cfg, unit, stats, breaker, budget_ok, idempotency_key(judge_id, unit, cfg.version)
+                    client, cfg, unit, stats, breaker, budget_ok, idempotency_key(judge_id, unit, cfg.version), guard
                 )
             except EndpointRefused as exc:
                 refused.append(str(exc))
@@ -567,7 +641,7 @@ async def _run(
 
         async def worker() -> None:
             for unit in pending:
-                if not budget_ok() or breaker.gave_up:
+                if not budget_ok() or breaker.gave_up or guard.hit:
                     return
                 await one(unit)
 
@@ -581,6 +655,13 @@ async def _run(
             stats.message = (
                 f"{breaker.down_message()}; gave up after {cfg.max_outage_s:g} s. "
                 f"{stats.planned - stats.finished} units still pending: run the same command to resume"
+            )
+        elif stats.finished + stats.deferred < stats.planned and guard.hit:
+            spent = guard.spent()
+            stats.status = "stopped"
+            stats.message = (
+                f"cost budget: ${spent:,.4f} spent of max_cost_usd ${cfg.max_cost_usd:,.4f}; the next call's reserved "
+                f"cost would pass it. {stats.planned - stats.finished} units still pending"
             )
         elif stats.finished + stats.deferred < stats.planned:
             stats.status, stats.message = "stopped", "budget exhausted before all planned calls"

@@ -108,6 +108,11 @@ class JudgingStore(StoreBase):
             cur.execute("UPDATE judges SET config_json = ? WHERE judge_id = ?", [json.dumps(config), jid])
         return jid
 
+    def judge_id(self, judge: str) -> int | None:
+        """The id of a registered judge; None when no judge has that name (nothing is created)."""
+        row = self._cur().execute("SELECT judge_id FROM judges WHERE name = ?", [judge]).fetchone()
+        return None if row is None else int(row[0])
+
     def judge_config_json(self, judge: str) -> str | None:
         row = self._cur().execute("SELECT config_json FROM judges WHERE name = ?", [judge]).fetchone()
         return None if row is None else row[0]
@@ -127,6 +132,23 @@ class JudgingStore(StoreBase):
                LEFT JOIN completions cb ON cb.completion_id = b.completion_b
                WHERE b.dataset_id = ? ORDER BY b.battle_id""",
                 [ds],
+            )
+            .df()
+        )
+
+    def token_history(self, judge_id: int, prompt_version: str, dataset: str, n: int = 200) -> pd.DataFrame:
+        """Up to ``n`` answered calls of this judge and prompt version on the dataset: battle_id, order,
+        prompt_tokens, completion_tokens (for cost estimates of the calls still to make)."""
+        ds = self.dataset(dataset).dataset_id
+        return (
+            self._cur()
+            .execute(
+                """SELECT g.battle_id, g."order", g.prompt_tokens, g.completion_tokens
+                   FROM judgments g JOIN battles b USING (battle_id)
+                   WHERE b.dataset_id = ? AND g.judge_id = ? AND g.prompt_version = ? AND g.variant = 'original'
+                     AND g.prompt_tokens > 0 AND NOT coalesce(g.call_failed, false)
+                   ORDER BY g.judgment_id DESC LIMIT ?""",
+                [ds, judge_id, prompt_version, int(n)],
             )
             .df()
         )
