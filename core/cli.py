@@ -32,6 +32,7 @@ COMMAND_MODULES = [
     "consistency",
     "bias",
     "judge",
+    "runs",
     "analyses",
     "report",
     "precompute",

@@ -199,3 +199,20 @@ def test_the_admin_page_estimates_before_spending(tmp_path, monkeypatch):
     assert "This run covers 10 units; 0 are judged already" in text and "10 calls" in text and "$" in text
     with Store.open(db, read_only=True) as s:
         assert s.judge_id("est-judge") is None  # estimating registers nothing and calls nothing
+
+
+def test_runs_are_listed_with_their_definition_progress_tokens_and_cost(tmp_path):
+    db = _store(tmp_path, n_prompts=5)
+    with FakeServer(FakeJudge(latency_ms=5)) as srv:
+        cfg_path = _config(tmp_path, srv.url, name="listed")
+        cfg_path.write_text(cfg_path.read_text() + PRICED)
+        assert _judge(db, cfg_path, "--limit", "12", "--sample", "balanced", "--seed", "7").returncode == 0
+    cmd = [sys.executable, "-m", "core", "runs", "--db", str(db)]
+    out = subprocess.run([*cmd, "--json"], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    (row,) = json.loads(out.stdout)
+    assert row["covers"] == "first 12 units (sample balanced, seed 7)"
+    assert (row["status"], row["planned"], row["done"]) == ("done", 12, 12)
+    assert row["cost_usd"] == pytest.approx((1000 * row["prompt_tokens"] + 2000 * row["completion_tokens"]) / 1e6)
+    text = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True).stdout
+    assert f"run {row['run_id']} listed on ah: done; first 12 units" in text and "$" in text
