@@ -33,6 +33,7 @@ COMMAND_MODULES = [
     "bias",
     "judge",
     "runs",
+    "generate",
     "analyses",
     "report",
     "precompute",

@@ -145,6 +145,9 @@ class FakeJudge:
                 }
         elif "[[A]]" in system:
             text = "Answer A is more complete. [[" + "ABC"[h % 3] + "]]"
+        elif "You answer questions" in system:  # answer generation: reasoning, then an answer naming the turn
+            turn = sum(1 for m in msgs if m.get("role") == "user")
+            text = f"<think>reasoning for turn {turn}</think>Answer {turn} to: {user[:60]}"
         else:
             text = "NO_ECHO" if h % 2 else "ECHO"
         return {

@@ -146,7 +146,16 @@ class DatasetWrites(StoreBase):
         cur.execute(
             "DELETE FROM votes WHERE battle_id IN (SELECT battle_id FROM battles WHERE dataset_id = ?)", [ds_id]
         )
-        for table in ("battles", "completions", "prompts", "models", "annotators", "judge_runs", "imports"):
+        for table in (
+            "battles",
+            "generations",
+            "completions",
+            "prompts",
+            "models",
+            "annotators",
+            "judge_runs",
+            "imports",
+        ):
             cur.execute(f"DELETE FROM {table} WHERE dataset_id = ?", [ds_id])
         cur.execute("DELETE FROM results WHERE dataset = (SELECT name FROM datasets WHERE dataset_id = ?)", [ds_id])
         cur.execute("DELETE FROM datasets WHERE dataset_id = ?", [ds_id])

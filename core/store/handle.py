@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from core.store.bulk import BulkWrites
 from core.store.datasets import DatasetWrites
+from core.store.generation import GenerationStore
 from core.store.judging import JudgingStore
 from core.store.queries import Queries
 from core.store.results import ResultsStore
 
 
-class Store(Queries, DatasetWrites, BulkWrites, JudgingStore, ResultsStore):
+class Store(Queries, DatasetWrites, BulkWrites, JudgingStore, ResultsStore, GenerationStore):
     """A handle on one DuckDB battle store: ``Store.open(path)``; use it as a context manager."""

@@ -200,6 +200,28 @@ ALTER TABLE judgments ADD COLUMN grade SMALLINT;
     """
 ALTER TABLE judge_runs ADD COLUMN definition_json VARCHAR;
 """,
+    # 8: answers generated for a dataset's prompts by a model endpoint: one row per (prompt, model,
+    # generation settings), the reasoning apart from the answer, tokens, latency, or the failure's reason.
+    """
+CREATE TABLE generations (
+    generation_id BIGINT PRIMARY KEY,
+    dataset_id INTEGER NOT NULL,
+    prompt_id BIGINT NOT NULL,
+    model VARCHAR NOT NULL,
+    settings_key VARCHAR NOT NULL,
+    status VARCHAR NOT NULL CHECK (status IN ('ok', 'failed')),
+    text VARCHAR,
+    reasoning VARCHAR,
+    turns VARCHAR,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    latency_ms DOUBLE,
+    error VARCHAR,
+    settings_json VARCHAR,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    UNIQUE (prompt_id, model, settings_key)
+);
+""",
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

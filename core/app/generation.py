@@ -1,0 +1,330 @@
+"""Answer generation: a model's answers to a dataset's prompts, from any OpenAI-compatible endpoint.
+
+The first step of evaluating a new model: its answers become its completions of the dataset's
+prompts, which judge runs then compare with the answers of models that humans have rated.
+
+* one answer per (prompt, model, generation settings): running the same command again generates
+  only what is missing (or failed before), never a second answer;
+* a multi-turn prompt is answered turn by turn, each turn seeing the model's own earlier answers;
+* reasoning (``reasoning_content`` / ``reasoning`` fields, or a leading ``<think>…</think>``) is
+  kept apart from the answer; tokens and latency are stored; a failure is stored with its reason
+  and retried by the next run;
+* results are written in small batches about once a second, so the store is never held for long
+  and a killed run loses at most that second.
+
+The configuration follows the judges' TOML conventions: the key only by the name of an environment
+variable, unknown keys and tables refused, a ``base_url`` without credentials.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import random
+import re
+import threading
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from core import redact
+from core.judging.config import ConfigError, check_base_url
+from core.store import Store
+from core.text import style_counts
+
+_THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
+FLUSH_S = 1.0
+FLUSH_ROWS = 32
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A model to generate answers with: ``name`` is its row in the leaderboards, ``model`` the endpoint's id."""
+
+    name: str
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    system_prompt: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    concurrency: int = 8
+    timeout_s: float = 120.0
+    max_retries: int = 3
+    price_prompt_per_mtok: float | None = None
+    price_completion_per_mtok: float | None = None
+
+    def settings(self) -> dict:
+        """What determines an answer (and so its idempotency key): model id, system prompt, sampling."""
+        return {
+            "model": self.model,
+            "system_prompt": self.system_prompt,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+
+    @property
+    def settings_key(self) -> str:
+        return hashlib.sha256(json.dumps(self.settings(), sort_keys=True).encode()).hexdigest()[:16]
+
+    def api_key(self) -> str:
+        if not self.api_key_env:
+            return "sk-no-key"
+        value = os.environ.get(self.api_key_env)
+        if not value:
+            raise ConfigError(f"model {self.name!r}: environment variable {self.api_key_env} is not set")
+        redact.register(value)
+        return value
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        if self.price_prompt_per_mtok is None or self.price_completion_per_mtok is None:
+            return None
+        return (prompt_tokens * self.price_prompt_per_mtok + completion_tokens * self.price_completion_per_mtok) / 1e6
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
+
+
+def _whole(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "api_key_env": (
+        lambda v: v is None or (isinstance(v, str) and v.isidentifier() and len(v) <= 100),
+        "the name of an environment variable",
+    ),
+    "system_prompt": (lambda v: v is None or (isinstance(v, str) and len(v) <= 100_000), "a text"),
+    "temperature": (lambda v: _number(v) and 0 <= v <= 2, "a number in [0, 2]"),
+    "max_tokens": (lambda v: _whole(v) and 0 < v <= 1_000_000, "a positive whole number"),
+    "concurrency": (lambda v: _whole(v) and 1 <= v <= 512, "a whole number in [1, 512]"),
+    "timeout_s": (lambda v: _number(v) and 0 < v <= 3600, "seconds in (0, 3600]"),
+    "max_retries": (lambda v: _whole(v) and 0 <= v <= 100, "a whole number in [0, 100]"),
+    "price_prompt_per_mtok": (lambda v: v is None or (_number(v) and v >= 0), "a non-negative number"),
+    "price_completion_per_mtok": (lambda v: v is None or (_number(v) and v >= 0), "a non-negative number"),
+}
+_KEY_LIKE = re.compile(r"key|token|secret|passw|auth|credential", re.IGNORECASE)
+
+
+def model_config(data: dict, source: str = "configuration") -> ModelConfig:
+    """A validated model configuration; errors name the key, never its value."""
+    known = {f.name for f in fields(ModelConfig)}
+    tables = sorted(k for k, v in data.items() if isinstance(v, dict))
+    if tables:
+        raise ConfigError(f"{source}: unknown table [{str(tables[0])[:40]}] (a model configuration has no tables)")
+    unknown = sorted(set(data) - known)
+    if any(_KEY_LIKE.search(str(k)) for k in unknown):
+        raise ConfigError(f"{source}: put the API key in an environment variable and name it with api_key_env")
+    if unknown:
+        raise ConfigError(f"{source}: unknown key {str(unknown[0])[:40]!r} (known: {', '.join(sorted(known))})")
+    for key in ("name", "base_url", "model"):
+        if not isinstance(data.get(key), str) or not data[key].strip() or len(data[key]) > 2000:
+            raise ConfigError(f"{source}: key {key!r} is required and must be a non-empty string")
+    for key, (ok, expected) in _CHECKS.items():
+        if key in data and not ok(data[key]):
+            raise ConfigError(f"{source}: key {key!r} must be {expected}")
+    check_base_url(data["base_url"], source)
+    if data.get("api_key_env") == redact.ADMIN_TOKEN_ENV:
+        raise ConfigError(f"{source}: key 'api_key_env' must not name the admin token's variable")
+    return ModelConfig(**data)
+
+
+def load_model_toml(path: str | Path) -> ModelConfig:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeError) as exc:
+        raise ConfigError(f"{path}: cannot read ({type(exc).__name__})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({str(exc)[:200]})") from None
+    return model_config(data, str(path))
+
+
+# --------------------------------------------------------------------- plan
+@dataclass(frozen=True)
+class GenerationPlan:
+    """The prompts the command covers (the first ``limit`` by id, or all) and those still without an answer."""
+
+    todo: list[dict]
+    defined: int
+
+
+def plan_generation(store: Store, dataset: str, cfg: ModelConfig, limit: int | None = None) -> GenerationPlan:
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+    prompts = store.prompts_for_generation(dataset)
+    if prompts.empty:
+        raise ValueError(f"dataset {dataset!r} has no prompt texts to answer")
+    rows = prompts.to_dict("records")
+    if limit:
+        rows = rows[:limit]
+    status = store.generation_status(dataset, cfg.name, cfg.settings_key)
+    done = set(status.loc[status["status"] == "ok", "prompt_id"].astype(int))
+    todo = [r for r in rows if int(r["prompt_id"]) not in done]
+    return GenerationPlan(todo, len(rows))
+
+
+# ------------------------------------------------------------------ execute
+@dataclass
+class GenerationStats:
+    planned: int = 0
+    ok: int = 0
+    failed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    started: float = field(default_factory=time.monotonic)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def finished(self) -> int:
+        return self.ok + self.failed
+
+
+def split_reasoning(content: str | None, message: Any) -> tuple[str, str | None]:
+    """(answer, reasoning): a reasoning field of the message, or a leading ``<think>…</think>``, kept apart."""
+    extra = getattr(message, "model_extra", None) or {}
+    reasoning = getattr(message, "reasoning_content", None) or extra.get("reasoning_content") or extra.get("reasoning")
+    text = content or ""
+    m = _THINK.match(text)
+    if m:
+        reasoning = "\n\n".join(x for x in (reasoning, m.group(1).strip()) if x)
+        text = text[m.end() :]
+    return text, (reasoning if isinstance(reasoning, str) and reasoning else None)
+
+
+async def _answer(client: Any, cfg: ModelConfig, prompt: dict) -> dict:
+    """One prompt answered turn by turn; a result row for the store (status 'ok' or 'failed' with the reason)."""
+    import openai
+
+    asked = json.loads(prompt["turns"]) if isinstance(prompt.get("turns"), str) else [prompt["text"]]
+    messages: list[dict] = [{"role": "system", "content": cfg.system_prompt}] if cfg.system_prompt else []
+    answers: list[str] = []
+    thoughts: list[str] = []
+    tokens_in = tokens_out = 0
+    latency = 0.0
+    for question in asked:
+        messages.append({"role": "user", "content": question or ""})
+        attempt = 0
+        while True:
+            t0 = time.perf_counter()
+            try:
+                resp = await client.chat.completions.create(
+                    model=cfg.model, messages=messages, temperature=cfg.temperature, max_tokens=cfg.max_tokens
+                )
+                break
+            except (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError) as exc:
+                reason = f"{type(exc).__name__}: {str(exc)[:200]}"
+            except openai.APIStatusError as exc:
+                if exc.status_code < 500:
+                    return _failed(prompt, f"HTTP {exc.status_code}: {str(exc)[:200]}")
+                reason = f"HTTP {exc.status_code}: {str(exc)[:200]}"
+            attempt += 1
+            if attempt > cfg.max_retries:
+                return _failed(prompt, f"gave up after {attempt} attempts ({reason})")
+            await asyncio.sleep(min(30.0, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5))
+        latency += (time.perf_counter() - t0) * 1000
+        choice = resp.choices[0] if resp.choices else None
+        if choice is None:
+            return _failed(prompt, "the response has no choices")
+        text, thought = split_reasoning(choice.message.content, choice.message)
+        answers.append(text)
+        if thought:
+            thoughts.append(thought)
+        messages.append({"role": "assistant", "content": text})
+        if resp.usage is not None:
+            tokens_in += int(resp.usage.prompt_tokens or 0)
+            tokens_out += int(resp.usage.completion_tokens or 0)
+    joined = "\n\n".join(answers)
+    counts = style_counts(joined)
+    return {
+        "prompt_id": int(prompt["prompt_id"]),
+        "status": "ok",
+        "text": joined,
+        "reasoning": "\n\n".join(thoughts) or None,
+        "turns": json.dumps(answers, ensure_ascii=False) if len(answers) > 1 else None,
+        "prompt_tokens": tokens_in,
+        "completion_tokens": tokens_out,
+        "latency_ms": latency,
+        "style": None if counts is None else asdict(counts),
+    }
+
+
+def _failed(prompt: dict, reason: str) -> dict:
+    return {"prompt_id": int(prompt["prompt_id"]), "status": "failed", "error": redact.redact(reason)}
+
+
+def generate(
+    db_path: str | Path,
+    dataset: str,
+    cfg: ModelConfig,
+    limit: int | None = None,
+    progress: Callable[[GenerationStats], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> tuple[GenerationPlan, GenerationStats]:
+    """Generate the missing answers; the store is opened to plan and for each batch of results only."""
+    path = str(db_path)
+    with Store.open(path, read_only=True, wait_s=30) as store:
+        gen_plan = plan_generation(store, dataset, cfg, limit)
+    stats = GenerationStats(planned=len(gen_plan.todo))
+    if gen_plan.todo:
+        asyncio.run(_run(path, dataset, cfg, gen_plan.todo, stats, progress, cancel))
+    return gen_plan, stats
+
+
+async def _run(
+    path: str,
+    dataset: str,
+    cfg: ModelConfig,
+    todo: list[dict],
+    stats: GenerationStats,
+    progress: Callable[[GenerationStats], None] | None,
+    cancel: threading.Event | None,
+) -> None:
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=cfg.base_url, api_key=cfg.api_key(), timeout=cfg.timeout_s, max_retries=0)
+    pending: list[dict] = []
+    last_flush = time.monotonic()
+    lock = threading.Lock()
+
+    def flush() -> None:
+        with lock:  # two workers may flush at once: each row goes out in one batch only
+            batch = pending[:]
+            del pending[: len(batch)]
+        if batch:
+            with Store.open(path, wait_s=60) as store:
+                store.record_generations(dataset, cfg.name, cfg.settings_key, cfg.settings(), batch)
+
+    queue = iter(todo)
+
+    async def worker() -> None:
+        nonlocal last_flush
+        for prompt in queue:
+            if cancel is not None and cancel.is_set():
+                return
+            row = await _answer(client, cfg, prompt)
+            if row["status"] == "ok":
+                stats.ok += 1
+                stats.prompt_tokens += row["prompt_tokens"]
+                stats.completion_tokens += row["completion_tokens"]
+            else:
+                stats.failed += 1
+                stats.errors.append(row["error"])
+            pending.append(row)
+            if len(pending) >= FLUSH_ROWS or time.monotonic() - last_flush >= FLUSH_S:
+                last_flush = time.monotonic()
+                await asyncio.to_thread(flush)
+            if progress is not None:
+                progress(stats)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(cfg.concurrency, len(todo)))))
+    finally:
+        await asyncio.to_thread(flush)
+        await client.close()

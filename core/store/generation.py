@@ -1,0 +1,128 @@
+"""Generated answers: a model's completions of a dataset's prompts, one row per (prompt, model, settings)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from core import redact
+from core.store.base import StoreBase, next_id
+
+
+class GenerationStore(StoreBase):
+    """Prompts to answer, answers already generated, and the write of one batch of results."""
+
+    def prompts_for_generation(self, dataset: str) -> pd.DataFrame:
+        """Every prompt of the dataset: prompt_id, text (the first user turn), turns (JSON list or None)."""
+        ds = self.dataset(dataset).dataset_id
+        return (
+            self._cur()
+            .execute(
+                """SELECT prompt_id, external_id, text, turns FROM prompts
+                   WHERE dataset_id = ? AND text IS NOT NULL ORDER BY prompt_id""",
+                [ds],
+            )
+            .df()
+        )
+
+    def generation_status(self, dataset: str, model: str, settings_key: str) -> pd.DataFrame:
+        """prompt_id, status of the generations of this model and settings on the dataset."""
+        ds = self.dataset(dataset).dataset_id
+        return (
+            self._cur()
+            .execute(
+                """SELECT prompt_id, status FROM generations
+                   WHERE dataset_id = ? AND model = ? AND settings_key = ?""",
+                [ds, model, settings_key],
+            )
+            .df()
+        )
+
+    def generations_frame(self, dataset: str, model: str | None = None) -> pd.DataFrame:
+        ds = self.dataset(dataset).dataset_id
+        where = "WHERE g.dataset_id = ?"
+        params: list[object] = [ds]
+        if model is not None:
+            where += " AND g.model = ?"
+            params.append(model)
+        return (
+            self._cur()
+            .execute(
+                f"""SELECT g.generation_id, g.prompt_id, p.external_id, g.model, g.settings_key, g.status, g.text,
+                       g.reasoning, g.turns, g.prompt_tokens, g.completion_tokens, g.latency_ms, g.error
+                FROM generations g JOIN prompts p USING (prompt_id) {where} ORDER BY g.prompt_id""",
+                params,
+            )
+            .df()
+        )
+
+    def record_generations(self, dataset: str, model: str, settings_key: str, settings: dict, rows: list[dict]) -> int:
+        """Store finished generations in one transaction; an answer also becomes the model's completion of the
+        prompt (unless the prompt already has one from this model).  A failure is stored with its reason and is
+        replaced by a later success; a success is never replaced.  Returns the rows written."""
+        if not rows:
+            return 0
+        ds = self.dataset(dataset).dataset_id
+        written = 0
+        with self.transaction() as cur:
+            cur.execute("INSERT INTO models (dataset_id, model) VALUES (?, ?) ON CONFLICT DO NOTHING", [ds, model])
+            for row in rows:
+                pid = int(row["prompt_id"])
+                old = cur.execute(
+                    """SELECT generation_id, status FROM generations
+                       WHERE prompt_id = ? AND model = ? AND settings_key = ?""",
+                    [pid, model, settings_key],
+                ).fetchone()
+                if old is not None and old[1] == "ok":
+                    continue  # idempotent: a repeated success changes nothing
+                if old is not None:
+                    cur.execute("DELETE FROM generations WHERE generation_id = ?", [old[0]])
+                gid = next_id(cur, "generations", "generation_id")
+                cur.execute(
+                    """INSERT INTO generations (generation_id, dataset_id, prompt_id, model, settings_key, status, text,
+                           reasoning, turns, prompt_tokens, completion_tokens, latency_ms, error, settings_json)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                    [
+                        gid,
+                        ds,
+                        pid,
+                        model,
+                        settings_key,
+                        row["status"],
+                        row.get("text"),
+                        row.get("reasoning"),
+                        row.get("turns"),
+                        row.get("prompt_tokens"),
+                        row.get("completion_tokens"),
+                        row.get("latency_ms"),
+                        redact.redact(row.get("error")) if row.get("error") else None,
+                        redact.redact(json.dumps(settings)),
+                    ],
+                )
+                written += 1
+                if row["status"] != "ok":
+                    continue
+                has = cur.execute(
+                    "SELECT 1 FROM completions WHERE prompt_id = ? AND model = ?", [pid, model]
+                ).fetchone()
+                if has is None:
+                    cid = next_id(cur, "completions", "completion_id")
+                    style = row.get("style") or {}
+                    cur.execute(
+                        """INSERT INTO completions (completion_id, dataset_id, prompt_id, model, text, length,
+                               n_headers, n_bold, n_list_items, turns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                        [
+                            cid,
+                            ds,
+                            pid,
+                            model,
+                            row.get("text"),
+                            style.get("length"),
+                            style.get("n_headers"),
+                            style.get("n_bold"),
+                            style.get("n_list_items"),
+                            row.get("turns"),
+                        ],
+                    )
+        return written
