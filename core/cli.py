@@ -34,6 +34,7 @@ COMMAND_MODULES = [
     "judge",
     "runs",
     "generate",
+    "place",
     "analyses",
     "report",
     "precompute",

@@ -126,3 +126,53 @@ class GenerationStore(StoreBase):
                         ],
                     )
         return written
+
+    def answered_prompts(self, dataset: str) -> pd.DataFrame:
+        """(prompt_id, model) of every completion with text in the dataset."""
+        ds = self.dataset(dataset).dataset_id
+        return (
+            self._cur()
+            .execute(
+                "SELECT prompt_id, model FROM completions WHERE dataset_id = ? AND text IS NOT NULL ORDER BY prompt_id",
+                [ds],
+            )
+            .df()
+        )
+
+    def add_battles(self, dataset: str, pairs: pd.DataFrame) -> int:
+        """Add battles (prompt_id, model_a, model_b) between completions the dataset holds; a battle of the same
+        prompt and pair (either way round) already there is skipped.  Returns the battles added."""
+        ds = self.dataset(dataset).dataset_id
+        added = 0
+        with self.transaction() as cur:
+            key = cur.execute("SELECT coalesce(max(battle_key), -1) FROM battles WHERE dataset_id = ?", [ds]).fetchone()
+            next_key = int(key[0]) + 1 if key else 0
+            for r in pairs.itertuples():
+                pid, a, b = int(r.prompt_id), str(r.model_a), str(r.model_b)
+                exists = cur.execute(
+                    """SELECT 1 FROM battles WHERE dataset_id = ? AND prompt_id = ?
+                       AND ((model_a = ? AND model_b = ?) OR (model_a = ? AND model_b = ?))""",
+                    [ds, pid, a, b, b, a],
+                ).fetchone()
+                if exists:
+                    continue
+                comp = dict(
+                    cur.execute(
+                        "SELECT model, completion_id FROM completions WHERE prompt_id = ? AND model IN (?, ?)",
+                        [pid, a, b],
+                    ).fetchall()
+                )
+                if a not in comp or b not in comp:
+                    continue
+                bid = next_id(cur, "battles", "battle_id")
+                cur.execute(
+                    """INSERT INTO battles (battle_id, dataset_id, battle_key, external_id, prompt_id, model_a, model_b,
+                           completion_a, completion_b, language, turn)
+                       SELECT ?, ?, ?, 'planned', p.prompt_id, ?, ?, ?, ?, p.language,
+                              CASE WHEN p.turns IS NULL THEN 1 ELSE json_array_length(p.turns) END
+                       FROM prompts p WHERE p.prompt_id = ?""",
+                    [bid, ds, next_key, a, b, comp[a], comp[b], pid],
+                )
+                next_key += 1
+                added += 1
+        return added

@@ -1,0 +1,96 @@
+"""A new model's place: battles against human-rated anchors, and its predicted human Elo with an interval."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.app import Unavailable
+from core.app.leaderboard import human_ratings, view_for
+from core.app.newmodel import plan_battles, standing
+from core.simulate import DemoConfig, simulate_arena
+from core.store import Store
+from tests.conftest import ROOT
+from tests.fake_openai_server import FakeJudge, FakeServer
+from tests.test_generation import _config as _model_config
+from tests.test_generation import _generate
+from tests.test_generation import _store as _arena_store
+
+
+def test_planned_battles_put_the_new_model_against_anchors_across_the_range(tmp_path):
+    db = _arena_store(tmp_path)  # m1, m2, m3 with human votes; three prompts
+    with FakeServer(FakeJudge(latency_ms=5)) as srv:
+        assert _generate(db, _model_config(tmp_path, srv.url)).returncode == 0
+    with Store.open(db) as s:
+        human = human_ratings(s, "arena").frame.sort_values("elo", ascending=False)  # type: ignore[union-attr]
+        plan = plan_battles(s, "arena", "newcomer", n_anchors=2)
+        assert not isinstance(plan, Unavailable)
+        # the top and the bottom of the human ranking
+        assert plan.anchors == [human["model"].iloc[0], human["model"].iloc[-1]]
+        answered = s.answered_prompts("arena")
+        for r in plan.battles.itertuples():
+            other = r.model_b if r.model_a == "newcomer" else r.model_a
+            assert "newcomer" in (r.model_a, r.model_b) and other in plan.anchors
+            assert ((answered["prompt_id"] == r.prompt_id) & (answered["model"] == other)).any()
+        sides = (plan.battles["model_a"] == "newcomer").mean()
+        assert 0.3 <= sides <= 0.7  # the new model is not always shown first
+        before = len(s.battles_for_judging("arena"))
+        assert s.add_battles("arena", plan.battles) == len(plan.battles) > 0
+        assert s.add_battles("arena", plan.battles) == 0  # already there
+        battles = s.battles_for_judging("arena")
+    assert len(battles) == before + len(plan.battles)
+    new = battles[(battles["model_a"] == "newcomer") | (battles["model_b"] == "newcomer")]
+    assert new["text_a"].notna().all() and new["text_b"].notna().all()  # a judge run can compare them
+
+
+def test_plan_battles_refuses_a_model_without_answers(tmp_path):
+    db = _arena_store(tmp_path)
+    with Store.open(db) as s:
+        res = plan_battles(s, "arena", "ghost")
+    assert isinstance(res, Unavailable) and "generate them first" in res.reason
+
+
+@pytest.fixture(scope="module")
+def demo_without_one_models_votes(tmp_path_factory):
+    tables = simulate_arena(0, DemoConfig.small())
+    human = tables.battles.merge(tables.votes, on="battle_key")
+    counts = pd.concat([human["model_a"], human["model_b"]]).value_counts()
+    new = counts.index[len(counts) // 2]  # a mid-table model
+    involved = tables.battles.loc[(tables.battles["model_a"] == new) | (tables.battles["model_b"] == new), "battle_key"]
+    tables.votes = tables.votes[~tables.votes["battle_key"].isin(involved)]
+    db = tmp_path_factory.mktemp("newmodel") / "demo.duckdb"
+    with Store.open(db) as s:
+        s.write_dataset(tables)
+        judge = str(s.judges_frame("demo")["judge"].iloc[0])
+    return db, new, judge
+
+
+def test_standing_reads_the_leaderboards_interval_for_a_model_without_votes(demo_without_one_models_votes):
+    db, new, judge = demo_without_one_models_votes
+    with Store.open(db, read_only=True) as s:
+        res = standing(s, "demo", judge, new, alpha=0.1)
+        view, _ = view_for(s, "demo", judge, None, 0.1)
+    assert not isinstance(res, Unavailable), res
+    row = view.table.set_index("model").loc[new]
+    assert np.isnan(row["human_elo"])  # no human votes: its human Elo is what is predicted
+    assert (res.lower, res.upper) == (row["interval_lower"], row["interval_upper"])
+    assert res.predicted == row[f"{res.method}_elo"] and res.lower < res.predicted < res.upper
+    rated = view.table[view.table["human_elo"].notna()]
+    assert res.n_rated == len(rated)
+    assert res.above == int((rated["human_elo"] > res.upper).sum())
+    assert res.below == int((rated["human_elo"] < res.lower).sum())
+    assert f"ranks between #{res.above + 1}" in res.text()
+
+
+def test_standing_cli(demo_without_one_models_votes):
+    db, new, judge = demo_without_one_models_votes
+    cmd = [sys.executable, "-m", "core", "standing", "--db", str(db), "--dataset", "demo", "--judge", judge]
+    out = subprocess.run([*cmd, "--model", new], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"{new}: predicted human Elo") and "90% conformal interval" in out.stdout
+    bad = subprocess.run([*cmd, "--model", "nobody"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "no battles judged" in bad.stderr
