@@ -35,6 +35,7 @@ COMMAND_MODULES = [
     "runs",
     "generate",
     "place",
+    "evaluate",
     "analyses",
     "report",
     "precompute",

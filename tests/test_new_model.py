@@ -94,3 +94,26 @@ def test_standing_cli(demo_without_one_models_votes):
     assert out.stdout.startswith(f"{new}: predicted human Elo") and "90% conformal interval" in out.stdout
     bad = subprocess.run([*cmd, "--model", "nobody"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "no battles judged" in bad.stderr
+
+
+def test_evaluate_runs_the_whole_loop_and_is_honest_about_what_it_can_say(tmp_path):
+    from tests.test_judging import _config as _judge_config
+
+    db = _arena_store(tmp_path)
+    with FakeServer(FakeJudge(latency_ms=5)) as srv:
+        model_cfg = _model_config(tmp_path, srv.url)
+        judge_cfg = _judge_config(tmp_path, srv.url, name="eval-judge")
+        cmd = [sys.executable, "-m", "core", "evaluate", "--db", str(db), "--dataset", "arena", "--model", "newcomer"]
+        cmd += ["--config", str(model_cfg), "--judge", str(judge_cfg), "--budget", "8", "--anchors", "2"]
+        out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stderr
+    assert "answers: 3 generated" in out.stderr and "battles against 2 anchors" in out.stdout
+    with Store.open(db, read_only=True) as s:
+        j = s.judgments_frame("arena", "eval-judge", variant=None)
+    assert 0 < len(j) <= 8 and ((j["model_a"] == "newcomer") | (j["model_b"] == "newcomer")).all()
+    assert not j.duplicated(["battle_id", "order"]).any()  # the second evaluation paid for nothing twice
+    # three human-rated models cannot calibrate a 90% interval: said, not papered over
+    assert "no standing:" in out.stdout or "predicted human Elo" in out.stdout
+    assert "answers: 0 generated" in again.stderr

@@ -126,6 +126,7 @@ def plan_run(
     sample: str = "all",
     seed: int = 0,
     retry_failed: bool = False,
+    battle_ids: set[int] | None = None,
 ) -> RunPlan:
     """The set of units the arguments define, and the ones of it still missing for this judge and prompt version.
 
@@ -139,8 +140,10 @@ def plan_run(
     if limit is not None and limit < 1:
         raise PlanError(f"limit must be at least 1, got {limit}")
     battles = store.battles_for_judging(dataset)
+    if battle_ids is not None:  # only these battles (a new model's, for `evaluate`)
+        battles = battles[battles["battle_id"].isin(battle_ids)]
     if battles.empty:
-        raise PlanError(f"dataset {dataset!r} has no battles")
+        raise PlanError(f"dataset {dataset!r} has no battles" + (" among those asked for" if battle_ids else ""))
     texts = battles["text_a"].notna() & battles["text_b"].notna() & battles["prompt"].notna()
     if cfg.template == "echo":
         texts = battles["text_a"].notna() & battles["prompt"].notna()
@@ -185,6 +188,7 @@ def plan_run(
         "limit": limit,
         "retry_failed": retry_failed,
         "units": len(defined),
+        **({"battle_ids": sorted(battle_ids)} if battle_ids is not None else {}),
     }
     return RunPlan(units, len(defined), definition)
 
@@ -406,6 +410,7 @@ def run_shared(
     cancel: threading.Event | None = None,
     on_estimate: Callable[[RunEstimate], None] | None = None,
     estimate_only: bool = False,
+    battle_ids: set[int] | None = None,
 ) -> RunOutcome:
     """Plan and execute a run without holding the store: the way the CLI and the Admin page's worker run.
 
@@ -432,7 +437,16 @@ def run_shared(
             definition = {"dataset": dataset, "judge": cfg.name, "echo_intervention": echo_intervention, "seed": seed}
             defined = len(units)
         else:
-            run_plan = plan_run(store, dataset, cfg, limit=limit, sample=sample, seed=seed, retry_failed=retry_failed)
+            run_plan = plan_run(
+                store,
+                dataset,
+                cfg,
+                limit=limit,
+                sample=sample,
+                seed=seed,
+                retry_failed=retry_failed,
+                battle_ids=battle_ids,
+            )
             units, definition, defined = run_plan.units, run_plan.definition, run_plan.defined
         estimate = estimate_run(store, dataset, cfg, units) if units and (on_estimate or estimate_only) else None
         if estimate is not None and on_estimate is not None:

@@ -113,11 +113,13 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
         args.dataset, args.limit = definition["dataset"], definition.get("limit")
         args.sample, args.seed = definition.get("sample", "all"), definition.get("seed", 0)
         args.retry_failed = bool(definition.get("retry_failed"))
+        battle_ids = set(definition["battle_ids"]) if definition.get("battle_ids") is not None else None
         try:
             cfg.api_key()
         except ConfigError as exc:
             raise UserError(str(exc)) from None
     else:
+        battle_ids = None
         if not args.config or not args.dataset:
             raise UserError("judge needs --config and --dataset (or --resume RUN_ID)")
         try:
@@ -156,6 +158,7 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
             cancel=cancel,
             on_estimate=lambda e: print(f"estimate: {e.text()}", file=sys.stderr),
             estimate_only=args.estimate,
+            battle_ids=battle_ids,
         )
     except (PlanError, StoreError) as exc:
         raise UserError(str(exc)) from None

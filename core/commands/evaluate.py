@@ -1,0 +1,62 @@
+"""``python -m core evaluate``: a new model's predicted human Elo, from its answers to its standing, in one command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from core.cli import UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("evaluate", help="a new model: answers, battles against anchors, judgments, its standing")
+    p.add_argument("--db", required=True)
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--model", required=True, help="the new model's name in the store")
+    p.add_argument("--config", help="model TOML to generate missing answers (omit when they are imported)")
+    p.add_argument("--judge", required=True, help="judge TOML")
+    p.add_argument("--budget", type=int, help="judge calls at most (both orders count)")
+    p.add_argument("--anchors", type=int, default=10)
+    p.add_argument("--alpha", type=float, default=0.1)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.app import StoreError
+    from core.app.evaluate import evaluate
+    from core.app.generation import load_model_toml
+    from core.app.judging import EndpointRefused, EndpointUnreachable, PlanError, load_toml
+    from core.judging.config import ConfigError
+
+    if not 0 < args.alpha < 1:
+        raise UserError(f"--alpha must be in (0, 1), got {args.alpha}")
+    if args.budget is not None and args.budget < 2:
+        raise UserError("--budget must be at least 2 judge calls")
+    try:
+        judge = load_toml(args.judge)
+        judge.api_key()
+        model_cfg = load_model_toml(args.config) if args.config else None
+        if model_cfg is not None:
+            model_cfg.api_key()
+    except ConfigError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        result = evaluate(
+            args.db,
+            args.dataset,
+            args.model,
+            judge,
+            model_cfg,
+            budget=args.budget,
+            n_anchors=args.anchors,
+            alpha=args.alpha,
+            seed=args.seed,
+            log=lambda line: print(line, file=sys.stderr),
+        )
+    except (StoreError, ValueError, PlanError) as exc:
+        raise UserError(str(exc)) from None
+    except (EndpointUnreachable, EndpointRefused) as exc:
+        raise UserError(f"the judge endpoint: {exc}") from None
+    print(result.text())
+    return 0
