@@ -145,3 +145,58 @@ def test_reasoning_is_split_from_the_answer():
     assert split_reasoning("<think>plan</think>\nThe answer.", object()) == ("The answer.", "plan")
     assert split_reasoning("The answer.", Message()) == ("The answer.", "first I think")
     assert split_reasoning(None, object()) == ("", None)
+
+
+@pytest.mark.slow
+def test_killed_generations_resume_to_exactly_the_planned_set(tmp_path):
+    """20 SIGKILLs at random moments, then the same command once more: every covered prompt answered once."""
+    import random
+    import signal
+    import socket
+    import time
+
+    from tests.test_judging import _store as _judging_store
+
+    db = _judging_store(tmp_path, n_prompts=80)
+    with Store.open(db, read_only=True) as s:
+        n_prompts = len(s.prompts_for_generation("ah"))
+    limit = 60
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = tmp_path / "served.log"
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "fake_openai_server.py"), str(port), "300", "{}", "0", str(log)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        server.stdout.readline()  # type: ignore[union-attr]
+        cfg = _config(tmp_path, f"http://127.0.0.1:{port}/v1", concurrency=4)
+        cmd = [sys.executable, "-m", "core", "generate", "--db", str(db), "--config", str(cfg), "--dataset", "ah"]
+        cmd += ["--limit", str(limit)]
+        rng = random.Random(1)
+        kills = 0
+        for _ in range(60):
+            proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(rng.uniform(1.5, 3.0))
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+                kills += 1
+            proc.wait()
+            if kills >= 20:
+                break
+        final = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert final.returncode == 0, final.stderr
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert kills == 20 and n_prompts >= limit
+    with Store.open(db, read_only=True) as s:
+        gens = s.generations_frame("ah", "newcomer")
+        first = s.prompts_for_generation("ah")["prompt_id"].iloc[:limit]
+    assert len(gens) == limit and not gens["prompt_id"].duplicated().any()
+    assert set(gens["prompt_id"]) == set(first) and (gens["status"] == "ok").all()
+    sent = len(log.read_text().splitlines())
+    # a kill loses at most the answers of its last flush window (≤ 1 s at ~13 answers/s) and those in flight
+    assert sent - limit <= 20 * (4 + 14), (sent, limit)
