@@ -387,6 +387,7 @@ def test_killed_runs_resume_without_losing_or_duplicating(tmp_path, record_prope
             tmp_path, f"http://127.0.0.1:{port}/v1", name="killme", timeout=15
         )  # no timeouts: repeats are kills
         cmd = [sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(cfg), "--dataset", "ah"]
+        cmd += ["--limit", "300"]  # a run is a job: every restart completes these 300 units, never more
         rng = random.Random(0)
         kill_times: list[float] = []
         for _ in range(80):
@@ -404,12 +405,12 @@ def test_killed_runs_resume_without_losing_or_duplicating(tmp_path, record_prope
         with Store.open(db, read_only=True) as s:
             j = s.judgments_frame("ah", "killme", variant=None)
             runs = s.runs_frame("ah")
-        assert len(j) == 360
+        assert len(j) == 300
         assert not j.duplicated(["battle_id", "order"]).any()
         assert runs["status"].iloc[0] == "done"
         assert (runs["status"].iloc[1:] == "interrupted").all() and len(runs) >= 11  # none left 'running'
         sent = pd.read_csv(log, sep="\t", names=["t", "digest"])
-        assert sent["digest"].nunique() == 360
+        assert sent["digest"].nunique() == 300
         repeats = sent[sent["digest"].duplicated(keep=False)].groupby("digest")["t"].min()
         lost_age = []
         for t_first in repeats:
@@ -430,7 +431,7 @@ def test_killed_runs_resume_without_losing_or_duplicating(tmp_path, record_prope
             ).stdout
         )
         judges = {jd["name"]: jd for d in info["datasets"] if d["name"] == "ah" for jd in d["judges"]}
-        assert judges["killme"]["n_judgments"] == 360
+        assert judges["killme"]["n_judgments"] == 300
     finally:
         server.kill()
 

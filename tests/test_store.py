@@ -343,3 +343,24 @@ def test_a_read_and_a_write_in_one_process_wait_for_each_other(tmp_path, first_r
             Store.open(db, read_only=not first_read_only, wait_s=0.3)
     finally:
         held.close()
+
+
+def test_a_value_the_schema_refuses_is_a_store_error_and_changes_nothing(tmp_path):
+    """The last line of defence behind the readers: DuckDB's own refusal becomes a named StoreError, rolled back."""
+    import pandas as pd
+
+    from core.domain import DatasetTables
+
+    tables = DatasetTables(
+        name="big",
+        source="test",
+        models=pd.DataFrame({"model": ["a", "b"]}),
+        battles=pd.DataFrame({"battle_key": [0], "model_a": ["a"], "model_b": ["b"], "prompt_key": [0]}),
+        prompts=pd.DataFrame({"prompt_key": [0], "text": ["q"]}),
+        completions=pd.DataFrame({"prompt_key": [0, 0], "model": ["a", "b"], "text": ["x", "y"], "length": [1, 2**31]}),
+    )
+    with Store.open(tmp_path / "s.duckdb") as s:
+        before = s.info()
+        with pytest.raises(StoreError, match="the store refused a value of 'big'"):
+            s.write_dataset(tables)
+        assert s.info() == before

@@ -5,13 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import pandas as pd
 
 from core.datahome import DEFAULT_DB
 from core.domain import DatasetTables, outcome_of_target
 from core.ingest import ImportResult, IngestError, bulk_plan, content_hash, load
-from core.ingest.common import quote
 from core.ingest.detect import AUTO, detect
 from core.redact import redact_frame
 from core.stats.calibration import TauFit, fit_tau
@@ -157,8 +155,6 @@ def write_import(store: Store, prepared: PreparedImport) -> ImportResult:
         store.write_dataset(tables, content_hash=prepared.digest, fmt=prepared.fmt, source_path=str(prepared.path))
     except StoreError as exc:
         raise IngestError(prepared.path, str(exc)) from None
-    except duckdb.Error as exc:  # a value the reader let through and the schema refuses: rolled back, named
-        raise IngestError(prepared.path, f"the store refused a value ({quote(str(exc).splitlines()[0])})") from None
 
     def count(df: pd.DataFrame | None) -> int:
         return 0 if df is None else len(df)

@@ -62,7 +62,11 @@ class DatasetWrites(StoreBase):
                     "INSERT INTO imports (content_hash, dataset_id, format, path) VALUES (?, ?, ?, ?)",
                     [content_hash, ds_id, fmt or tables.source, source_path],
                 )
-            self._insert_tables(cur, ds_id, tables)
+            try:
+                self._insert_tables(cur, ds_id, tables)
+            except duckdb.Error as exc:  # a value a reader let through and the schema refuses: rolled back
+                first = str(exc).splitlines()[0][:300]
+                raise StoreError(f"the store refused a value of {tables.name!r} ({first})") from None
         return ds_id
 
     def dataset_tables(self, name: str, judges: list[str] | None = None) -> DatasetTables:
