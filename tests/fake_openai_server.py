@@ -51,6 +51,7 @@ class FakeJudge:
         jitter: float = 0.0,
         seed: int = 0,
         log_path: str | None = None,
+        noise: float = 0.0,
     ):
         self.latency = latency_ms / 1000
         self.outage: str | None = None  # None, '503' or 'hang'
@@ -58,6 +59,7 @@ class FakeJudge:
         self.served = 0  # completions answered with 200
         self.jitter = jitter  # each latency drawn uniformly from latency × [1 - jitter, 1 + jitter]
         self.rng = random.Random(seed)
+        self.noise = noise  # rubric: the two answers' scores swapped with this probability (a judge that varies)
         self.faults = faults or {}  # request number -> fault kind
         self.fault_every = fault_every or {}  # kind -> every k-th request
         self.count = 0
@@ -117,6 +119,11 @@ class FakeJudge:
         if "JSON object" in system:  # rubric
             sa = {c: 1 + (h >> k) % 10 for k, c in enumerate(CRITERIA)}
             sb = {c: 1 + (h >> (k + 8)) % 10 for k, c in enumerate(CRITERIA)}
+            if self.noise:
+                with self.lock:
+                    swap = self.rng.random() < self.noise
+                if swap:
+                    sa, sb = sb, sa
             text = json.dumps({"A": sa, "B": sb}) + "\nBoth answers were read carefully."
             if fault == "prose":
                 text = "I think Answer A is somewhat better overall, but both are fine."

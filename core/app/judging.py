@@ -53,6 +53,8 @@ __all__ = [
     "parse_failures",
     "plan",
     "plan_echo_intervention",
+    "plan_repeats",
+    "judge_variance_of",
     "reconcile_runs",
     "register_judge",
     "run",
@@ -325,6 +327,43 @@ def plan_echo_intervention(
     return units
 
 
+def plan_repeats(
+    store: Store, dataset: str, cfg: JudgeConfig, sample_size: int = 50, repeats: int = 2, seed: int = 0
+) -> list[Unit]:
+    """Judge variance: a seeded sample of battles judged ``repeats`` more times (variants 'repeat-1' …), at the
+    configured temperature, plus the original judgment where it is missing; resumable like any run."""
+    if repeats < 1 or sample_size < 1:
+        raise PlanError("repeats and the sample size must be at least 1")
+    battles = store.battles_for_judging(dataset)
+    ok = battles["text_a"].notna() & battles["text_b"].notna() & battles["prompt"].notna()
+    battles = battles[ok]
+    if battles.empty:
+        raise PlanError(f"dataset {dataset!r} has no battles with texts to re-judge")
+    sample = battles.sample(min(sample_size, len(battles)), random_state=seed).sort_values("battle_id")
+    judge_id = store.judge_id(cfg.name)
+    orders = ["ab", "ba"] if cfg.both_orders else ["ab"]
+    units = []
+    for variant in ("original", *(f"repeat-{r}" for r in range(1, repeats + 1))):
+        have = (
+            store.existing_judgment_keys(judge_id, cfg.version, dataset, variant=variant)
+            if judge_id is not None
+            else pd.DataFrame({"battle_id": [], "order": []})
+        )
+        done = set(zip(have["battle_id"].tolist(), have["order"].tolist()))
+        for r in sample.itertuples():
+            for order in orders:
+                if (int(r.battle_id), order) not in done:
+                    units.append(Unit(int(r.battle_id), order, r.prompt, r.text_a, r.text_b, variant, _turns(r)))
+    return units
+
+
+def judge_variance_of(store: Store, dataset: str, judge: str) -> Any:
+    """The stored repeats summarised (:func:`core.stats.variance.judge_variance`); None without repeats."""
+    from core.stats.variance import judge_variance
+
+    return judge_variance(store.judgments_frame(dataset, judge, variant=None))
+
+
 def echo_intervention_results(store: Store, dataset: str, judge: str) -> pd.DataFrame | None:
     """The stored intervention judgments, summarised: P(a ≻ b) per variant with 95% intervals."""
     j = store.judgments_frame(dataset, judge, variant=None)
@@ -411,6 +450,7 @@ def run_shared(
     on_estimate: Callable[[RunEstimate], None] | None = None,
     estimate_only: bool = False,
     battle_ids: set[int] | None = None,
+    repeats: tuple[int, int] | None = None,
 ) -> RunOutcome:
     """Plan and execute a run without holding the store: the way the CLI and the Admin page's worker run.
 
@@ -432,7 +472,12 @@ def run_shared(
                 f"run {other} of judge {cfg.name!r} on {dataset!r} is still working; "
                 "wait for it or cancel it (two runs of one judge would pay for the same calls twice)"
             )
-        if echo_intervention:
+        if repeats is not None:  # (k, sample size)
+            units = plan_repeats(store, dataset, cfg, repeats[1], repeats[0], seed)
+            definition = {"dataset": dataset, "judge": cfg.name, "repeats": repeats[0], "sample": repeats[1]}
+            definition["seed"] = seed
+            defined = len(units)
+        elif echo_intervention:
             units = plan_echo_intervention(store, dataset, cfg, echo_intervention, seed)
             definition = {"dataset": dataset, "judge": cfg.name, "echo_intervention": echo_intervention, "seed": seed}
             defined = len(units)

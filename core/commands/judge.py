@@ -42,6 +42,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "sample); the same command run again completes exactly that set, never more",
     )
     p.add_argument(
+        "--repeats",
+        type=int,
+        metavar="K",
+        help="instead: judge variance: re-judge a seeded sample K more times (see --repeat-sample)",
+    )
+    p.add_argument("--repeat-sample", type=int, default=50, metavar="N", help="battles re-judged by --repeats")
+    p.add_argument(
         "--estimate",
         action="store_true",
         help="only print what the run would cost (calls, tokens, USD at the configured prices); call nothing",
@@ -94,6 +101,7 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
         EndpointUnreachable,
         PlanError,
         echo_intervention_results,
+        judge_variance_of,
         load_toml,
         run_definition,
         run_shared,
@@ -110,6 +118,8 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
                 raise UserError(str(exc)) from None
         if "echo_intervention" in definition:
             args.echo_intervention = definition["echo_intervention"]
+        if "repeats" in definition:
+            args.repeats, args.repeat_sample = definition["repeats"], definition["sample"]
         args.dataset, args.limit = definition["dataset"], definition.get("limit")
         args.sample, args.seed = definition.get("sample", "all"), definition.get("seed", 0)
         args.retry_failed = bool(definition.get("retry_failed"))
@@ -159,6 +169,7 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
             on_estimate=lambda e: print(f"estimate: {e.text()}", file=sys.stderr),
             estimate_only=args.estimate,
             battle_ids=battle_ids,
+            repeats=None if not args.repeats else (args.repeats, args.repeat_sample),
         )
     except (PlanError, StoreError) as exc:
         raise UserError(str(exc)) from None
@@ -178,6 +189,11 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
         )
         return 0
     sys.stderr.write("\n")
+    if args.repeats and outcome.journal_kept is None:
+        with open_store(args.db) as store:
+            variance = judge_variance_of(store, args.dataset, cfg.name)
+        if variance is not None:
+            print(variance.statement())
     if args.echo_intervention and outcome.journal_kept is None:
         with open_store(args.db) as store:
             summary = echo_intervention_results(store, args.dataset, cfg.name)
