@@ -12,9 +12,9 @@ import pandas as pd
 import streamlit as st
 
 from app_pages._shared import db_path, notice, page_guard, read_store, selection, store_available
-from core.app import judging
+from core.app import generation, judging
 from core.app.judging import TEMPLATES, ConfigError, PlanError, WorkerProcess, connection_test, from_mapping
-from core.redact import ADMIN_TOKEN_ENV, key_env_patterns, redact, register
+from core.redact import ADMIN_TOKEN_ENV, key_env_allowed, key_env_patterns, redact, register
 
 st.title("Admin")
 
@@ -175,6 +175,47 @@ with page_guard("The admin page"):
             else:
                 _start(cfg, dataset, int(limit), sample, retry_failed=False)
         except (ConfigError, PlanError, OSError) as exc:
+            st.error(redact(str(exc)))
+
+    st.subheader("Generate a model's answers")
+    st.caption(
+        "A new model's answers to this dataset's prompts (one per prompt and settings; starting it again completes "
+        "what is missing). They become its completions: plan battles against anchors, judge them, and read its "
+        "standing (README: the loop for a new model)."
+    )
+    with st.form("generate"):
+        g1, g2 = st.columns(2)
+        gen_name = g1.text_input("model name (its leaderboard row)", "my-model", key="gen_name")
+        gen_url = g2.text_input("model base URL", "http://localhost:8000/v1", key="gen_url")
+        gen_model = g1.text_input("endpoint model id", "some-model", key="gen_model")
+        gen_key = g2.text_input("key variable (empty: no key)", "", key="gen_key", help=f"names must match {allowed}")
+        gen_system = st.text_area("system prompt (optional)", "", key="gen_system")
+        gen_temp = g1.number_input("temperature", 0.0, 2.0, 0.0, key="gen_temp")
+        gen_max = g2.number_input("max tokens per turn", 1, 1_000_000, 1024, key="gen_max")
+        gen_conc = g1.number_input("concurrent calls", 1, 512, 8, key="gen_conc")
+        gen_limit = g2.number_input("prompts (the first N; 0: all)", 0, 10_000_000, 0, key="gen_limit")
+        gen_go = st.form_submit_button("Start generating")
+    if gen_go:
+        try:
+            if gen_key and not key_env_allowed(gen_key):
+                raise ConfigError(f"the key variable must match {allowed}")
+            model_cfg = generation.model_config(
+                {
+                    "name": gen_name,
+                    "base_url": gen_url,
+                    "model": gen_model,
+                    "api_key_env": gen_key or None,
+                    "system_prompt": gen_system or None,
+                    "temperature": float(gen_temp),
+                    "max_tokens": int(gen_max),
+                    "concurrency": int(gen_conc),
+                },
+                "the form",
+            )
+            w = generation.start_generation_worker(db_path(), dataset, model_cfg, int(gen_limit) or None)
+            workers().items.append(w)
+            st.success(f"Started a worker process (pid {w.pid}) generating {model_cfg.name}'s answers on {dataset}.")
+        except (ConfigError, OSError) as exc:
             st.error(redact(str(exc)))
 
     st.subheader("Current runs")

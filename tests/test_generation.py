@@ -200,3 +200,34 @@ def test_killed_generations_resume_to_exactly_the_planned_set(tmp_path):
     sent = len(log.read_text().splitlines())
     # a kill loses at most the answers of its last flush window (≤ 1 s at ~13 answers/s) and those in flight
     assert sent - limit <= 20 * (4 + 14), (sent, limit)
+
+
+def test_the_admin_page_starts_a_generation_worker(tmp_path, monkeypatch):
+    import time
+
+    from streamlit.testing.v1 import AppTest
+
+    db = _store(tmp_path)
+    monkeypatch.setenv("ARENA_DB", str(db))
+    monkeypatch.setenv("ARENA_ADMIN_TOKEN", "s3cret")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("app_pages/admin.py")
+    at.run()
+    at.text_input(key="admin_token_input").set_value("s3cret").run()
+    with FakeServer(FakeJudge(latency_ms=5)) as srv:
+        at.text_input(key="gen_name").set_value("from-page")
+        at.text_input(key="gen_url").set_value(srv.url)
+        at.text_area(key="gen_system").set_value("You answer questions.")
+        next(b for b in at.button if b.label == "Start generating").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        assert any("generating from-page's answers" in m.value for m in at.success)
+        deadline = time.monotonic() + 90
+        gens = pd.DataFrame()
+        while time.monotonic() < deadline:
+            with Store.open(db, read_only=True, wait_s=5) as s:
+                gens = s.generations_frame("arena", "from-page")
+            if len(gens) == 3:
+                break
+            time.sleep(0.5)
+    assert len(gens) == 3 and (gens["status"] == "ok").all()

@@ -328,3 +328,50 @@ async def _run(
     finally:
         await asyncio.to_thread(flush)
         await client.close()
+
+
+def model_to_toml(cfg: ModelConfig) -> str:
+    """The configuration as TOML that :func:`load_model_toml` reads back (never a key: only its variable's name)."""
+    lines = []
+    for key, value in asdict(cfg).items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            lines.append(f"{key} = {'true' if value else 'false'}")
+        elif isinstance(value, (int, float)):
+            lines.append(f"{key} = {value!r}")
+        else:
+            lines.append(f"{key} = {json.dumps(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def start_generation_worker(db_path: str | Path, dataset: str, cfg: ModelConfig, limit: int | None = None) -> Any:
+    """``python -m core generate`` in a worker process (the Admin page), its TOML and log beside the store."""
+    import subprocess
+    import sys
+
+    from core.app.judging import WorkerProcess
+    from core.store.journal import runs_dir
+
+    cfg.api_key()  # an unset key variable fails on the page, not in the worker's log
+    folder = runs_dir(db_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in cfg.name)[:40]
+    config_path = folder / f"generate-{safe}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.toml"
+    config_path.write_text(model_to_toml(cfg), encoding="utf-8")
+    log_path = config_path.with_suffix(".log")
+    cmd = [sys.executable, "-m", "core", "generate", "--db", str(db_path), "--config", str(config_path)]
+    cmd += ["--dataset", dataset] + (["--limit", str(int(limit))] if limit else [])
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    with open(log_path, "wb") as log:
+        popen = subprocess.Popen(
+            cmd,
+            cwd=root,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    return WorkerProcess(popen, cfg.name, dataset, log_path, config_path)
