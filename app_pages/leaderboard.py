@@ -32,7 +32,7 @@ from app_pages._shared import (
     update,
 )
 from core import charts
-from core.app import Store, Unavailable, report
+from core.app import Store, Unavailable, newmodel, report
 from core.app import leaderboard as lb
 from core.domain import Ratings
 from core.methods import RATING_METHODS
@@ -284,6 +284,18 @@ with page_guard("The leaderboard"):
             key="rank_slope",
             how_to_read="each line joins a model's rank under hard labels (left) to its rank under soft "
             "targets (right); green ▲ moved up, orange ▼ moved down, grey kept its rank.",
+        )
+
+    # ------------------------------------------------- models without human votes
+    unrated = newmodel.standings(view)
+    if unrated:
+        st.subheader("Models without human votes: where they stand")
+        for standing in unrated[:20]:
+            st.markdown(f"- {standing.text()}")
+        st.caption(
+            "Each predicted from its judge Elo with the conformal interval drawn above (same α and τ); "
+            + (f"{len(unrated) - 20} more in the table. " if len(unrated) > 20 else "")
+            + "Evaluate a new model with `python -m core evaluate` (README)."
         )
 
     # ------------------------------------------------------------ by turn

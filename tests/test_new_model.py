@@ -117,3 +117,20 @@ def test_evaluate_runs_the_whole_loop_and_is_honest_about_what_it_can_say(tmp_pa
     # three human-rated models cannot calibrate a 90% interval: said, not papered over
     assert "no standing:" in out.stdout or "predicted human Elo" in out.stdout
     assert "answers: 0 generated" in again.stderr
+
+
+def test_the_leaderboard_says_where_models_without_votes_stand(demo_without_one_models_votes, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    db, new, judge = demo_without_one_models_votes
+    monkeypatch.setenv("ARENA_DB", str(db))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+    at.query_params["dataset"] = "demo"
+    at.query_params["judge"] = judge
+    at.run()
+    at.switch_page("app_pages/leaderboard.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(h.value == "Models without human votes: where they stand" for h in at.subheader)
+    lines = [m.value for m in at.markdown if m.value.startswith(f"- {new}: predicted human Elo")]
+    assert len(lines) == 1 and "conformal interval" in lines[0]

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from core.app import Unavailable
+from core.app.leaderboard import LeaderboardView
 from core.store import Store
 
 DEFAULT_ANCHORS = 10
@@ -98,33 +99,48 @@ class Standing:
         )
 
 
+def standings(view: LeaderboardView) -> list[Standing]:
+    """Every model of a Leaderboard view that has no human Elo but a conformal interval, read as a standing."""
+    if not view.has_intervals or view.quantile is None or "human_elo" not in view.table:
+        return []
+    t = view.table.set_index("model")
+    method = view.interval_method or "hard"
+    rated = t[t["human_elo"].notna()]
+    out = []
+    for model, row in t[t["human_elo"].isna()].iterrows():
+        if not (np.isfinite(row.get("interval_lower", np.nan)) and np.isfinite(row.get(f"{method}_elo", np.nan))):
+            continue
+        out.append(
+            Standing(
+                str(model),
+                method,
+                float(row[f"{method}_elo"]),
+                float(row["interval_lower"]),
+                float(row["interval_upper"]),
+                view.alpha,
+                int(row.get("n_judged", 0) or 0),
+                int(view.quantile.n),
+                int((rated["human_elo"] > row["interval_upper"]).sum()),
+                int((rated["human_elo"] < row["interval_lower"]).sum()),
+                len(rated),
+            )
+        )
+    return out
+
+
 def standing(store: Store, dataset: str, judge: str, model: str, alpha: float = 0.1) -> Standing | Unavailable:
-    """The Leaderboard's own view (same fits, same conformal procedure) read for one model."""
+    """The Leaderboard's own view (same fits, same conformal procedure) read for one model without human votes."""
     from core.app.leaderboard import view_for
 
     view, _ = view_for(store, dataset, judge, None, alpha)
-    t = view.table.set_index("model")
-    if model not in t.index:
+    if model not in set(view.table["model"]):
         return Unavailable(f"model {model!r} has no battles judged by {judge!r} in {dataset!r}")
     if not view.has_intervals or view.quantile is None:
         return Unavailable(view.note or "no conformal intervals on this dataset")
-    row = t.loc[model]
-    if not np.isfinite(row.get("interval_lower", np.nan)):
+    found = [s for s in standings(view) if s.model == model]
+    if not found:
+        row = view.table.set_index("model").loc[model]
+        if "human_elo" in view.table and np.isfinite(row["human_elo"]):
+            return Unavailable(f"model {model!r} has human votes: its human Elo is measured, not predicted")
         return Unavailable(f"model {model!r} has no judge Elo with a standard error: no interval")
-    method = view.interval_method or "hard"
-    rated = t[t["human_elo"].notna() & (t.index != model)] if "human_elo" in t else t.iloc[0:0]
-    above = int((rated["human_elo"] > row["interval_upper"]).sum())
-    below = int((rated["human_elo"] < row["interval_lower"]).sum())
-    return Standing(
-        model,
-        method,
-        float(row[f"{method}_elo"]),
-        float(row["interval_lower"]),
-        float(row["interval_upper"]),
-        alpha,
-        int(row.get("n_judged", 0) or 0),
-        int(view.quantile.n),
-        above,
-        below,
-        len(rated),
-    )
+    return found[0]
