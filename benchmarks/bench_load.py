@@ -192,7 +192,7 @@ async def _start_admin_run(browser: object, url: str, endpoint: str, units: int,
     await page.wait_for_selector("text=Judge configuration", timeout=300_000)
     _log("Admin page signed in")
     await page.get_by_label("name", exact=True).fill("admin-load")
-    await page.get_by_label("base URL").fill(endpoint)
+    await page.get_by_label("base URL", exact=True).fill(endpoint)
     await page.get_by_label("model", exact=True).fill("fake-judge")
     limits = (
         ("concurrency", concurrency),

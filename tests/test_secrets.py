@@ -199,7 +199,7 @@ def test_no_page_html_or_websocket_frame_carries_the_key_or_the_token(tmp_path):
             _wait_idle(page)
             html["admin (signed in)"] = page.content()
             assert "call failed" in html["admin (signed in)"] or "unparseable" in html["admin (signed in)"]
-            page.get_by_label("base URL").fill(echo.url)
+            page.get_by_label("base URL", exact=True).fill(echo.url)
             page.get_by_label("model", exact=True).fill("fake-judge")
             page.get_by_role("textbox", name="environment variable holding the API key").fill("JUDGE_API_KEY")
             page.get_by_role("button", name="Go").click()

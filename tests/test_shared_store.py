@@ -181,7 +181,7 @@ def test_a_run_started_on_the_admin_page_and_a_cli_import_share_one_store(tmp_pa
             pg.get_by_label("Admin token").press("Enter")
             pg.wait_for_selector("text=Judge configuration")
             pg.get_by_label("name", exact=True).fill("from-admin")
-            pg.get_by_label("base URL").fill(srv.url)
+            pg.get_by_label("base URL", exact=True).fill(srv.url)
             pg.get_by_label("model", exact=True).fill("fake-judge")
             pg.get_by_label("units this run covers", exact=True).fill("240")
             pg.get_by_text("start run").click()

@@ -17,6 +17,7 @@ non-default security option) goes through the SDK's builder unchanged;
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx2
@@ -78,9 +79,9 @@ class JudgeClient(openai.AsyncOpenAI):
         return httpx2.Request("POST", url, headers=headers, content=options.content, extensions=dict(extensions))
 
 
-def connection_test(cfg: JudgeConfig) -> dict:
-    """One cheap call: model name, latency and whether logprobs come back (never the key)."""
-    client = openai.OpenAI(base_url=cfg.base_url, api_key=cfg.api_key(), max_retries=0, timeout=cfg.timeout_s)
+def _test_one(cfg: JudgeConfig, url: str) -> dict:
+    """One cheap call to one replica: model name, latency and whether logprobs come back (never the key)."""
+    client = openai.OpenAI(base_url=url, api_key=cfg.api_key(), max_retries=0, timeout=cfg.timeout_s)
     t0 = time.perf_counter()
     try:
         resp = client.chat.completions.create(
@@ -92,7 +93,7 @@ def connection_test(cfg: JudgeConfig) -> dict:
             top_logprobs=2,
         )
     except openai.APIConnectionError as exc:
-        return {"ok": False, "error": f"cannot reach {cfg.base_url}: {exc}"}
+        return {"ok": False, "error": f"cannot reach {url}: {exc}"}
     except openai.APIStatusError as exc:
         return {"ok": False, "error": f"HTTP {exc.status_code}: {str(exc)[:200]}"}
     finally:
@@ -106,3 +107,30 @@ def connection_test(cfg: JudgeConfig) -> dict:
         "logprobs": has_lp,
         "reply": choice.message.content if choice else None,
     }
+
+
+def connection_test(cfg: JudgeConfig) -> dict:
+    """One cheap call to every replica: model name, latency and whether logprobs come back (never the key).
+
+    The top-level keys describe the first replica that answered (``ok`` only when every replica did;
+    ``error`` names the failing ones); ``replicas`` holds one such result per base URL, ``url`` added.
+    """
+    urls = cfg.urls
+    if len(urls) == 1:
+        results = [_test_one(cfg, urls[0])]
+    else:
+        with ThreadPoolExecutor(max_workers=min(8, len(urls))) as pool:
+            results = list(pool.map(lambda u: _test_one(cfg, u), urls))
+    replicas = [{"url": url, **res} for url, res in zip(urls, results, strict=True)]
+    if len(urls) == 1:
+        return {**results[0], "replicas": replicas}
+    answered = [r for r in results if r["ok"]]
+    out = {k: v for k, v in (answered[0] if answered else {}).items() if k != "error"}
+    out["ok"] = len(answered) == len(results)
+    if not out["ok"]:
+        bad = [r for r in replicas if not r["ok"]]
+        out["error"] = f"{len(bad)} of {len(urls)} replicas failed: " + "; ".join(
+            f"{r['url']}: {r['error']}" for r in bad
+        )
+    out["replicas"] = replicas
+    return out

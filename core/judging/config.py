@@ -50,6 +50,8 @@ class JudgeConfig:
     # the endpoint with back-off; it gives up (status 'paused', resumable) after ``max_outage_s``.
     breaker_threshold: int = 5
     max_outage_s: float = 300.0
+    # Further replicas of the same model (``base_url`` is the first): calls go to the least loaded one
+    replica_urls: tuple[str, ...] = ()
 
     @property
     def version(self) -> str:
@@ -60,6 +62,11 @@ class JudgeConfig:
     @property
     def uses_logprobs(self) -> bool:
         return self.template == "ab-logprob"
+
+    @property
+    def urls(self) -> list[str]:
+        """Every replica's base URL, ``base_url`` first."""
+        return [self.base_url, *self.replica_urls]
 
     def api_key(self) -> str:
         """The key from the environment (never stored); a placeholder when none is configured."""
@@ -83,6 +90,8 @@ class JudgeConfig:
 
 _TYPES = {f.name: f.type for f in fields(JudgeConfig)}
 
+
+MAX_REPLICAS = 64  # further replica URLs a configuration may list
 
 _KEY_LIKE = re.compile(r"key|token|secret|passw|auth|sig|credential|session", re.IGNORECASE)
 
@@ -122,26 +131,46 @@ def _whole(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def check_base_url(url: str, source: str) -> None:
-    """An http(s) URL without credentials: no ``user:password@``, no key-like query parameter."""
+def check_base_url(url: str, source: str, key: str = "base_url") -> None:
+    """An http(s) URL without credentials: no ``user:password@``, no key-like query parameter.
+
+    ``key`` names the field in the messages (``replica_urls[2]``); the value itself is never echoed."""
     try:
         parts = urllib.parse.urlsplit(url)
         has_userinfo = parts.username is not None or parts.password is not None
     except ValueError:
-        raise ConfigError(f"{source}: key 'base_url' is not a valid URL") from None
+        raise ConfigError(f"{source}: key {key!r} is not a valid URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{source}: key 'base_url' must be an http:// or https:// URL with a host")
+        raise ConfigError(f"{source}: key {key!r} must be an http:// or https:// URL with a host")
     hint = "put the key in an environment variable and name it with api_key_env"
     if has_userinfo or "@" in parts.netloc:
-        raise ConfigError(f"{source}: key 'base_url' must not contain credentials (user:password@); {hint}")
+        raise ConfigError(f"{source}: key {key!r} must not contain credentials (user:password@); {hint}")
     names = [name for name, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)]
     risky = [n for n in names if _KEY_LIKE.search(n)]
     if risky:
         raise ConfigError(
-            f"{source}: key 'base_url' must not carry credentials in its query (parameter {risky[0][:40]!r}); {hint}"
+            f"{source}: key {key!r} must not carry credentials in its query (parameter {risky[0][:40]!r}); {hint}"
         )
     if parts.fragment:
-        raise ConfigError(f"{source}: key 'base_url' must not have a #fragment")
+        raise ConfigError(f"{source}: key {key!r} must not have a #fragment")
+
+
+def _replica_urls(value: Any, base_url: str, source: str) -> tuple[str, ...]:
+    """``replica_urls`` checked: a list of distinct http(s) URLs without credentials, none equal to base_url."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(u, str) and u.strip() for u in value):
+        raise ConfigError(f"{source}: key 'replica_urls' must be a list of URLs (strings)")
+    if len(value) > MAX_REPLICAS:
+        raise ConfigError(f"{source}: key 'replica_urls' lists more than {MAX_REPLICAS} URLs")
+    seen = {base_url.rstrip("/")}
+    for i, url in enumerate(value):
+        where = f"replica_urls[{i}]"
+        if len(url) > 2000:
+            raise ConfigError(f"{source}: key {where!r} is longer than 2000 characters")
+        check_base_url(url, source, where)
+        if url.rstrip("/") in seen:
+            raise ConfigError(f"{source}: key {where!r} repeats base_url or an earlier replica URL")
+        seen.add(url.rstrip("/"))
+    return tuple(value)
 
 
 def from_mapping(data: dict, source: str = "configuration", form: bool = False) -> JudgeConfig:
@@ -164,6 +193,8 @@ def from_mapping(data: dict, source: str = "configuration", form: bool = False) 
         if key in data and not ok(data[key]):
             raise ConfigError(f"{source}: key {key!r} must be {expected}")
     check_base_url(data["base_url"], source)
+    if "replica_urls" in data:
+        data = {**data, "replica_urls": _replica_urls(data["replica_urls"], data["base_url"], source)}
     if data.get("max_cost_usd") is not None and (
         data.get("price_prompt_per_mtok") is None or data.get("price_completion_per_mtok") is None
     ):
@@ -191,6 +222,9 @@ def to_toml(cfg: JudgeConfig) -> str:
             lines.append(f"{key} = {'true' if value else 'false'}")
         elif isinstance(value, (int, float)):
             lines.append(f"{key} = {value!r}")
+        elif isinstance(value, (list, tuple)):  # replica_urls: an array of strings (left out when empty)
+            if value:
+                lines.append(f"{key} = [{', '.join(json.dumps(str(v), ensure_ascii=False) for v in value)}]")
         else:  # a JSON string is a valid TOML basic string
             lines.append(f"{key} = {json.dumps(str(value), ensure_ascii=False)}")
     return "\n".join(lines) + "\n"

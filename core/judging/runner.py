@@ -13,6 +13,11 @@ the run resumes when it answers, or ends ``paused`` (resumable, non-zero exit)
 when the outage outlasts ``max_outage_s``.  401/403/404 stop the run at once:
 they say the key or model is wrong, not that a unit failed.
 
+A judge may list replicas of its model (``replica_urls``): the run keeps one
+client per replica and sends each call to the one with the fewest calls in
+flight (``ReplicaPool``); a replica failing with transport errors sits out a
+cool-down while another works, and the breaker opens only when all are failing.
+
 Finished units go to the run's ledger, whose idempotency key makes a repeated
 call a no-op: kill the process at any moment and the next run plans exactly
 what is missing.
@@ -73,6 +78,7 @@ class RunStats:
     started: float = field(default_factory=time.monotonic)
     status: str = "running"  # running, paused (waiting for the endpoint), then how it ended
     message: str | None = None
+    per_replica: dict[str, int] = field(default_factory=dict)  # calls sent to each replica, by base URL
 
     @property
     def finished(self) -> int:
@@ -229,6 +235,79 @@ class Breaker:
 
 
 @dataclass
+class Replica:
+    """One base URL of the judge (a replica of the same model) and its client's load and health."""
+
+    url: str
+    client: Any
+    in_flight: int = 0
+    consecutive: int = 0  # transport failures in a row
+    skip_until: float = 0.0  # monotonic time before which the replica gets no calls (its cool-down)
+    cooldown: float = 5.0  # the next cool-down's length: 5 s doubling to 60 s
+    trial: bool = False  # a failing replica's one call after its cool-down is under way
+    last_pick: int = -1  # the pick that last chose it (ties go to the least recently chosen)
+
+
+class ReplicaPool:
+    """Spreads a run's calls over the judge's replicas: each call goes to the one with the fewest calls in
+    flight (ties: the least recently chosen, i.e. round robin).
+
+    A replica with ``threshold`` transport failures in a row (connection errors, timeouts, 5xx) sits out
+    a cool-down (5 s doubling to 60 s) while another replica is healthy; after it, one trial call decides:
+    a success brings the replica back, a failure starts a longer cool-down.  The run's :class:`Breaker`
+    only hears of transport failures when every replica is failing (with one replica: always, as before).
+    """
+
+    COOLDOWN_S, MAX_COOLDOWN_S = 5.0, 60.0
+
+    def __init__(self, replicas: list[Replica], threshold: int, stats: RunStats):
+        self.replicas, self.threshold, self.stats = replicas, threshold, stats
+        self._picks = 0
+        for r in replicas:
+            stats.per_replica.setdefault(r.url, 0)
+
+    @property
+    def single(self) -> bool:
+        return len(self.replicas) == 1
+
+    def failing(self, r: Replica) -> bool:
+        return r.consecutive >= self.threshold
+
+    def all_failing(self) -> bool:
+        return all(self.failing(r) for r in self.replicas)
+
+    def acquire(self, avoid: Replica | None = None) -> Replica:
+        """The replica for the next call (counted in flight until :meth:`release`)."""
+        now = time.monotonic()
+        usable = [r for r in self.replicas if not self.failing(r) or (now >= r.skip_until and not r.trial)]
+        if avoid is not None and len(usable) > 1:  # a retry goes elsewhere when it can
+            usable = [r for r in usable if r is not avoid]
+        chosen = min(usable or self.replicas, key=lambda r: (r.in_flight, r.last_pick))
+        if self.failing(chosen) and usable:
+            chosen.trial = True
+        self._picks += 1
+        chosen.last_pick = self._picks
+        chosen.in_flight += 1
+        self.stats.per_replica[chosen.url] = self.stats.per_replica.get(chosen.url, 0) + 1
+        return chosen
+
+    def release(self, r: Replica) -> None:
+        """The call to ``r`` ended (its outcome is reported with :meth:`answered` or :meth:`mark_failed`)."""
+        r.in_flight -= 1
+        r.trial = False
+
+    def answered(self, r: Replica) -> None:
+        """``r`` answered (a completion or a final 4xx): it is healthy."""
+        r.consecutive, r.skip_until, r.cooldown = 0, 0.0, self.COOLDOWN_S
+
+    def mark_failed(self, r: Replica, count: int = 1) -> None:
+        r.consecutive += count
+        if self.failing(r) and not self.single:
+            r.skip_until = time.monotonic() + r.cooldown
+            r.cooldown = min(r.cooldown * 2, self.MAX_COOLDOWN_S)
+
+
+@dataclass
 class Outcome:
     """What became of one unit: ``kind`` is 'answered', 'failed' (final 4xx), 'deferred' or 'skipped'."""
 
@@ -295,7 +374,7 @@ class CostGuard:
 
 
 async def _call(
-    client: Any,
+    pool: ReplicaPool,
     cfg: JudgeConfig,
     unit: Unit,
     stats: RunStats,
@@ -312,14 +391,14 @@ async def _call(
     if reserved is None:
         guard.hit = True
         return Outcome("skipped", reason="cost budget (max_cost_usd) reached")
-    out = await _call_reserved(client, cfg, messages, stats, breaker, budget_ok, key)
+    out = await _call_reserved(pool, cfg, messages, stats, breaker, budget_ok, key)
     answered = out.result if out.kind == "answered" and out.result else None
     guard.settle(reserved, chars, answered["prompt_tokens"] if answered else None)
     return out
 
 
 async def _call_reserved(
-    client: Any,
+    pool: ReplicaPool,
     cfg: JudgeConfig,
     messages: list[dict],
     stats: RunStats,
@@ -336,6 +415,7 @@ async def _call_reserved(
     attempts = 0  # transient failures charged to this unit (not those of an outage)
     malformed = 0
     last = "no attempt"
+    failed_on: Replica | None = None  # the replica of this unit's last transport failure
     while True:
         if not budget_ok():
             return Outcome("skipped", reason="budget exhausted")
@@ -344,6 +424,7 @@ async def _call_reserved(
         if not budget_ok():
             return Outcome("skipped", reason="budget exhausted")
         stats.calls += 1
+        replica = pool.acquire(avoid=failed_on)
         t0 = time.perf_counter()
         wait: float | None = None
         transport = True  # counts toward the breaker
@@ -353,9 +434,12 @@ async def _call_reserved(
             # typed-parameter transform and response model are skipped, our
             # idempotency key replaces the SDK's random one per request, and
             # JSON bytes as the content let JudgeClient reuse the request it built.
-            body = await client.post(
-                "/chat/completions", content=payload, cast_to=bytes, options={"idempotency_key": key}
-            )
+            try:
+                body = await replica.client.post(
+                    "/chat/completions", content=payload, cast_to=bytes, options={"idempotency_key": key}
+                )
+            finally:
+                pool.release(replica)
         except openai.APIConnectionError as exc:  # includes timeouts
             last = f"{type(exc).__name__}: {exc}"
         except openai.RateLimitError as exc:
@@ -367,10 +451,12 @@ async def _call_reserved(
                 raise EndpointRefused(reason) from None
             if code < 500 and code != 408:
                 breaker.success()  # the endpoint is up; it refuses this unit
+                pool.answered(replica)
                 return Outcome("failed", reason=reason)
             last, wait = reason, _retry_after(exc)
         else:
             breaker.success()
+            pool.answered(replica)
             try:
                 result = _read_completion(body)
             except ValueError as exc:
@@ -392,7 +478,10 @@ async def _call_reserved(
             stats.completion_tokens += result["completion_tokens"]
             return Outcome("answered", result)
         if transport:
-            breaker.failure(last)
+            pool.mark_failed(replica)
+            failed_on = replica
+            if pool.single or pool.all_failing():
+                breaker.failure(last)  # with replicas: only when none of them is working
         if not breaker.is_open:  # an isolated failure: charged to the unit
             attempts += 1
             if attempts > cfg.max_retries:
@@ -411,6 +500,22 @@ async def _probe(client: Any) -> None:
         raise EndpointUnreachable(f"cannot reach the endpoint: {exc}") from None
     except openai.APIStatusError:
         pass  # reachable; some servers do not implement /models
+
+
+async def _probe_pool(pool: ReplicaPool) -> None:
+    """Probe every replica: unreachable ones start in their cool-down; raises when none is reachable."""
+    results = await asyncio.gather(*(_probe(r.client) for r in pool.replicas), return_exceptions=True)
+    errors = [res for res in results if isinstance(res, BaseException)]
+    for err in errors:
+        if not isinstance(err, EndpointUnreachable):
+            raise err
+    if len(errors) == len(results):
+        if pool.single:
+            raise errors[0]
+        raise EndpointUnreachable(f"none of the {len(results)} replicas is reachable; first: {errors[0]}")
+    for r, res in zip(pool.replicas, results, strict=True):
+        if isinstance(res, EndpointUnreachable):
+            pool.mark_failed(r, pool.threshold)
 
 
 class RunLedger(Protocol):
@@ -522,8 +627,10 @@ class _Writer(threading.Thread):
                 return
 
 
-def make_async_client(cfg: JudgeConfig, transport: str | None = None) -> Any:
+def make_async_client(cfg: JudgeConfig, transport: str | None = None, base_url: str | None = None) -> Any:
     """The run's ``openai.AsyncOpenAI`` client (a ``JudgeClient``), with one connection per concurrent call.
+
+    ``base_url``: the replica this client calls (default: ``cfg.base_url``); a run makes one client per replica.
 
     The default transport is aiohttp (the openai package's ``aiohttp`` extra):
     the SDK's httpx transport costs ~1 ms more CPU per request at concurrency
@@ -547,7 +654,11 @@ def make_async_client(cfg: JudgeConfig, transport: str | None = None) -> Any:
     else:
         raise ValueError(f"JUDGE_HTTP_TRANSPORT={transport!r}: expected 'aiohttp' or 'httpx'")
     return JudgeClient(
-        base_url=cfg.base_url, api_key=cfg.api_key(), max_retries=0, timeout=cfg.timeout_s, http_client=http_client
+        base_url=base_url or cfg.base_url,
+        api_key=cfg.api_key(),
+        max_retries=0,
+        timeout=cfg.timeout_s,
+        http_client=http_client,
     )
 
 
@@ -561,14 +672,16 @@ async def _run(
     progress: Callable[[RunStats], None] | None,
     cancel: threading.Event | None,
 ) -> None:
-    client = make_async_client(cfg)
+    pool = ReplicaPool(
+        [Replica(url, make_async_client(cfg, base_url=url)) for url in cfg.urls], cfg.breaker_threshold, stats
+    )
     writer = _Writer(ledger, run_id, stats, progress, batch_rows=max(64, 2 * cfg.concurrency), window_s=0.5)
     writer.start()
     breaker = Breaker(cfg.breaker_threshold, cfg.max_outage_s, stats)
     guard = CostGuard(cfg, stats)
     refused: list[str] = []
     try:
-        await _probe(client)
+        await _probe_pool(pool)
 
         def budget_ok() -> bool:
             if cancel is not None and cancel.is_set():
@@ -585,7 +698,7 @@ async def _run(
         async def one(unit: Unit) -> None:
             try:
                 out = await _call(
-                    client, cfg, unit, stats, breaker, budget_ok, idempotency_key(judge_id, unit, cfg.version), guard
+                    pool, cfg, unit, stats, breaker, budget_ok, idempotency_key(judge_id, unit, cfg.version), guard
                 )
             except EndpointRefused as exc:
                 refused.append(str(exc))
@@ -678,6 +791,7 @@ async def _run(
     finally:
         writer.close()
         await asyncio.to_thread(writer.join)
-        await client.close()
+        for r in pool.replicas:
+            await r.client.close()
     if writer.error is not None:
         raise writer.error
