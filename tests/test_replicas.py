@@ -187,3 +187,26 @@ def test_all_replicas_down_mid_run_opens_the_breaker_and_the_run_waits_it_out(tm
     assert run["status"] == "done" and run["done"] == 60 and run["failed"] == 0 and run["deferred"] == 0
     assert "waited out 1 endpoint outage" in run["message"]
     assert a.served + b.served == 60 and min(a.served, b.served) > 0
+
+
+def test_a_replica_killed_mid_run_leaves_the_run_to_the_other(tmp_path):
+    """Two replicas behind one config; one is stopped (port closed) while the run is judging."""
+    import threading
+    import time
+
+    db = _store(tmp_path, n_prompts=10)
+    a, b = FakeJudge(latency_ms=100), FakeJudge(latency_ms=100)
+    out: dict = {}
+    with FakeServer(a) as sa, FakeServer(b) as sb:
+        cfg = _config(tmp_path, [sa.url, sb.url], name="killed")
+        t = threading.Thread(target=lambda: out.update(zip(("stats", "j", "run"), _run(db, cfg))))
+        t.start()
+        deadline = time.monotonic() + 60
+        while a.served < 6 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        sa.stop()  # replica a is gone for the rest of the run
+        served_by_a = a.served
+        t.join(120)
+    run = out["run"]
+    assert run["status"] == "done" and run["done"] == 60 and run["failed"] == 0 and run["deferred"] == 0
+    assert a.served == served_by_a and b.served >= 60 - served_by_a  # the rest went to b
