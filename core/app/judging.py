@@ -493,15 +493,17 @@ def run_shared(
                 battle_ids=battle_ids,
             )
             units, definition, defined = run_plan.units, run_plan.definition, run_plan.defined
-        estimate = estimate_run(store, dataset, cfg, units) if units and (on_estimate or estimate_only) else None
-        if estimate is not None and on_estimate is not None:
-            on_estimate(estimate)
         if not units or estimate_only:
+            estimate = estimate_run(store, dataset, cfg, units) if units else None
+            if estimate is not None and on_estimate is not None:
+                on_estimate(estimate)
             status = "estimate" if units else "nothing"
             return RunOutcome(
                 None, RunStats(status=status), interrupted=interrupted, defined=defined, estimate=estimate
             )
         judge_id = register_judge(store, cfg)
+        # The run's row first (a run killed from here on is reconciled as interrupted), then the estimate,
+        # still before any call is made.
         run_id = store.create_run(
             judge_id,
             dataset,
@@ -511,6 +513,8 @@ def run_shared(
             owner_host=this_host(),
             definition=definition,
         )
+        if on_estimate is not None:
+            on_estimate(estimate_run(store, dataset, cfg, units))
     stats = RunStats(planned=len(units))
     journal = RunJournal(path, run_id, open_store)
     error: BaseException | None = None

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.domain import theta_to_elo
+from core.domain import OUTCOME_Y, theta_to_elo
 
 
 @dataclass(frozen=True)
@@ -53,11 +53,10 @@ def judge_variance(j: pd.DataFrame) -> JudgeVariance | None:
     wide = wide.dropna()
     flips = wide.nunique(axis=1) > 1
     per_variant = {}
-    y_of = {"a": 1.0, "b": 0.0, "tie": 0.5}
     battles = j.drop_duplicates("battle_id").set_index("battle_id")[["model_a", "model_b"]]
     for v in variants:
         part = j[j["variant"] == v]
-        y = part.assign(y=part["label"].map(y_of)).groupby("battle_id")["y"].mean()
+        y = part.assign(y=part["label"].map(OUTCOME_Y)).groupby("battle_id")["y"].mean()
         per_variant[v] = _bt_elo(battles.loc[y.index, "model_a"], battles.loc[y.index, "model_b"], y)
     elo = pd.DataFrame(per_variant)
     counts = pd.concat([battles["model_a"], battles["model_b"]]).value_counts()
