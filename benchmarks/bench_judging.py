@@ -148,7 +148,7 @@ def measure(
                 },
                 "benchmark",
             )
-            units = app_judging.plan(store, "ah", cfg, limit=calls)
+            units = app_judging.plan_run(store, "ah", cfg, limit=calls).units
             os.environ["JUDGE_HTTP_TRANSPORT"] = transport
             times0, main0, t0 = os.times(), time.thread_time(), time.perf_counter()
             _, stats = app_judging.run(store, "ah", cfg, units)

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from core.app.data import import_path
-from core.app.judging import plan
+from core.app.judging import plan_run
 from core.app.judging import run as run_judge
 from core.judging import parsing
 from core.judging.config import ConfigError, from_mapping, load_toml
@@ -128,7 +128,7 @@ def test_a_run_with_faults_stores_every_unit_once(tmp_path):
     with FakeServer(judge) as srv:
         cfg = load_toml(_config(tmp_path, srv.url, timeout=1))
         with Store.open(db) as s:
-            units = plan(s, "ah", cfg)
+            units = plan_run(s, "ah", cfg).units
             assert len(units) == 60  # 10 prompts × 3 pairs × 2 orders
             run_id, stats = run_judge(s, "ah", cfg, units)
             j = s.judgments_frame("ah", "fake", variant=None, include_raw=True)
@@ -140,7 +140,7 @@ def test_a_run_with_faults_stores_every_unit_once(tmp_path):
             assert j["verdict"].notna().sum() == 58
             runs = s.runs_frame("ah")
             assert runs.iloc[0]["status"] == "done" and runs.iloc[0]["done"] == 60
-            assert not plan(s, "ah", cfg)  # resuming plans nothing
+            assert not plan_run(s, "ah", cfg).units  # resuming plans nothing
             # judgments flow into a leaderboard
             f = s.battle_frame("ah", "fake")
             assert f["judge_hard"].notna().sum() >= 28
@@ -162,7 +162,7 @@ def test_run_list_counts_tokens_and_prices_them_only_when_configured(tmp_path):
         unpriced = from_mapping({"name": "unpriced", "base_url": srv.url, "model": "m", "concurrency": 4})
         with Store.open(db) as s:
             for cfg in (priced, unpriced):
-                run_judge(s, "ah", cfg, plan(s, "ah", cfg))
+                run_judge(s, "ah", cfg, plan_run(s, "ah", cfg).units)
             runs = s.runs_frame("ah").set_index("judge")
             for name in ("priced", "unpriced"):
                 j = s.judgments_frame("ah", name, variant=None, include_raw=True)
@@ -184,7 +184,7 @@ def test_writer_commits_a_slow_trickle_within_its_window_and_a_full_batch_at_onc
     cfg = from_mapping({"name": "w", "base_url": "http://127.0.0.1:9/v1", "model": "m"})
     with Store.open(db) as s:
         judge_id = register_judge(s, cfg)
-        units = plan(s, "ah", cfg)
+        units = plan_run(s, "ah", cfg).units
         run_id = s.create_run(judge_id, "ah", len(units), cfg.to_store())
         rows = [
             {
@@ -325,7 +325,7 @@ def test_logprob_template_and_unreachable_endpoint(tmp_path):
     with FakeServer() as srv:
         cfg = load_toml(_config(tmp_path, srv.url, template="ab-logprob", name="lp"))
         with Store.open(db) as s:
-            run_judge(s, "ah", cfg, plan(s, "ah", cfg))
+            run_judge(s, "ah", cfg, plan_run(s, "ah", cfg).units)
             f = s.battle_frame("ah", "lp")
             assert f["p_ab"].notna().all() and f["p_ba"].notna().all()
     with socket.socket() as sock:

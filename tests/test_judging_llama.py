@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from core.app.data import import_path
-from core.app.judging import plan
+from core.app.judging import plan_run
 from core.app.judging import run as run_judge
 from core.judging.config import from_mapping
 from core.store import Store
@@ -97,7 +97,7 @@ def test_smollm_judges_real_arena_hard_battles(server, tmp_path):
                 },
                 "test",
             )
-            units = plan(s, "ah", cfg, limit=6)
+            units = plan_run(s, "ah", cfg, limit=6).units
             assert len(units) == 6 and {u.order for u in units} == {"ab", "ba"}
             _, stats = run_judge(s, "ah", cfg, units)
             assert stats.finished == 6

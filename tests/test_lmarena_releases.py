@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from core.app.data import import_path
-from core.app.judging import plan
+from core.app.judging import plan_run
 from core.ingest import IngestError
 from core.ingest.detect import detect
 from core.judging.config import from_mapping
@@ -138,7 +138,7 @@ def test_the_judge_sees_every_turn_in_the_run_order(tmp_path, template):
     _frame_140k().to_parquet(path)
     with Store.open(tmp_path / "s.duckdb") as s:
         res = import_path(s, path, "lmarena")
-        units = plan(s, res.dataset, _judge_cfg(template))
+        units = plan_run(s, res.dataset, _judge_cfg(template)).units
     multi = {u.order: u for u in units if u.turns is not None}
     assert set(multi) == {"ab", "ba"} and sum(u.turns is None for u in units) == 2  # the one-turn battle
     shown = {"ab": (("Red", "Blue"), ("Green", "Teal")), "ba": (("Green", "Teal"), ("Red", "Blue"))}

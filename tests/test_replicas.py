@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.app.judging import plan
+from core.app.judging import plan_run
 from core.app.judging import run as run_judge
 from core.judging.client import connection_test
 from core.judging.config import ConfigError, from_mapping, load_toml, to_toml
@@ -33,7 +33,7 @@ def _config(tmp_path, urls, name="rep"):
 
 def _run(db, cfg):
     with Store.open(db) as s:
-        units = plan(s, "ah", cfg)
+        units = plan_run(s, "ah", cfg).units
         assert len(units) == 60
         _, stats = run_judge(s, "ah", cfg, units)
         j = s.judgments_frame("ah", cfg.name, variant=None, include_raw=True)

@@ -26,14 +26,19 @@ import random
 import re
 import threading
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from core import redact
-from core.judging.config import ConfigError, check_base_url
+from core.judging.config import (
+    ENDPOINT_CHECKS,
+    ConfigError,
+    check_endpoint_mapping,
+    mapping_to_toml,
+    read_toml,
+)
 from core.store import Store
 from core.text import style_counts
 
@@ -87,63 +92,20 @@ class ModelConfig:
         return (prompt_tokens * self.price_prompt_per_mtok + completion_tokens * self.price_completion_per_mtok) / 1e6
 
 
-def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
-
-
-def _whole(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "api_key_env": (
-        lambda v: v is None or (isinstance(v, str) and v.isidentifier() and len(v) <= 100),
-        "the name of an environment variable",
-    ),
+    **ENDPOINT_CHECKS,
     "system_prompt": (lambda v: v is None or (isinstance(v, str) and len(v) <= 100_000), "a text"),
-    "temperature": (lambda v: _number(v) and 0 <= v <= 2, "a number in [0, 2]"),
-    "max_tokens": (lambda v: _whole(v) and 0 < v <= 1_000_000, "a positive whole number"),
-    "concurrency": (lambda v: _whole(v) and 1 <= v <= 512, "a whole number in [1, 512]"),
-    "timeout_s": (lambda v: _number(v) and 0 < v <= 3600, "seconds in (0, 3600]"),
-    "max_retries": (lambda v: _whole(v) and 0 <= v <= 100, "a whole number in [0, 100]"),
-    "price_prompt_per_mtok": (lambda v: v is None or (_number(v) and v >= 0), "a non-negative number"),
-    "price_completion_per_mtok": (lambda v: v is None or (_number(v) and v >= 0), "a non-negative number"),
 }
-_KEY_LIKE = re.compile(r"key|token|secret|passw|auth|credential", re.IGNORECASE)
 
 
 def model_config(data: dict, source: str = "configuration") -> ModelConfig:
     """A validated model configuration; errors name the key, never its value."""
-    known = {f.name for f in fields(ModelConfig)}
-    tables = sorted(k for k, v in data.items() if isinstance(v, dict))
-    if tables:
-        raise ConfigError(f"{source}: unknown table [{str(tables[0])[:40]}] (a model configuration has no tables)")
-    unknown = sorted(set(data) - known)
-    if any(_KEY_LIKE.search(str(k)) for k in unknown):
-        raise ConfigError(f"{source}: put the API key in an environment variable and name it with api_key_env")
-    if unknown:
-        raise ConfigError(f"{source}: unknown key {str(unknown[0])[:40]!r} (known: {', '.join(sorted(known))})")
-    for key in ("name", "base_url", "model"):
-        if not isinstance(data.get(key), str) or not data[key].strip() or len(data[key]) > 2000:
-            raise ConfigError(f"{source}: key {key!r} is required and must be a non-empty string")
-    for key, (ok, expected) in _CHECKS.items():
-        if key in data and not ok(data[key]):
-            raise ConfigError(f"{source}: key {key!r} must be {expected}")
-    check_base_url(data["base_url"], source)
-    if data.get("api_key_env") == redact.ADMIN_TOKEN_ENV:
-        raise ConfigError(f"{source}: key 'api_key_env' must not name the admin token's variable")
+    check_endpoint_mapping(data, source, {f.name for f in fields(ModelConfig)}, _CHECKS, "a model configuration")
     return ModelConfig(**data)
 
 
 def load_model_toml(path: str | Path) -> ModelConfig:
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeError) as exc:
-        raise ConfigError(f"{path}: cannot read ({type(exc).__name__})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({str(exc)[:200]})") from None
-    return model_config(data, str(path))
+    return model_config(read_toml(path), str(Path(path)))
 
 
 # --------------------------------------------------------------------- plan
@@ -332,46 +294,13 @@ async def _run(
 
 def model_to_toml(cfg: ModelConfig) -> str:
     """The configuration as TOML that :func:`load_model_toml` reads back (never a key: only its variable's name)."""
-    lines = []
-    for key, value in asdict(cfg).items():
-        if value is None:
-            continue
-        if isinstance(value, bool):
-            lines.append(f"{key} = {'true' if value else 'false'}")
-        elif isinstance(value, (int, float)):
-            lines.append(f"{key} = {value!r}")
-        else:
-            lines.append(f"{key} = {json.dumps(value)}")
-    return "\n".join(lines) + "\n"
+    return mapping_to_toml(asdict(cfg))
 
 
 def start_generation_worker(db_path: str | Path, dataset: str, cfg: ModelConfig, limit: int | None = None) -> Any:
-    """``python -m core generate`` in a worker process (the Admin page), its TOML and log beside the store."""
-    import subprocess
-    import sys
-
-    from core.app.judging import WorkerProcess
-    from core.store.journal import runs_dir
+    """``python -m core generate`` in a worker process (the Admin page; see :mod:`core.app.workers`)."""
+    from core.app.workers import spawn
 
     cfg.api_key()  # an unset key variable fails on the page, not in the worker's log
-    folder = runs_dir(db_path)
-    folder.mkdir(parents=True, exist_ok=True)
-    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in cfg.name)[:40]
-    config_path = folder / f"generate-{safe}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.toml"
-    config_path.write_text(model_to_toml(cfg), encoding="utf-8")
-    log_path = config_path.with_suffix(".log")
-    cmd = [sys.executable, "-m", "core", "generate", "--db", str(db_path), "--config", str(config_path)]
-    cmd += ["--dataset", dataset] + (["--limit", str(int(limit))] if limit else [])
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
-    with open(log_path, "wb") as log:
-        popen = subprocess.Popen(
-            cmd,
-            cwd=root,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    return WorkerProcess(popen, cfg.name, dataset, log_path, config_path)
+    args = ["--limit", str(int(limit))] if limit else []
+    return spawn("generate", db_path, dataset, cfg.name, model_to_toml(cfg), args)

@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from core import redact
+from core.app.workers import WorkerProcess, spawn
 from core.judging.client import connection_test
 from core.judging.config import TEMPLATES, ConfigError, JudgeConfig, from_mapping, load_toml, to_toml
 from core.judging.prompts import Turns, render
@@ -30,7 +27,7 @@ from core.judging.runner import EndpointRefused, EndpointUnreachable, RunStats, 
 from core.stats.bias import echo_intervention_summary
 from core.stats.budget import balanced_subsample
 from core.store import Store
-from core.store.journal import RunJournal, process_alive, reconcile, runs_dir, this_host
+from core.store.journal import RunJournal, process_alive, reconcile, this_host
 from core.text import detect_echo, make_echo_variant
 
 __all__ = [
@@ -51,7 +48,6 @@ __all__ = [
     "judge_config",
     "live_run",
     "parse_failures",
-    "plan",
     "plan_echo_intervention",
     "plan_repeats",
     "judge_variance_of",
@@ -105,19 +101,6 @@ class RunPlan:
     @property
     def already_done(self) -> int:
         return self.defined - len(self.units)
-
-
-def plan(
-    store: Store,
-    dataset: str,
-    cfg: JudgeConfig,
-    limit: int | None = None,
-    sample: str = "all",
-    seed: int = 0,
-    retry_failed: bool = False,
-) -> list[Unit]:
-    """Units still missing from the set the arguments define (see :func:`plan_run`)."""
-    return plan_run(store, dataset, cfg, limit, sample, seed, retry_failed).units
 
 
 def plan_run(
@@ -246,7 +229,9 @@ def estimate_run(store: Store, dataset: str, cfg: JudgeConfig, units: list[Unit]
     per_call_completion: float = 1 if cfg.uses_logprobs else cfg.max_tokens
     basis = "max_tokens per call, an upper bound" if not cfg.uses_logprobs else "one token per call"
     if len(history):
-        battles = store.battles_for_judging(dataset).set_index("battle_id")
+        battles = store.battles_for_judging(dataset, sorted(set(history["battle_id"].astype(int)))).set_index(
+            "battle_id"
+        )
         seen = [
             (Unit(int(b), o, r.prompt, r.text_a, r.text_b or "", turns=_turns(r)), int(t))
             for b, o, t in zip(history["battle_id"], history["order"], history["prompt_tokens"])
@@ -597,55 +582,6 @@ def judge_config(store: Store, judge: str) -> JudgeConfig | None:
 
 
 # ------------------------------------------------------- background runs
-@dataclass
-class WorkerProcess:
-    """A run started from the Admin page: ``python -m core judge`` in its own process.
-
-    The server process only starts it, reads its log and signals it; the
-    run's CPU work and its store writes happen in the worker, so pages stay
-    responsive and the run keeps its speed while people browse.  It outlives
-    the browser tab (and the server: it runs in its own session).
-    """
-
-    popen: subprocess.Popen
-    judge: str
-    dataset: str
-    log_path: Path
-    config_path: Path
-    started: float = field(default_factory=time.time)
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    @property
-    def returncode(self) -> int | None:
-        return self.popen.poll()
-
-    def cancel(self) -> None:
-        """SIGTERM: the run finishes the calls in flight, keeps them, marks itself cancelled and exits."""
-        if self.alive():
-            self.popen.send_signal(signal.SIGTERM)
-
-    def wait(self, timeout: float | None = None) -> int | None:
-        try:
-            return self.popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def log_lines(self, n: int = 6) -> list[str]:
-        """The last lines of the worker's output (the progress bar's latest state included), redacted."""
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError:
-            return []
-        lines = [ln.split("\r")[-1].strip() for ln in text.splitlines()]
-        return [redact.redact(ln) for ln in lines if ln][-n:]
-
-
 def start_worker(
     db_path: str | Path,
     dataset: str,
@@ -654,37 +590,13 @@ def start_worker(
     sample: str = "all",
     retry_failed: bool = False,
 ) -> WorkerProcess:
-    """Start a judge run in a worker process; its configuration file (never a key) and log sit next to the store.
-
-    The worker inherits this process's environment, so the key's variable
-    named by ``cfg.api_key_env`` is read there and never passes through here.
-    """
+    """Start a judge run in a worker process (:mod:`core.app.workers`)."""
     if sample not in SAMPLES:
         raise PlanError(f"unknown sample {sample!r}: expected one of {', '.join(SAMPLES)}")
     cfg.api_key()  # an unset key variable fails here, on the page, not in the worker's log
-    folder = runs_dir(db_path)
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in cfg.name)[:40]
-    config_path = folder / f"admin-{safe}-{stamp}-{os.getpid()}.toml"
-    config_path.write_text(to_toml(cfg), encoding="utf-8")
-    log_path = config_path.with_suffix(".log")
-    cmd = [sys.executable, "-m", "core", "judge", "--db", str(db_path), "--config", str(config_path)]
-    cmd += ["--dataset", dataset, "--sample", sample]
+    args = ["--sample", sample]
     if limit:
-        cmd += ["--limit", str(int(limit))]
+        args += ["--limit", str(int(limit))]
     if retry_failed:
-        cmd.append("--retry-failed")
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
-    with open(log_path, "wb") as log:
-        popen = subprocess.Popen(
-            cmd,
-            cwd=root,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    return WorkerProcess(popen, cfg.name, dataset, log_path, config_path)
+        args.append("--retry-failed")
+    return spawn("judge", db_path, dataset, cfg.name, to_toml(cfg), args)

@@ -7,6 +7,12 @@ the use-case layer (pandas, DuckDB) is imported only when a command runs.
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import FrameType
 from typing import TYPE_CHECKING, TypeVar
 
 from core.cli import UserError
@@ -48,3 +54,34 @@ def required(result: T | Unavailable) -> T:
     if isinstance(result, Unavailable):
         raise UserError(result.reason)
     return result
+
+
+EXIT_RESUME = 75  # EX_TEMPFAIL: the job stopped before its end; the same command resumes it
+
+
+@dataclass
+class Stop:
+    """Set by SIGTERM or SIGINT: the job finishes the calls in flight, keeps them and exits."""
+
+    event: threading.Event = field(default_factory=threading.Event)
+    signals: list[int] = field(default_factory=list)
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[Stop]:
+    """SIGTERM and SIGINT set a :class:`Stop` instead of killing the process, for the duration of the block.
+
+    Entered before the heavy imports: a SIGTERM that arrives while they load (the Admin page's Cancel
+    right after Start) still stops the job cleanly."""
+    stop = Stop()
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.signals.append(signum)
+        stop.event.set()
+
+    previous: dict[int, Callable | int | None] = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield stop
+    finally:
+        for s, old in previous.items():
+            signal.signal(s, old)

@@ -7,14 +7,11 @@ command again to retry them); 3 the endpoint refused every call; 130/143 stopped
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
-from types import FrameType
 
 from core.cli import UserError
-
-EXIT_RESUME = 75
+from core.commands._common import EXIT_RESUME, stop_on_signals
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,19 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    cancel = threading.Event()
-    received: list[int] = []
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        received.append(signum)
-        cancel.set()
-
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        return _run(args, cancel, received)
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    with stop_on_signals() as stop:
+        return _run(args, stop.event, stop.signals)
 
 
 def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int]) -> int:

@@ -12,18 +12,15 @@ stopped by SIGTERM/SIGINT (what finished is kept; run again to resume).
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from core.cli import UserError
+from core.commands._common import EXIT_RESUME, stop_on_signals
 
 if TYPE_CHECKING:
     from core.app.judging import RunStats
-
-EXIT_RESUME = 75  # EX_TEMPFAIL: try again later
 
 
 class EndpointError(UserError):
@@ -76,21 +73,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    # The handler goes in before the heavy imports: a SIGTERM that arrives while they load
-    # (the Admin page's Cancel right after Start) still stops the run cleanly.
-    cancel = threading.Event()
-    received: list[int] = []
-
-    def stop(signum: int, frame: FrameType | None) -> None:  # finish what is in flight, keep it, exit
-        received.append(signum)
-        cancel.set()
-
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        return _run(args, cancel, received)
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    with stop_on_signals() as stop:
+        return _run(args, stop.event, stop.signals)
 
 
 def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int]) -> int:

@@ -95,24 +95,28 @@ MAX_REPLICAS = 64  # further replica URLs a configuration may list
 
 _KEY_LIKE = re.compile(r"key|token|secret|passw|auth|sig|credential|session", re.IGNORECASE)
 
-# (check, what a valid value is): the message says what is expected, never what was given
-_CHECKS: dict[str, tuple[Any, str]] = {
-    "template": (lambda v: v in TEMPLATES, f"one of {', '.join(TEMPLATES)}"),
-    "both_orders": (lambda v: isinstance(v, bool), "true or false"),
+# (check, what a valid value is): the message says what is expected, never what was given.
+# These hold for every endpoint configuration (judges and answer-generating models).
+ENDPOINT_CHECKS: dict[str, tuple[Any, str]] = {
     "temperature": (lambda v: _number(v) and 0 <= v <= 2, "a number in [0, 2]"),
-    "max_tokens": (lambda v: _whole(v) and v > 0, "a positive whole number"),
-    "top_logprobs": (lambda v: _whole(v) and 1 <= v <= 20, "a whole number in [1, 20]"),
+    "max_tokens": (lambda v: _whole(v) and 0 < v <= 1_000_000, "a positive whole number"),
     "concurrency": (lambda v: _whole(v) and 1 <= v <= 512, "a whole number in [1, 512]"),
     "timeout_s": (lambda v: _number(v) and 0 < v <= 3600, "seconds in (0, 3600]"),
     "max_retries": (lambda v: _whole(v) and 0 <= v <= 100, "a whole number in [0, 100]"),
-    "max_calls": (lambda v: v is None or (_whole(v) and v > 0), "a positive whole number"),
-    "max_tokens_total": (lambda v: v is None or (_whole(v) and v > 0), "a positive whole number"),
     "api_key_env": (
         lambda v: v is None or (isinstance(v, str) and v.isidentifier() and len(v) <= 100),
         "the name of an environment variable (letters, digits, underscores)",
     ),
     "price_prompt_per_mtok": (lambda v: v is None or (_number(v) and v >= 0), "a non-negative number"),
     "price_completion_per_mtok": (lambda v: v is None or (_number(v) and v >= 0), "a non-negative number"),
+}
+_CHECKS: dict[str, tuple[Any, str]] = {
+    **ENDPOINT_CHECKS,
+    "template": (lambda v: v in TEMPLATES, f"one of {', '.join(TEMPLATES)}"),
+    "both_orders": (lambda v: isinstance(v, bool), "true or false"),
+    "top_logprobs": (lambda v: _whole(v) and 1 <= v <= 20, "a whole number in [1, 20]"),
+    "max_calls": (lambda v: v is None or (_whole(v) and v > 0), "a positive whole number"),
+    "max_tokens_total": (lambda v: v is None or (_whole(v) and v > 0), "a positive whole number"),
     "max_cost_usd": (lambda v: v is None or (_number(v) and v > 0), "a positive number (USD)"),
     "prompt_version": (
         lambda v: v is None or (isinstance(v, str) and v.strip() != "" and len(v) <= 100),
@@ -173,49 +177,50 @@ def _replica_urls(value: Any, base_url: str, source: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def from_mapping(data: dict, source: str = "configuration", form: bool = False) -> JudgeConfig:
-    """A validated configuration; ``form=True`` (the Admin page) also restricts ``api_key_env`` to the
-    allow-list (``core.redact.key_env_patterns``), so the page cannot send an arbitrary server variable."""
+def check_endpoint_mapping(
+    data: dict, source: str, known: set[str], checks: dict[str, tuple[Any, str]], what: str
+) -> None:
+    """The checks every endpoint configuration passes: no tables, no unknown keys (a key-like one is told
+    where the key belongs), the required strings, each known key's value, a credential-free ``base_url``,
+    and a key variable that is not the admin token's."""
     tables = sorted(k for k, v in data.items() if isinstance(v, dict))
     if tables:
-        raise ConfigError(f"{source}: unknown table [{str(tables[0])[:40]}] (a judge configuration has no tables)")
-    unknown = sorted(set(data) - set(_TYPES))
+        raise ConfigError(f"{source}: unknown table [{str(tables[0])[:40]}] ({what} has no tables)")
+    unknown = sorted(set(data) - known)
     if any(_KEY_LIKE.search(str(k)) for k in unknown):
         raise ConfigError(f"{source}: put the API key in an environment variable and name it with api_key_env")
     if unknown:
-        raise ConfigError(f"{source}: unknown key {str(unknown[0])[:40]!r} (known: {', '.join(sorted(_TYPES))})")
+        raise ConfigError(f"{source}: unknown key {str(unknown[0])[:40]!r} (known: {', '.join(sorted(known))})")
     for key in ("name", "base_url", "model"):
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise ConfigError(f"{source}: key {key!r} is required and must be a non-empty string")
         if len(data[key]) > 2000:
             raise ConfigError(f"{source}: key {key!r} is longer than 2000 characters")
-    for key, (ok, expected) in _CHECKS.items():
+    for key, (ok, expected) in checks.items():
         if key in data and not ok(data[key]):
             raise ConfigError(f"{source}: key {key!r} must be {expected}")
     check_base_url(data["base_url"], source)
-    if "replica_urls" in data:
-        data = {**data, "replica_urls": _replica_urls(data["replica_urls"], data["base_url"], source)}
-    if data.get("max_cost_usd") is not None and (
-        data.get("price_prompt_per_mtok") is None or data.get("price_completion_per_mtok") is None
-    ):
-        raise ConfigError(
-            f"{source}: key 'max_cost_usd' needs both prices (price_prompt_per_mtok, price_completion_per_mtok)"
-        )
-    env = data.get("api_key_env")
-    if env == redact.ADMIN_TOKEN_ENV:
+    if data.get("api_key_env") == redact.ADMIN_TOKEN_ENV:
         raise ConfigError(f"{source}: key 'api_key_env' must not name the admin token's variable")
-    if form and env and not redact.key_env_allowed(env):
-        raise ConfigError(
-            f"{source}: key 'api_key_env' must name a variable matching {', '.join(redact.key_env_patterns())} "
-            f"(set {redact.KEY_ENV_ALLOW_ENV} to allow others)"
-        )
-    return JudgeConfig(**data)
 
 
-def to_toml(cfg: JudgeConfig) -> str:
-    """The configuration as a TOML file that :func:`load_toml` reads back (unset values left out)."""
+def read_toml(path: str | Path) -> dict:
+    """A TOML file's mapping; an unreadable or invalid file is a ConfigError naming it (never its content)."""
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"{p}: file does not exist")
+    try:
+        return tomllib.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeError) as exc:
+        raise ConfigError(f"{p}: cannot read ({type(exc).__name__})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{p}: not valid TOML ({str(exc)[:200]})") from None
+
+
+def mapping_to_toml(mapping: dict) -> str:
+    """A flat configuration mapping as TOML that :func:`read_toml` reads back (unset values left out)."""
     lines = []
-    for key, value in cfg.to_store().items():
+    for key, value in mapping.items():
         if value is None:
             continue
         if isinstance(value, bool):
@@ -230,12 +235,31 @@ def to_toml(cfg: JudgeConfig) -> str:
     return "\n".join(lines) + "\n"
 
 
+def from_mapping(data: dict, source: str = "configuration", form: bool = False) -> JudgeConfig:
+    """A validated configuration; ``form=True`` (the Admin page) also restricts ``api_key_env`` to the
+    allow-list (``core.redact.key_env_patterns``), so the page cannot send an arbitrary server variable."""
+    check_endpoint_mapping(data, source, set(_TYPES), _CHECKS, "a judge configuration")
+    if "replica_urls" in data:
+        data = {**data, "replica_urls": _replica_urls(data["replica_urls"], data["base_url"], source)}
+    if data.get("max_cost_usd") is not None and (
+        data.get("price_prompt_per_mtok") is None or data.get("price_completion_per_mtok") is None
+    ):
+        raise ConfigError(
+            f"{source}: key 'max_cost_usd' needs both prices (price_prompt_per_mtok, price_completion_per_mtok)"
+        )
+    env = data.get("api_key_env")
+    if form and env and not redact.key_env_allowed(env):
+        raise ConfigError(
+            f"{source}: key 'api_key_env' must name a variable matching {', '.join(redact.key_env_patterns())} "
+            f"(set {redact.KEY_ENV_ALLOW_ENV} to allow others)"
+        )
+    return JudgeConfig(**data)
+
+
+def to_toml(cfg: JudgeConfig) -> str:
+    """The configuration as a TOML file that :func:`load_toml` reads back (unset values left out)."""
+    return mapping_to_toml(cfg.to_store())
+
+
 def load_toml(path: str | Path) -> JudgeConfig:
-    p = Path(path)
-    if not p.exists():
-        raise ConfigError(f"{p}: file does not exist")
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{p}: not valid TOML ({exc})") from None
-    return from_mapping(data, str(p))
+    return from_mapping(read_toml(path), str(Path(path)))

@@ -118,20 +118,23 @@ class JudgingStore(StoreBase):
         return None if row is None else row[0]
 
     # -------------------------------------------------------------- judging
-    def battles_for_judging(self, dataset: str) -> pd.DataFrame:
-        """Battles with the texts a judge prompt needs (prompt, both completions, and their turns if several)."""
+    def battles_for_judging(self, dataset: str, battle_ids: list[int] | None = None) -> pd.DataFrame:
+        """Battles with the texts a judge prompt needs (prompt, both completions, and their turns if several);
+        all of the dataset's, or only ``battle_ids``."""
         ds = self.dataset(dataset).dataset_id
+        only = "" if battle_ids is None else "AND b.battle_id IN (SELECT unnest(?::BIGINT[]))"
+        params: list = [ds] if battle_ids is None else [ds, [int(b) for b in battle_ids]]
         return (
             self._cur()
             .execute(
-                """SELECT b.battle_id, b.model_a, b.model_b, p.text AS prompt, ca.text AS text_a,
+                f"""SELECT b.battle_id, b.model_a, b.model_b, p.text AS prompt, ca.text AS text_a,
                       cb.text AS text_b, b.language, p.turns AS prompt_turns, ca.turns AS turns_a,
                       cb.turns AS turns_b
                FROM battles b LEFT JOIN prompts p USING (prompt_id)
                LEFT JOIN completions ca ON ca.completion_id = b.completion_a
                LEFT JOIN completions cb ON cb.completion_id = b.completion_b
-               WHERE b.dataset_id = ? ORDER BY b.battle_id""",
-                [ds],
+               WHERE b.dataset_id = ? {only} ORDER BY b.battle_id""",
+                params,
             )
             .df()
         )

@@ -1,0 +1,99 @@
+"""Worker processes the Admin page starts: a ``python -m core`` command in its own session.
+
+The server process only starts a worker, reads its log and signals it; the
+CPU work and the store writes happen in the worker, so pages stay responsive
+and the job keeps its speed while people browse.  A worker outlives the
+browser tab (and the server: it runs in its own session).  Its configuration
+file (never a key) and its log sit next to the store; the worker inherits the
+server's environment, so the key's variable is read there and never passes
+through here.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core import redact
+from core.store.journal import runs_dir
+
+
+@dataclass
+class WorkerProcess:
+    """A running (or finished) ``python -m core`` job started from the Admin page."""
+
+    popen: subprocess.Popen
+    name: str
+    dataset: str
+    log_path: Path
+    config_path: Path
+    started: float = field(default_factory=time.time)
+
+    @property
+    def judge(self) -> str:
+        """The judge (or model) the job runs; kept under its historical name for the Admin page."""
+        return self.name
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    def cancel(self) -> None:
+        """SIGTERM: the job finishes the calls in flight, keeps them, marks itself cancelled and exits."""
+        if self.alive():
+            self.popen.send_signal(signal.SIGTERM)
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        try:
+            return self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def log_lines(self, n: int = 6) -> list[str]:
+        """The last lines of the worker's output (the progress bar's latest state included), redacted."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return []
+        lines = [ln.split("\r")[-1].strip() for ln in text.splitlines()]
+        return [redact.redact(ln) for ln in lines if ln][-n:]
+
+
+def spawn(
+    command: str, db_path: str | Path, dataset: str, name: str, config_toml: str, args: list[str]
+) -> WorkerProcess:
+    """``python -m core COMMAND --db DB --config <written TOML> --dataset D ARGS`` as a worker process."""
+    folder = runs_dir(db_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)[:40]
+    prefix = "admin" if command == "judge" else command
+    config_path = folder / f"{prefix}-{safe}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.toml"
+    config_path.write_text(config_toml, encoding="utf-8")
+    log_path = config_path.with_suffix(".log")
+    cmd = [sys.executable, "-m", "core", command, "--db", str(db_path), "--config", str(config_path)]
+    cmd += ["--dataset", dataset, *args]
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    with open(log_path, "wb") as log:
+        popen = subprocess.Popen(
+            cmd,
+            cwd=root,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    return WorkerProcess(popen, name, dataset, log_path, config_path)
