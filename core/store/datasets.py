@@ -158,6 +158,8 @@ class DatasetWrites(StoreBase):
             "models",
             "annotators",
             "judge_runs",
+            "judge_batches",
+            "evaluations",
             "imports",
         ):
             cur.execute(f"DELETE FROM {table} WHERE dataset_id = ?", [ds_id])

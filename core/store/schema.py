@@ -222,6 +222,48 @@ CREATE TABLE generations (
     UNIQUE (prompt_id, model, settings_key)
 );
 """,
+    # 9: judge runs through the OpenAI Batch API (one row per submitted batch: the units it carries, the
+    # provider's ids, its state, so a restarted process collects it instead of paying twice), and the
+    # persisted results of ``evaluate`` (a new model's predicted human Elo and interval, listed later).
+    """
+CREATE TABLE judge_batches (
+    batch_key VARCHAR PRIMARY KEY,
+    batch_id VARCHAR,
+    run_id BIGINT,
+    judge_id INTEGER NOT NULL,
+    dataset_id INTEGER NOT NULL,
+    prompt_version VARCHAR NOT NULL,
+    units_json VARCHAR NOT NULL,
+    n_requests INTEGER NOT NULL,
+    status VARCHAR NOT NULL,
+    input_file_id VARCHAR,
+    output_file_id VARCHAR,
+    error_file_id VARCHAR,
+    message VARCHAR,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    updated_at TIMESTAMP DEFAULT current_timestamp
+);
+CREATE TABLE evaluations (
+    evaluation_id BIGINT PRIMARY KEY,
+    dataset_id INTEGER NOT NULL,
+    model VARCHAR NOT NULL,
+    judge VARCHAR NOT NULL,
+    alpha DOUBLE NOT NULL,
+    status VARCHAR NOT NULL,
+    method VARCHAR,
+    predicted DOUBLE,
+    lower DOUBLE,
+    upper DOUBLE,
+    rank_best INTEGER,
+    rank_worst INTEGER,
+    n_rated INTEGER,
+    n_judged INTEGER,
+    n_calibration INTEGER,
+    reason VARCHAR,
+    result_json VARCHAR,
+    created_at TIMESTAMP DEFAULT current_timestamp
+);
+""",
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
