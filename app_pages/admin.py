@@ -130,6 +130,12 @@ with page_guard("The admin page"):
             format="%.2f",
             help="No call starts whose reserved cost (its prompt and max_tokens of answer) would pass it.",
         )
+        mode = c2.selectbox(
+            "calls",
+            ["online", "batch"],
+            help="batch: the OpenAI Batch API (/v1/files, /v1/batches; about half the price, results within 24 h). "
+            "The run submits, waits up to 10 minutes, then pauses; starting the same run again collects the batch.",
+        )
         action = st.radio("action", ["test connection", "estimate cost", "start run"], horizontal=True)
         submitted = st.form_submit_button("Go")
     if submitted:
@@ -149,6 +155,7 @@ with page_guard("The admin page"):
                     "price_prompt_per_mtok": price_in,
                     "price_completion_per_mtok": price_out,
                     "max_cost_usd": max_cost or None,
+                    "mode": mode,
                 },
                 "the form",
                 form=True,

@@ -1,6 +1,7 @@
 """A local OpenAI-compatible HTTP server for the judging tests (real HTTP on 127.0.0.1).
 
-Answers /v1/models and /v1/chat/completions.  Outputs are deterministic from
+Answers /v1/models and /v1/chat/completions, and (``FakeServer`` only) the Batch API: /v1/files,
+/v1/batches (create, retrieve, list, cancel) and /v1/files/{id}/content, see ``FakeBatches``.  Outputs are deterministic from
 the request content: a rubric JSON, an A/B label with first-token
 log-probabilities, or a two-stage verdict.  Faults are injected by request
 number (``FAULTS`` env / constructor): 429 with Retry-After, 500, a stalled
@@ -64,6 +65,7 @@ class FakeJudge:
         self.fault_every = fault_every or {}  # kind -> every k-th request
         self.count = 0
         self.lock = threading.Lock()
+        self.batches = FakeBatches(self)
 
     def next_fault(self) -> str | None:
         with self.lock:
@@ -192,6 +194,172 @@ _REASONS = {
 }
 
 
+class FakeBatches:
+    """The Batch API (/v1/files, /v1/batches) in memory: a batch completes ``delay_s`` after its creation,
+    each request answered as /v1/chat/completions would (injected faults included: a 4xx or 5xx request
+    goes to the error file).  ``outcome`` 'expired' answers only the first half of a batch's requests,
+    'failed' rejects the batch at validation.  ``created`` counts the batches created (the duplicate check)."""
+
+    def __init__(self, judge: FakeJudge):
+        self.judge = judge
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self.delay_s = 0.3
+        self.outcome = "completed"
+        self.created = 0
+        self.requests_answered = 0
+        self.lock = threading.Lock()
+
+    def upload(self, content_type: str, raw: bytes) -> tuple[int, dict]:
+        from email.parser import BytesParser
+        from email.policy import HTTP
+
+        msg = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw)
+        fields = {}
+        for part in msg.iter_parts():
+            fields[part.get_param("name", header="content-disposition")] = part.get_payload(decode=True)
+        if fields.get("purpose") != b"batch" or "file" not in fields:
+            return 400, {"error": {"message": "expected purpose=batch and a file"}}
+        with self.lock:
+            file_id = f"file-{len(self.files) + 1}"
+            self.files[file_id] = fields["file"]
+        return 200, {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(fields["file"]),
+            "created_at": int(time.time()),
+            "filename": "batch.jsonl",
+            "purpose": "batch",
+            "status": "processed",
+        }
+
+    def create(self, body: dict) -> tuple[int, dict]:
+        if body.get("input_file_id") not in self.files:
+            return 400, {"error": {"message": "unknown input_file_id"}}
+        lines = [ln for ln in self.files[body["input_file_id"]].splitlines() if ln.strip()]
+        with self.lock:
+            self.created += 1
+            batch_id = f"batch_{self.created}"
+            self.batches[batch_id] = {
+                "id": batch_id,
+                "object": "batch",
+                "endpoint": body.get("endpoint"),
+                "errors": None,
+                "input_file_id": body["input_file_id"],
+                "completion_window": body.get("completion_window", "24h"),
+                "status": "validating",
+                "output_file_id": None,
+                "error_file_id": None,
+                "created_at": int(time.time()),
+                "metadata": body.get("metadata"),
+                "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+                "_t0": time.monotonic(),
+            }
+        return 200, self.view(batch_id)
+
+    def view(self, batch_id: str) -> dict:
+        return {k: v for k, v in self.batches[batch_id].items() if not k.startswith("_")}
+
+    def retrieve(self, batch_id: str) -> tuple[int, dict]:
+        with self.lock:
+            b = self.batches.get(batch_id)
+            if b is None:
+                return 404, {"error": {"message": "no such batch"}}
+            if b["status"] in ("validating", "in_progress") and time.monotonic() - b["_t0"] >= self.delay_s:
+                self._finish(b)
+            elif b["status"] == "validating":
+                b["status"] = "in_progress"
+            return 200, self.view(batch_id)
+
+    def _finish(self, b: dict) -> None:
+        if self.outcome == "failed":
+            b["status"] = "failed"
+            b["errors"] = {"object": "list", "data": [{"code": "invalid_request", "message": "bad model"}]}
+            return
+        lines = [json.loads(ln) for ln in self.files[b["input_file_id"]].splitlines() if ln.strip()]
+        if self.outcome == "expired":
+            lines = lines[: len(lines) // 2]
+        out, err = [], []
+        for k, line in enumerate(lines):
+            fault = self.judge.next_fault()
+            code, payload, _ = self.judge.reply(line["body"], fault)
+            try:
+                body = json.loads(payload)
+            except ValueError:
+                body = payload.decode(errors="replace")
+            record = {
+                "id": f"batch_req_{b['id']}_{k}",
+                "custom_id": line["custom_id"],
+                "response": {"status_code": code, "request_id": f"req_{k}", "body": body},
+                "error": None,
+            }
+            (out if code == 200 else err).append(json.dumps(record))
+            self.requests_answered += code == 200
+        for name, rows in (("output_file_id", out), ("error_file_id", err)):
+            if rows:
+                file_id = f"file-{len(self.files) + 1}"
+                self.files[file_id] = ("\n".join(rows) + "\n").encode()
+                b[name] = file_id
+        b["status"] = "expired" if self.outcome == "expired" else "completed"
+        b["request_counts"] = {"total": b["request_counts"]["total"], "completed": len(out), "failed": len(err)}
+
+    def listing(self, query: str) -> tuple[int, dict]:
+        import urllib.parse
+
+        params = urllib.parse.parse_qs(query)
+        limit = int(params.get("limit", ["20"])[0])
+        after = params.get("after", [None])[0]
+        ids = sorted(self.batches, key=lambda i: int(i.split("_")[1]), reverse=True)  # newest first
+        if after in ids:
+            ids = ids[ids.index(after) + 1 :]
+        page = ids[:limit]
+        data = [self.view(i) for i in page]
+        return 200, {
+            "object": "list",
+            "data": data,
+            "first_id": page[0] if page else None,
+            "last_id": page[-1] if page else None,
+            "has_more": len(ids) > limit,
+        }
+
+    def cancel(self, batch_id: str) -> tuple[int, dict]:
+        with self.lock:
+            b = self.batches.get(batch_id)
+            if b is None:
+                return 404, {"error": {"message": "no such batch"}}
+            if b["status"] not in ("completed", "failed", "expired"):
+                b["status"] = "cancelled"
+            return 200, self.view(batch_id)
+
+    def get(self, path: str) -> tuple[int, bytes] | None:
+        """A GET of the Batch API, or None when the path is not one."""
+        path, _, query = path.partition("?")
+        parts = path.rstrip("/").split("/")
+        if parts[-1] == "batches":
+            code, body = self.listing(query)
+        elif len(parts) >= 2 and parts[-2] == "batches":
+            code, body = self.retrieve(parts[-1])
+        elif parts[-1] == "content" and len(parts) >= 3 and parts[-3] == "files":
+            data = self.files.get(parts[-2])
+            return (200, data) if data is not None else (404, b'{"error": {"message": "no such file"}}')
+        else:
+            return None
+        return code, json.dumps(body).encode()
+
+    def post(self, path: str, content_type: str, raw: bytes) -> tuple[int, bytes] | None:
+        """A POST of the Batch API, or None when the path is not one."""
+        parts = path.split("?")[0].rstrip("/").split("/")
+        if parts[-1] == "files":
+            code, body = self.upload(content_type, raw)
+        elif parts[-1] == "batches":
+            code, body = self.create(json.loads(raw))
+        elif parts[-1] == "cancel" and len(parts) >= 3 and parts[-3] == "batches":
+            code, body = self.cancel(parts[-2])
+        else:
+            return None
+        return code, json.dumps(body).encode()
+
+
 def make_handler(judge: FakeJudge, connections: set | None = None):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -219,7 +387,10 @@ def make_handler(judge: FakeJudge, connections: set | None = None):
             self.wfile.write(payload)
 
         def do_GET(self):
-            if self.path.rstrip("/").endswith("/models"):
+            batch = judge.batches.get(self.path)
+            if batch is not None:
+                self._send(*batch)
+            elif self.path.rstrip("/").endswith("/models"):
                 self._send(200, _MODELS)
             else:
                 self._send(404, b'{"error": {"message": "not found"}}')
@@ -227,6 +398,10 @@ def make_handler(judge: FakeJudge, connections: set | None = None):
         def do_POST(self):
             length = int(self.headers.get("Content-Length", 0))
             raw = self.rfile.read(length) or b"{}"
+            batch = judge.batches.post(self.path, self.headers.get("Content-Type", ""), raw)
+            if batch is not None:
+                self._send(*batch)
+                return
             body = json.loads(raw)
             if judge.outage == "hang":
                 time.sleep(3600)

@@ -501,6 +501,10 @@ def run_shared(
         if on_estimate is not None:
             on_estimate(estimate_run(store, dataset, cfg, units))
     stats = RunStats(planned=len(units))
+    if cfg.mode == "batch":
+        return _run_batch(
+            open_store, dataset, judge_id, run_id, cfg, units, stats, progress, cancel, interrupted, defined
+        )
     journal = RunJournal(path, run_id, open_store)
     error: BaseException | None = None
     try:
@@ -512,6 +516,35 @@ def run_shared(
     if error is not None:
         raise error
     return outcome
+
+
+def _run_batch(
+    open_store: Callable[[float], Store],
+    dataset: str,
+    judge_id: int,
+    run_id: int,
+    cfg: JudgeConfig,
+    units: list[Unit],
+    stats: RunStats,
+    progress: Callable[[RunStats], None] | None,
+    cancel: threading.Event | None,
+    interrupted: list[int],
+    defined: int,
+) -> RunOutcome:
+    """A run through the Batch API (``core.judging.batch``): it writes to the store only a few times (the
+    batch's record, its collection), each in a brief hold, so it needs no journal."""
+    from core.judging.batch import BatchRun
+
+    error: BaseException | None = None
+    try:
+        BatchRun(open_store, dataset, judge_id, run_id, cfg, stats, progress, cancel).run(units)
+    except BaseException as exc:
+        error = exc
+    with open_store(OPEN_WAIT_S) as store:
+        store.update_run(run_id, **_ended(stats, error))
+    if error is not None:
+        raise error
+    return RunOutcome(run_id, stats, None, interrupted, defined=defined)
 
 
 def run_definition(store: Store, run_id: int) -> tuple[JudgeConfig, dict]:

@@ -18,6 +18,7 @@ from typing import Any
 from core import redact
 
 TEMPLATES = ("rubric", "ab-logprob", "two-stage", "echo")
+MODES = ("online", "batch")
 
 
 class ConfigError(ValueError):
@@ -52,6 +53,13 @@ class JudgeConfig:
     max_outage_s: float = 300.0
     # Further replicas of the same model (``base_url`` is the first): calls go to the least loaded one
     replica_urls: tuple[str, ...] = ()
+    # 'batch': the OpenAI Batch API (/v1/files, /v1/batches) instead of one call per unit; a run submits,
+    # polls every ``batch_poll_s`` for up to ``batch_wait_s`` and collects, or pauses (resumable) while
+    # the provider still works; at most ``batch_max_requests`` requests per batch (OpenAI's limit: 50,000)
+    mode: str = "online"
+    batch_poll_s: float = 30.0
+    batch_wait_s: float = 600.0
+    batch_max_requests: int = 50_000
 
     @property
     def version(self) -> str:
@@ -123,6 +131,10 @@ _CHECKS: dict[str, tuple[Any, str]] = {
         "a non-empty text of at most 100 characters",
     ),
     "breaker_threshold": (lambda v: _whole(v) and 1 <= v <= 1000, "a whole number in [1, 1000]"),
+    "mode": (lambda v: v in MODES, f"one of {', '.join(MODES)}"),
+    "batch_poll_s": (lambda v: _number(v) and 0.01 <= v <= 3600, "seconds in [0.01, 3600]"),
+    "batch_wait_s": (lambda v: _number(v) and 0 <= v <= 2 * 86400, "seconds in [0, 172800]"),
+    "batch_max_requests": (lambda v: _whole(v) and 1 <= v <= 50_000, "a whole number in [1, 50000]"),
     "max_outage_s": (lambda v: _number(v) and 0 <= v <= 7 * 86400, "seconds in [0, 604800]"),
 }
 
@@ -241,6 +253,8 @@ def from_mapping(data: dict, source: str = "configuration", form: bool = False) 
     check_endpoint_mapping(data, source, set(_TYPES), _CHECKS, "a judge configuration")
     if "replica_urls" in data:
         data = {**data, "replica_urls": _replica_urls(data["replica_urls"], data["base_url"], source)}
+        if data["replica_urls"] and data.get("mode") == "batch":
+            raise ConfigError(f"{source}: key 'replica_urls' is for online runs (a batch lives at one provider)")
     if data.get("max_cost_usd") is not None and (
         data.get("price_prompt_per_mtok") is None or data.get("price_completion_per_mtok") is None
     ):

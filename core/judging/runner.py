@@ -373,6 +373,58 @@ class CostGuard:
             self.prompt_tokens += prompt_tokens
 
 
+def request_body(cfg: JudgeConfig, messages: list[dict]) -> dict:
+    """The chat-completion request of one unit (the online call's body, and a batch file's ``body``)."""
+    body: dict[str, Any] = dict(
+        model=cfg.model, messages=messages, temperature=cfg.temperature, max_tokens=cfg.max_tokens
+    )
+    if cfg.uses_logprobs:
+        body.update(logprobs=True, top_logprobs=cfg.top_logprobs, max_tokens=1)
+    return body
+
+
+def judgment_row(cfg: JudgeConfig, unit: Unit, judge_id: int, run_id: int, out: Outcome, stats: RunStats) -> dict:
+    """The stored judgment of a finished unit (answered, with its raw text kept, or failed for good), counted."""
+    row: dict[str, Any] = {
+        "battle_id": unit.battle_id,
+        "judge_id": judge_id,
+        "order": unit.order,
+        "prompt_version": cfg.version,
+        "run_id": run_id,
+        "variant": unit.variant,
+    }
+    if out.kind == "failed":
+        row.update(parse_error=f"call failed: {out.reason}", call_failed=True)
+        stats.failed += 1
+        return row
+    result = out.result
+    assert result is not None
+    raw = result["raw_output"]
+    truncated = raw is not None and len(raw) > MAX_RAW_CHARS
+    if out.reason is not None:  # the body was not a completion: kept as the raw output
+        parsed_error: str | None = out.reason
+        fields: dict[str, Any] = {}
+    else:
+        parsed = parse(cfg.template, raw, unit.order, result["top"])
+        if result["finish"] == "length" and parsed.parse_error:
+            parsed.parse_error += " (output truncated at max_tokens)"
+        parsed_error = parsed.parse_error
+        fields = dict(verdict=parsed.verdict, p_a=parsed.p_a, confidence=parsed.confidence, **parsed.scores)
+    row.update(
+        raw_output=raw[:MAX_RAW_CHARS] if truncated else raw,
+        raw_truncated=truncated,
+        latency_ms=result.get("latency_ms"),
+        prompt_tokens=result["prompt_tokens"],
+        completion_tokens=result["completion_tokens"],
+        parse_error=parsed_error,
+        **fields,
+    )
+    if parsed_error:
+        stats.parse_errors += 1
+    stats.done += 1
+    return row
+
+
 async def _call(
     pool: ReplicaPool,
     cfg: JudgeConfig,
@@ -408,10 +460,7 @@ async def _call_reserved(
 ) -> Outcome:
     import openai
 
-    kwargs = dict(model=cfg.model, messages=messages, temperature=cfg.temperature, max_tokens=cfg.max_tokens)
-    if cfg.uses_logprobs:
-        kwargs.update(logprobs=True, top_logprobs=cfg.top_logprobs, max_tokens=1)
-    payload = json.dumps(kwargs, ensure_ascii=False, separators=(",", ":")).encode()  # as the SDK encodes it
+    payload = json.dumps(request_body(cfg, messages), ensure_ascii=False, separators=(",", ":")).encode()
     attempts = 0  # transient failures charged to this unit (not those of an outage)
     malformed = 0
     last = "no attempt"
@@ -709,43 +758,7 @@ async def _run(
                 stats.deferred += 1
                 deferred_reasons.append(out.reason or "")
                 return
-            row = {
-                "battle_id": unit.battle_id,
-                "judge_id": judge_id,
-                "order": unit.order,
-                "prompt_version": cfg.version,
-                "run_id": run_id,
-                "variant": unit.variant,
-            }
-            if out.kind == "failed":
-                row.update(parse_error=f"call failed: {out.reason}", call_failed=True)
-                stats.failed += 1
-            else:
-                result = out.result
-                assert result is not None
-                raw = result["raw_output"]
-                truncated = raw is not None and len(raw) > MAX_RAW_CHARS
-                if out.reason is not None:  # the body was not a completion: kept as the raw output
-                    parsed_error: str | None = out.reason
-                    fields: dict[str, Any] = {}
-                else:
-                    parsed = parse(cfg.template, raw, unit.order, result["top"])
-                    if result["finish"] == "length" and parsed.parse_error:
-                        parsed.parse_error += " (output truncated at max_tokens)"
-                    parsed_error = parsed.parse_error
-                    fields = dict(verdict=parsed.verdict, p_a=parsed.p_a, confidence=parsed.confidence, **parsed.scores)
-                row.update(
-                    raw_output=raw[:MAX_RAW_CHARS] if truncated else raw,
-                    raw_truncated=truncated,
-                    latency_ms=result.get("latency_ms"),
-                    prompt_tokens=result["prompt_tokens"],
-                    completion_tokens=result["completion_tokens"],
-                    parse_error=parsed_error,
-                    **fields,
-                )
-                if parsed_error:
-                    stats.parse_errors += 1
-                stats.done += 1
+            row = judgment_row(cfg, unit, judge_id, run_id, out, stats)
             writer.queue.put(row)
 
         # ``concurrency`` workers share one iterator of units: a plan of 100k

@@ -48,6 +48,19 @@ _RECORD_JUDGMENTS_SQL = (
 )
 
 
+_BATCH_FIELDS = {"batch_id", "status", "input_file_id", "output_file_id", "error_file_id", "message", "run_id"}
+
+
+def batch_update_sql(batch_key: str, fields: dict[str, Any]) -> tuple[str, list]:
+    """UPDATE of a batch's provider ids, state and message (names checked against a fixed list)."""
+    bad = set(fields) - _BATCH_FIELDS
+    if bad:
+        raise StoreError(f"unknown batch fields: {sorted(bad)}")
+    sets = ["updated_at = current_timestamp", *(f"{k} = ?" for k in fields)]
+    values = [redact.redact(v) if k == "message" else v for k, v in fields.items()]
+    return f"UPDATE judge_batches SET {', '.join(sets)} WHERE batch_key = ?", [*values, batch_key]
+
+
 def _run_update(run_id: int, fields: dict[str, Any]) -> tuple[str, list]:
     """UPDATE of a judge run's counters and status (names checked against a fixed list)."""
     allowed = {
@@ -182,17 +195,19 @@ class JudgingStore(StoreBase):
         """
         return self.record_judgments([row]) == 1
 
-    def record_judgments(self, rows: list[dict], run_progress: tuple[int, dict] | None = None) -> int:
+    def record_judgments(
+        self, rows: list[dict], run_progress: tuple[int, dict] | None = None, also: tuple[tuple[str, list], ...] = ()
+    ) -> int:
         """Several finished calls in one transaction (group commit); same rules as ``record_judgment``.
 
         ``run_progress`` = (run_id, counters) updates that run in the same
         commit (a commit is the expensive part).  Returns how many rows were
         inserted or replaced a stored failure.  Within ``rows`` the last row of
-        a key wins.
+        a key wins.  ``also``: further (SQL, parameters) statements of this module committed with them.
         """
         if self.read_only:
             raise StoreError(f"store {self.path} is open read-only")
-        if not rows and run_progress is None:
+        if not rows and run_progress is None and not also:
             return 0
         latest = {}
         for r in rows:
@@ -217,7 +232,57 @@ class JudgingStore(StoreBase):
                     got = cur.execute(_RECORD_JUDGMENTS_SQL).fetchall()
             if update is not None:
                 cur.execute(*update)
+            for statement in also:
+                cur.execute(*statement)
         return len(got)
+
+    # ------------------------------------------------------------ batches
+    def open_batches(self, judge_id: int, prompt_version: str, dataset: str) -> list[dict]:
+        """This judge's batches on the dataset not collected yet ('submitting': maybe never created)."""
+        ds = self.dataset(dataset).dataset_id
+        cur = self._cur().execute(
+            """SELECT batch_key, batch_id, run_id, units_json, n_requests, status, input_file_id
+               FROM judge_batches WHERE judge_id = ? AND prompt_version = ? AND dataset_id = ?
+                 AND status IN ('submitting', 'submitted') ORDER BY created_at, batch_key""",
+            [judge_id, prompt_version, ds],
+        )
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
+
+    def begin_batch(
+        self, batch_key: str, run_id: int, judge_id: int, prompt_version: str, dataset: str, units: list
+    ) -> None:
+        """A batch about to be submitted: its units, under our key, before anything reaches the provider."""
+        ds = self.dataset(dataset).dataset_id
+        with self.transaction() as cur:
+            cur.execute(
+                """INSERT INTO judge_batches (batch_key, run_id, judge_id, dataset_id, prompt_version, units_json,
+                                              n_requests, status)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, 'submitting')""",
+                [batch_key, run_id, judge_id, ds, prompt_version, json.dumps(units), len(units)],
+            )
+
+    def batch_update(self, batch_key: str, **fields: Any) -> None:
+        with self.transaction() as cur:
+            cur.execute(*batch_update_sql(batch_key, fields))
+
+    def drop_batch(self, batch_key: str) -> None:
+        """A 'submitting' batch the provider never created: its units go back to planning."""
+        with self.transaction() as cur:
+            cur.execute("DELETE FROM judge_batches WHERE batch_key = ? AND status = 'submitting'", [batch_key])
+
+    def batches_frame(self, run_id: int | None = None) -> pd.DataFrame:
+        where, params = ("WHERE run_id = ?", [run_id]) if run_id is not None else ("", [])
+        return (
+            self._cur()
+            .execute(
+                f"""SELECT batch_key, batch_id, run_id, n_requests, status, input_file_id, output_file_id,
+                           error_file_id, message, created_at, updated_at
+                    FROM judge_batches {where} ORDER BY created_at, batch_key""",
+                params,
+            )
+            .df()
+        )
 
     def create_run(
         self,

@@ -1,0 +1,337 @@
+"""Judge runs through the OpenAI Batch API (``mode = "batch"``): the same judgments at the batch price.
+
+A batch run writes the requests an online run would send (same bodies) to a JSONL file, uploads it
+(``/v1/files``), creates a batch (``/v1/batches``), polls it and parses its output file into the
+same judgments.  It is built to be killed at any moment and run again:
+
+* before anything reaches the provider, the batch's units are recorded in the store under a key
+  of ours (status 'submitting'), and the batch carries that key in its metadata; a process killed
+  between the upload and the record of the provider's batch id finds the batch again by listing the
+  provider's batches, instead of submitting (and paying for) it twice;
+* units in a batch that is not collected yet are never submitted again: the next run collects it;
+* a batch's judgments and its new state are written in one transaction, and the judgments' unique
+  key makes a repeated collection (after a kill mid-write) store each judgment once;
+* a request the provider answered 429 or 5xx, or never processed (an expired or cancelled batch),
+  stays pending and is submitted again by the next run; a 4xx is the endpoint's final word and is
+  stored as a failed call with its reason (``--retry-failed`` retries those).
+
+A run polls for up to ``batch_wait_s`` and then stops with status 'paused' (exit 75): batches can
+take hours, and the same command collects them later.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from core import redact
+from core.judging.config import JudgeConfig
+from core.judging.prompts import render
+from core.judging.runner import (
+    CostGuard,
+    EndpointRefused,
+    EndpointUnreachable,
+    Outcome,
+    RunStats,
+    Unit,
+    _read_completion,
+    judgment_row,
+    request_body,
+)
+from core.store.errors import StoreLockedError
+
+METADATA_KEY = "arena_batch_key"  # our key in the provider's batch metadata
+FINAL = ("completed", "failed", "expired", "cancelled")
+STORE_WAIT_S = 10.0
+
+
+def unit_key(unit: Unit) -> str:
+    """A unit's ``custom_id`` in the batch file (unique per judge, prompt version and dataset)."""
+    return f"{unit.battle_id}:{unit.order}:{unit.variant}"
+
+
+def request_line(cfg: JudgeConfig, unit: Unit) -> dict:
+    messages = render(cfg.template, unit.prompt, unit.text_a, unit.text_b, unit.order, unit.turns)
+    return {
+        "custom_id": unit_key(unit),
+        "method": "POST",
+        "url": "/v1/chat/completions",
+        "body": request_body(cfg, messages),
+    }
+
+
+def make_client(cfg: JudgeConfig) -> Any:
+    """A synchronous ``openai.OpenAI`` client: a batch run makes a handful of calls, each retried by the SDK."""
+    import openai
+
+    return openai.OpenAI(
+        base_url=cfg.base_url, api_key=cfg.api_key(), max_retries=cfg.max_retries, timeout=cfg.timeout_s
+    )
+
+
+@dataclass
+class _Open:
+    """A batch of this judge that is not collected yet (from the store)."""
+
+    key: str
+    batch_id: str | None
+    units: list[tuple[int, str, str]]  # (battle_id, order, variant)
+
+
+def _line_outcome(line: dict) -> tuple[str, Outcome | None]:
+    """A batch output or error line → (custom_id, outcome); outcome None: the request stays pending."""
+    custom_id = str(line.get("custom_id"))
+    response = line.get("response") or {}
+    code = response.get("status_code")
+    body = response.get("body")
+    if code == 200 and body is not None:
+        raw = json.dumps(body).encode() if not isinstance(body, (str, bytes)) else body
+        raw = raw.encode() if isinstance(raw, str) else raw
+        try:
+            return custom_id, Outcome("answered", _read_completion(raw))
+        except ValueError as exc:  # a 200 that is not a completion: kept, as an online run keeps it
+            text = raw.decode("utf-8", errors="replace")
+            result = {"raw_output": text, "top": None, "prompt_tokens": 0, "completion_tokens": 0, "finish": None}
+            return custom_id, Outcome("answered", result, reason=f"malformed response body: {str(exc)[:200]}")
+    error = line.get("error") or (body.get("error") if isinstance(body, dict) else None) or {}
+    message = error.get("message") if isinstance(error, dict) else str(error)
+    if isinstance(code, int) and 400 <= code < 500 and code not in (408, 429):
+        return custom_id, Outcome("failed", reason=f"HTTP {code}: {str(message)[:200]}")
+    return custom_id, None
+
+
+class BatchRun:
+    """One judge run in batch mode; see the module docstring for what survives a kill."""
+
+    def __init__(
+        self,
+        open_store: Callable[[float], AbstractContextManager[Any]],
+        dataset: str,
+        judge_id: int,
+        run_id: int,
+        cfg: JudgeConfig,
+        stats: RunStats,
+        progress: Callable[[RunStats], None] | None = None,
+        cancel: Any = None,
+        client: Any = None,
+    ):
+        self.open_store, self.dataset, self.judge_id, self.run_id = open_store, dataset, judge_id, run_id
+        self.cfg, self.stats, self.progress, self.cancel = cfg, stats, progress, cancel
+        self.client = client or make_client(cfg)
+        self.units: dict[str, Unit] = {}
+
+    # -- provider calls, with the errors an operator can act on
+    def _provider(self, what: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        import openai
+
+        try:
+            return call(*args, **kwargs)
+        except openai.APIConnectionError as exc:
+            raise EndpointUnreachable(f"{what}: cannot reach the endpoint ({exc})") from None
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403, 404):
+                raise EndpointRefused(f"{what}: HTTP {exc.status_code}: {str(exc)[:200]}") from None
+            raise
+
+    def _cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
+
+    # -- the run
+    def run(self, units: list[Unit]) -> RunStats:
+        stats, cfg = self.stats, self.cfg
+        self.units = {unit_key(u): u for u in units}
+        open_batches = self._adopt(self._open_batches())
+        in_flight = {f"{b}:{o}:{v}" for ob in open_batches for b, o, v in ob.units}
+        to_submit = [u for u in units if unit_key(u) not in in_flight]
+        to_submit = self._within_budget(to_submit)
+        for start in range(0, len(to_submit), cfg.batch_max_requests):
+            if self._cancelled():
+                break
+            open_batches.append(self._submit(to_submit[start : start + cfg.batch_max_requests]))
+        deadline = time.monotonic() + cfg.batch_wait_s
+        while open_batches:
+            still = []
+            for ob in open_batches:
+                batch = self._provider("polling a batch", self.client.batches.retrieve, ob.batch_id)
+                if batch.status in FINAL and self._collect(ob, batch):
+                    continue
+                still.append((ob, batch))
+            open_batches = [ob for ob, _ in still]
+            self._heartbeat()
+            if not open_batches:
+                break
+            if self._cancelled() or time.monotonic() >= deadline:
+                waiting = "; ".join(f"batch {b.id} {b.status} ({_counts(b)})" for _, b in still)
+                stats.status = "paused"
+                stats.message = (
+                    f"{'cancelled while' if self._cancelled() else f'after {cfg.batch_wait_s:g} s'} waiting for "
+                    f"{waiting}; run the same command to collect"
+                )
+                return stats
+            time.sleep(min(cfg.batch_poll_s, max(0.0, deadline - time.monotonic())))
+        left = stats.planned - stats.finished
+        if self._cancelled() and left > stats.deferred:
+            stats.status, stats.message = "cancelled", "cancelled by the user; run the same command to resume"
+        elif stats.deferred:
+            stats.status = "incomplete"
+            stats.message = f"{stats.deferred} requests of the batch were not answered; run the same command to retry"
+        elif left > 0:
+            stats.status, stats.message = "stopped", "cost budget (max_cost_usd) reached before all planned calls"
+        else:
+            stats.status = "done"
+        return stats
+
+    def _within_budget(self, units: list[Unit]) -> list[Unit]:
+        """With ``max_cost_usd``: only the units whose estimated cost (at the configured prices) fits."""
+        guard = CostGuard(self.cfg, self.stats)
+        if not guard.active:
+            return units
+        kept = []
+        for u in units:
+            messages = render(self.cfg.template, u.prompt, u.text_a, u.text_b, u.order, u.turns)
+            if guard.reserve(sum(len(m["content"]) for m in messages)) is None:
+                break
+            kept.append(u)
+        return kept
+
+    def _open_batches(self) -> list[_Open]:
+        with self.open_store(STORE_WAIT_S) as store:
+            rows = store.open_batches(self.judge_id, self.cfg.version, self.dataset)
+        out = []
+        for r in rows:
+            units = [(int(b), str(o), str(v)) for b, o, v in json.loads(r["units_json"])]
+            out.append(_Open(r["batch_key"], r["batch_id"], units))
+        return out
+
+    def _adopt(self, batches: list[_Open]) -> list[_Open]:
+        """Batches recorded as 'submitting' (killed before their id was stored): found by key, or dropped."""
+        pending = {b.key: b for b in batches if b.batch_id is None}
+        if pending:
+            after = None
+            while True:  # the provider's batches, newest first, until every pending key is found or none is left
+                page = self._provider(
+                    "listing batches", self.client.batches.list, limit=100, **({"after": after} if after else {})
+                )
+                for b in page.data:
+                    key = (b.metadata or {}).get(METADATA_KEY)
+                    if key in pending and pending[key].batch_id is None:
+                        pending[key].batch_id = b.id
+                        with self.open_store(STORE_WAIT_S) as store:
+                            store.batch_update(key, batch_id=b.id, status="submitted", run_id=self.run_id)
+                if not page.data or not getattr(page, "has_more", False) or all(p.batch_id for p in pending.values()):
+                    break
+                after = page.data[-1].id
+            with self.open_store(STORE_WAIT_S) as store:
+                for key, ob in pending.items():
+                    if ob.batch_id is None:
+                        store.drop_batch(key)
+        return [b for b in batches if b.batch_id is not None]
+
+    def _submit(self, units: list[Unit]) -> _Open:
+        key = uuid.uuid4().hex
+        ids = [(u.battle_id, u.order, u.variant) for u in units]
+        with self.open_store(STORE_WAIT_S) as store:
+            store.begin_batch(key, self.run_id, self.judge_id, self.cfg.version, self.dataset, ids)
+        data = b"".join(json.dumps(request_line(self.cfg, u), ensure_ascii=False).encode() + b"\n" for u in units)
+        upload = self._provider(
+            "uploading the batch file",
+            lambda: self.client.files.create(file=(f"judge-{key}.jsonl", data, "application/jsonl"), purpose="batch"),
+        )
+        batch = self._provider(
+            "creating the batch",
+            lambda: self.client.batches.create(
+                input_file_id=upload.id,
+                endpoint="/v1/chat/completions",
+                completion_window="24h",
+                metadata={METADATA_KEY: key, "judge": self.cfg.name[:64]},
+            ),
+        )
+        with self.open_store(STORE_WAIT_S) as store:
+            store.batch_update(key, batch_id=batch.id, input_file_id=upload.id, status="submitted")
+        self.stats.calls += len(units)
+        return _Open(key, batch.id, [(int(b), str(o), str(v)) for b, o, v in ids])
+
+    def _file_lines(self, file_id: str | None) -> list[dict]:
+        if not file_id:
+            return []
+        content = self._provider("downloading batch results", lambda: self.client.files.content(file_id))
+        out = []
+        for line in content.text.splitlines():
+            if line.strip():
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue  # a torn line is a request without a result: it stays pending
+        return out
+
+    def _collect(self, ob: _Open, batch: Any) -> bool:
+        """Store a finished batch's judgments and its final state together; False if the store was busy."""
+        lines = self._file_lines(batch.output_file_id) + self._file_lines(batch.error_file_id)
+        known = {f"{b}:{o}:{v}": (b, o, v) for b, o, v in ob.units}
+        got = RunStats()  # counted into the run's statistics once the rows are stored
+        rows, answered = [], set()
+        for line in lines:
+            custom_id, out = _line_outcome(line)
+            if out is None or custom_id not in known or custom_id in answered:
+                continue
+            battle_id, order, variant = known[custom_id]
+            unit = self.units.get(custom_id) or Unit(battle_id, order, "", "", "", variant=variant)
+            rows.append(judgment_row(self.cfg, unit, self.judge_id, self.run_id, out, got))
+            if out.result:
+                got.prompt_tokens += int(out.result["prompt_tokens"] or 0)
+                got.completion_tokens += int(out.result["completion_tokens"] or 0)
+            answered.add(custom_id)
+        unanswered = len(known) - len(answered)
+        got.deferred = sum(1 for k in known if k in self.units and k not in answered)
+        message = f"{batch.status}: {len(answered)} of {len(known)} requests answered"
+        if batch.status == "failed":
+            errors = getattr(getattr(batch, "errors", None), "data", None) or []
+            first = errors[0].message if errors and getattr(errors[0], "message", None) else "no reason given"
+            message += f"; the provider rejected the batch ({str(first)[:200]})"
+        if unanswered:
+            message += f"; {unanswered} stay pending for the next run"
+        from core.store.judging import batch_update_sql
+
+        update = batch_update_sql(
+            ob.key,
+            {
+                "status": "collected" if batch.status == "completed" else batch.status,
+                "output_file_id": batch.output_file_id,
+                "error_file_id": batch.error_file_id,
+                "message": redact.redact(message),
+            },
+        )
+        for name, value in got.counters().items():
+            setattr(self.stats, name, getattr(self.stats, name) + value)
+        try:
+            with self.open_store(STORE_WAIT_S) as store:
+                store.record_judgments(rows, run_progress=self._progress_fields(), also=(update,))
+        except StoreLockedError:  # collected again at the next poll
+            for name, value in got.counters().items():
+                setattr(self.stats, name, getattr(self.stats, name) - value)
+            return False
+        if self.progress:
+            self.progress(self.stats)
+        return True
+
+    def _progress_fields(self) -> tuple[int, dict]:
+        return self.run_id, {**self.stats.counters(), "status": self.stats.status, "heartbeat": True}
+
+    def _heartbeat(self) -> None:
+        try:
+            with self.open_store(STORE_WAIT_S) as store:
+                store.record_judgments([], run_progress=self._progress_fields())
+        except StoreLockedError:
+            pass
+
+
+def _counts(batch: Any) -> str:
+    c = getattr(batch, "request_counts", None)
+    if c is None:
+        return "progress unknown"
+    return f"{c.completed} of {c.total} requests done"

@@ -1,0 +1,205 @@
+"""Judge runs through the OpenAI Batch API, against the fake endpoint's /v1/files and /v1/batches.
+
+What must hold: the judgments equal those of an online run (same requests, same parsing); a process
+killed after submitting is restarted and collects the batch it submitted, never a second one; a
+process killed between the upload and the record of the batch id finds its batch by our key; what a
+batch did not answer (5xx lines, an expired batch's rest) stays pending and the next run submits it;
+a 4xx line is stored as a failed call with its reason.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from core.app.judging import run_shared
+from core.judging.config import from_mapping, load_toml
+from core.store import Store
+from tests.conftest import ROOT
+from tests.fake_openai_server import FakeJudge, FakeServer
+from tests.test_judging import _config, _store
+
+SCORES = ["verdict", "p_a", "a_adherence", "b_adherence", "a_clarity", "b_clarity", "parse_error"]
+
+
+def _batch_config(tmp_path, url, name="batchy", **extra):
+    path = _config(tmp_path, url, name=name)
+    text = path.read_text() + 'mode = "batch"\nbatch_poll_s = 0.1\n'
+    for key, value in extra.items():
+        text += f"{key} = {value!r}\n"
+    path.write_text(text)
+    return path
+
+
+def _judgments(db, judge):
+    with Store.open(db, read_only=True) as s:
+        j = s.judgments_frame("ah", judge, variant=None)
+    assert not j.duplicated(["battle_id", "order"]).any()
+    return j.sort_values(["battle_id", "order"]).reset_index(drop=True)
+
+
+def test_batch_run_stores_what_an_online_run_stores(tmp_path):
+    db = _store(tmp_path, n_prompts=6)
+    with FakeServer(FakeJudge()) as srv:
+        online = run_shared(db, "ah", load_toml(_config(tmp_path, srv.url, name="online")))
+        batch = run_shared(db, "ah", load_toml(_batch_config(tmp_path, srv.url)))
+        assert srv.judge.batches.created == 1
+    assert online.status == "done" and batch.status == "done", batch.stats.message
+    a, b = _judgments(db, "online"), _judgments(db, "batchy")
+    assert len(a) == len(b) == online.stats.planned > 0
+    assert a[["battle_id", "order"]].equals(b[["battle_id", "order"]])
+    for col in SCORES:
+        assert a[col].equals(b[col]), col
+    with Store.open(db, read_only=True) as s:
+        batches = s.batches_frame(batch.run_id)
+        runs = s.runs_frame("ah").set_index("run_id")
+    assert list(batches["status"]) == ["collected"] and batches["batch_id"].iloc[0] == "batch_1"
+    assert runs.loc[batch.run_id, "status"] == "done" and runs.loc[batch.run_id, "done"] == len(b)
+    assert runs.loc[batch.run_id, "prompt_tokens"] > 0
+
+
+def test_unanswered_requests_stay_pending_and_a_4xx_is_stored_as_failed(tmp_path):
+    db = _store(tmp_path, n_prompts=5)  # 30 units
+    with FakeServer(FakeJudge(faults={3: "500", 7: "400", 11: "429"})) as srv:
+        cfg = load_toml(_batch_config(tmp_path, srv.url))
+        first = run_shared(db, "ah", cfg)
+        assert first.status == "incomplete" and first.stats.deferred == 2  # the 500 and the 429
+        assert first.stats.failed == 1 and first.stats.done == 27
+        j = _judgments(db, "batchy")
+        failed = j[j["parse_error"].fillna("").str.startswith("call failed: HTTP 400")]
+        assert len(j) == 28 and len(failed) == 1
+        second = run_shared(db, "ah", cfg)  # submits only the two pending requests
+        assert second.status == "done" and second.stats.planned == 2
+        assert srv.judge.batches.created == 2
+        assert len(srv.judge.batches.files["file-4"].splitlines()) == 2  # the second input file
+    assert len(_judgments(db, "batchy")) == 30
+
+
+def test_an_expired_batch_keeps_what_it_answered(tmp_path):
+    db = _store(tmp_path, n_prompts=4)  # 24 units
+    with FakeServer(FakeJudge()) as srv:
+        srv.judge.batches.outcome = "expired"
+        cfg = load_toml(_batch_config(tmp_path, srv.url))
+        first = run_shared(db, "ah", cfg)
+        assert first.status == "incomplete" and first.stats.done == 12 and first.stats.deferred == 12
+        srv.judge.batches.outcome = "completed"
+        assert run_shared(db, "ah", cfg).status == "done"
+    assert len(_judgments(db, "batchy")) == 24
+
+
+def test_a_batch_still_in_progress_pauses_the_run_and_the_same_command_collects_it(tmp_path):
+    db = _store(tmp_path, n_prompts=4)
+    with FakeServer(FakeJudge()) as srv:
+        srv.judge.batches.delay_s = 3600
+        cfg = load_toml(_batch_config(tmp_path, srv.url, batch_wait_s=0.3))
+        first = run_shared(db, "ah", cfg)
+        assert first.status == "paused" and "batch batch_1 in_progress" in (first.stats.message or "")
+        assert len(_judgments(db, "batchy")) == 0
+        srv.judge.batches.delay_s = 0
+        second = run_shared(db, "ah", cfg)
+        assert second.status == "done" and srv.judge.batches.created == 1
+    assert len(_judgments(db, "batchy")) == 24
+
+
+def test_a_batch_whose_id_was_never_recorded_is_found_by_its_key(tmp_path, monkeypatch):
+    """The kill between ``batches.create`` and the store's record of its id, played deterministically."""
+    from core.store.judging import JudgingStore
+
+    class Killed(Exception):
+        pass
+
+    real = JudgingStore.batch_update
+
+    def dies_before_recording_the_id(self, key, **fields):
+        if "batch_id" in fields:
+            raise Killed
+        return real(self, key, **fields)
+
+    db = _store(tmp_path, n_prompts=3)
+    with FakeServer(FakeJudge()) as srv:
+        cfg = load_toml(_batch_config(tmp_path, srv.url))
+        monkeypatch.setattr(JudgingStore, "batch_update", dies_before_recording_the_id)
+        with pytest.raises(Killed):
+            run_shared(db, "ah", cfg)
+        monkeypatch.undo()
+        with Store.open(db, read_only=True) as s:
+            rows = s.batches_frame()
+        assert list(rows["status"]) == ["submitting"] and rows["batch_id"].isna().all()
+        assert srv.judge.batches.created == 1
+        again = run_shared(db, "ah", cfg)
+        assert again.status == "done" and srv.judge.batches.created == 1  # adopted, not submitted again
+    with Store.open(db, read_only=True) as s:
+        rows = s.batches_frame()
+    assert list(rows["status"]) == ["collected"] and rows["batch_id"].iloc[0] == "batch_1"
+    assert len(_judgments(db, "batchy")) == 18
+
+
+def test_a_submitting_record_the_provider_never_saw_is_dropped_and_submitted(tmp_path, monkeypatch):
+    """Killed after recording the units but before the upload: nothing to adopt, the units are submitted."""
+    from core.judging import batch as batch_mod
+
+    class Killed(Exception):
+        pass
+
+    def upload_dies(*a, **k):
+        raise Killed
+
+    db = _store(tmp_path, n_prompts=3)
+    with FakeServer(FakeJudge()) as srv:
+        cfg = load_toml(_batch_config(tmp_path, srv.url))
+        real_client = batch_mod.make_client
+
+        def client_without_upload(c):
+            client = real_client(c)
+            client.files.create = upload_dies
+            return client
+
+        monkeypatch.setattr(batch_mod, "make_client", client_without_upload)
+        with pytest.raises(Killed):
+            run_shared(db, "ah", cfg)
+        monkeypatch.undo()
+        assert srv.judge.batches.created == 0
+        assert run_shared(db, "ah", cfg).status == "done" and srv.judge.batches.created == 1
+    with Store.open(db, read_only=True) as s:
+        assert list(s.batches_frame()["status"]) == ["collected"]
+    assert len(_judgments(db, "batchy")) == 18
+
+
+def test_batch_run_killed_and_restarted_collects_its_batch_once(tmp_path):
+    """The issue's test: a run submitted, the process killed (SIGKILL), restarted, the batch collected."""
+    db = _store(tmp_path, n_prompts=5)
+    with FakeServer(FakeJudge()) as srv:
+        srv.judge.batches.delay_s = 3600  # the batch waits until the process is gone
+        path = _batch_config(tmp_path, srv.url)
+        cmd = [sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(path), "--dataset", "ah"]
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and srv.judge.batches.created == 0:
+            time.sleep(0.1)
+        assert srv.judge.batches.created == 1
+        time.sleep(1.0)  # the batch id reaches the store within a few polls
+        proc.kill()
+        proc.wait(30)
+        assert len(_judgments(db, "batchy")) == 0
+        srv.judge.batches.delay_s = 0
+        out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert srv.judge.batches.created == 1 and srv.judge.batches.requests_answered == 30
+    assert len(_judgments(db, "batchy")) == 30
+    with Store.open(db, read_only=True) as s:
+        runs = s.runs_frame("ah")
+    assert set(runs["status"]) == {"interrupted", "done"}
+
+
+def test_batch_mode_configuration_is_checked():
+    base = {"name": "x", "base_url": "http://h/v1", "model": "m"}
+    with pytest.raises(ValueError, match="mode"):
+        from_mapping({**base, "mode": "bulk"})
+    with pytest.raises(ValueError, match="replica_urls"):
+        from_mapping({**base, "mode": "batch", "replica_urls": ["http://h2/v1"]})
+    with pytest.raises(ValueError, match="batch_max_requests"):
+        from_mapping({**base, "mode": "batch", "batch_max_requests": 50_001})
+    assert from_mapping({**base, "mode": "batch"}).mode == "batch"
