@@ -1,8 +1,8 @@
 """A local OpenAI-compatible HTTP server for the judging tests (real HTTP on 127.0.0.1).
 
 Answers /v1/models and /v1/chat/completions, and (``FakeServer`` only) the Batch API: /v1/files,
-/v1/batches (create, retrieve, list, cancel) and /v1/files/{id}/content, see ``FakeBatches``.  Outputs are deterministic from
-the request content: a rubric JSON, an A/B label with first-token
+/v1/batches (create, retrieve, list, cancel) and /v1/files/{id}/content, see ``FakeBatches``.
+Outputs are deterministic from the request content: a rubric JSON, an A/B label with first-token
 log-probabilities, or a two-stage verdict.  Faults are injected by request
 number (``FAULTS`` env / constructor): 429 with Retry-After, 500, a stalled
 reply (timeout), malformed JSON body, truncated output, prose instead of JSON.
