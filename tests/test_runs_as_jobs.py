@@ -168,6 +168,36 @@ def test_a_hard_cost_budget_is_never_passed(tmp_path):
     assert run["cost_usd"] == pytest.approx(spent)
 
 
+def _spent(db) -> float:
+    with Store.open(db, read_only=True) as s:
+        runs = s.runs_frame("ah")
+    return float((1000 * runs["prompt_tokens"].sum() + 2000 * runs["completion_tokens"].sum()) / 1e6)
+
+
+def test_a_cost_budget_bounds_the_job_across_its_runs(tmp_path):
+    """The same command run again after it stopped at its budget never passes it: the budget is the job's.
+
+    A call reserves its prompt and its max_tokens of answer (about $1.6 here) but spends about $0.17, so a
+    run with $2 stops after one call; twelve runs of a per-run budget would spend about $2.0 in all."""
+    from core.app.judging import run_shared
+
+    db = _store(tmp_path, n_prompts=10)
+    with FakeServer(FakeJudge()) as srv:
+        cfg_path = _config(tmp_path, srv.url, name="capped")
+        cfg_path.write_text(cfg_path.read_text() + PRICED + "max_cost_usd = 2.0\n")
+        cfg = load_toml(cfg_path)
+        assert run_shared(db, "ah", cfg).status == "stopped"
+        first = _spent(db)
+        outcomes = [run_shared(db, "ah", cfg) for _ in range(11)]
+        assert _spent(db) <= 2.0 and 12 * first > 2.0
+        assert "the job's earlier runs spent" in (outcomes[-1].stats.message or "")
+        served = srv.judge.served
+        bigger = load_toml(cfg_path).__class__(**{**cfg.to_store(), "max_cost_usd": 6.0})
+        run_shared(db, "ah", bigger)
+        assert srv.judge.served > served  # a larger budget continues the same job up to it
+    assert _spent(db) <= 6.0
+
+
 def test_a_cost_budget_needs_prices(tmp_path):
     from core.judging.config import ConfigError, from_mapping
 

@@ -11,7 +11,7 @@ import json
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -487,6 +487,9 @@ def run_shared(
                 None, RunStats(status=status), interrupted=interrupted, defined=defined, estimate=estimate
             )
         judge_id = register_judge(store, cfg)
+        # max_cost_usd bounds the job, not one run of it: what the job's earlier runs spent counts.
+        prior_cost = _job_cost(store, judge_id, dataset, cfg, definition)
+        run_cfg = cfg if not prior_cost else replace(cfg, max_cost_usd=max((cfg.max_cost_usd or 0) - prior_cost, 1e-12))
         # The run's row first (a run killed from here on is reconciled as interrupted), then the estimate,
         # still before any call is made.
         run_id = store.create_run(
@@ -503,19 +506,31 @@ def run_shared(
     stats = RunStats(planned=len(units))
     if cfg.mode == "batch":
         return _run_batch(
-            open_store, dataset, judge_id, run_id, cfg, units, stats, progress, cancel, interrupted, defined
+            open_store, dataset, judge_id, run_id, run_cfg, units, stats, progress, cancel, interrupted, defined
         )
     journal = RunJournal(path, run_id, open_store)
     error: BaseException | None = None
     try:
-        execute(journal, judge_id, run_id, cfg, units, stats, progress, cancel)
+        execute(journal, judge_id, run_id, run_cfg, units, stats, progress, cancel)
     except BaseException as exc:
         error = exc
+    if prior_cost and stats.status == "stopped":
+        stats.message = (
+            f"the job's earlier runs spent ${prior_cost:,.4f} of its ${cfg.max_cost_usd:,.4f}; {stats.message}"
+        )
     merged = journal.close(OPEN_WAIT_S, _ended(stats, error))
     outcome = RunOutcome(run_id, stats, None if merged else journal.path, interrupted, defined=defined)
     if error is not None:
         raise error
     return outcome
+
+
+def _job_cost(store: Store, judge_id: int, dataset: str, cfg: JudgeConfig, definition: dict) -> float:
+    """USD the job's earlier runs spent, at the configured prices (0 without a cost budget)."""
+    if cfg.max_cost_usd is None:
+        return 0.0
+    prompt, completion = store.job_tokens(judge_id, dataset, definition)
+    return cfg.cost(prompt, completion) or 0.0
 
 
 def _run_batch(

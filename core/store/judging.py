@@ -332,6 +332,22 @@ class JudgingStore(StoreBase):
         )
         return None if row is None else (str(row[0]), str(row[1]), row[2])
 
+    def job_tokens(self, judge_id: int, dataset: str, definition: dict) -> tuple[int, int]:
+        """(prompt, completion) tokens spent by the earlier runs of one job: this judge's runs on the
+        dataset whose stored definition equals ``definition``."""
+        ds = self.dataset(dataset).dataset_id
+        rows = (
+            self._cur()
+            .execute(
+                """SELECT definition_json, coalesce(prompt_tokens, 0), coalesce(completion_tokens, 0)
+                   FROM judge_runs WHERE judge_id = ? AND dataset_id = ? AND definition_json IS NOT NULL""",
+                [judge_id, ds],
+            )
+            .fetchall()
+        )
+        same = [(p, c) for d, p, c in rows if json.loads(d) == definition]
+        return sum(int(p) for p, _ in same), sum(int(c) for _, c in same)
+
     def running_runs(self) -> pd.DataFrame:
         """Runs whose row still says 'running', with their owner and heartbeat (for reconciliation)."""
         return (
