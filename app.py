@@ -28,6 +28,8 @@ ICONS = {
     "selective": ":material/filter_alt:",
     "judges": ":material/groups:",
     "analyses": ":material/science:",
+    "vote": ":material/how_to_vote:",
+    "evaluate": ":material/model_training:",
     "admin": ":material/admin_panel_settings:",
 }
 

@@ -60,6 +60,8 @@ PAGE_TITLES = {
     "selective": "Selective judging",
     "judges": "Judges & annotators",
     "analyses": "Analyses",
+    "vote": "Vote",
+    "evaluate": "Evaluate a model",
     "admin": "Admin",
 }
 
@@ -368,10 +370,15 @@ def update(**fields: Any) -> None:
         setattr(sel, name, value)
 
 
+# Query parameters a page owns (the Vote page's annotator, token and queue): kept when the selection is mirrored.
+PAGE_PARAMS = ("annotator", "vote_token", "queue")
+
+
 def sync_url() -> None:
-    """Mirror the selection into the URL (``app.py`` calls this on every run)."""
-    want = selection().to_params()
-    if st.query_params.to_dict() != want:
+    """Mirror the selection into the URL (``app.py`` calls this on every run), keeping the pages' own parameters."""
+    current = st.query_params.to_dict()
+    want = {**selection().to_params(), **{k: current[k] for k in PAGE_PARAMS if k in current}}
+    if current != want:
         st.query_params.from_dict(want)
 
 
@@ -519,6 +526,32 @@ def apply_presentation_mode() -> None:
     st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
     params = {k: v for k, v in selection().to_params().items() if k != "present"}
     st.markdown(f"[Exit presentation mode](?{urlencode(params)})", help=None)
+
+
+# ===================================================================== admin
+def configured_admin_token() -> str | None:
+    """The admin token (environment, else ``admin_token`` in secrets.toml); None: starting work is disabled."""
+    from core.redact import ADMIN_TOKEN_ENV, register
+
+    token = os.environ.get(ADMIN_TOKEN_ENV)
+    if not token:
+        try:
+            token = st.secrets.get("admin_token")
+        except Exception:  # no secrets file
+            token = None
+    if token:
+        register(str(token))  # a token from secrets.toml is redacted like the environment's
+    return str(token) if token else None
+
+
+def admin_unlocked(token: str, key: str) -> bool:
+    """A password field for the admin token; True once the right token is entered (compared in constant time)."""
+    import hmac
+
+    given = st.text_input("Admin token", type="password", key=key)
+    if given and not hmac.compare_digest(given.encode(), token.encode()):
+        st.error("Wrong token.")
+    return bool(given) and hmac.compare_digest(given.encode(), token.encode())
 
 
 # =================================================================== notices

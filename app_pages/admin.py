@@ -6,29 +6,28 @@ fast and the run keeps its speed.  Every text shown passes ``core.redact``.
 """
 
 import hmac
-import os
 
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import db_path, notice, page_guard, read_store, selection, store_available
+from app_pages._shared import (
+    configured_admin_token,
+    db_path,
+    notice,
+    page_guard,
+    read_store,
+    selection,
+    store_available,
+)
 from core.app import generation, judging
 from core.app.judging import TEMPLATES, ConfigError, PlanError, WorkerProcess, connection_test, from_mapping
-from core.redact import ADMIN_TOKEN_ENV, key_env_allowed, key_env_patterns, redact, register
+from core.redact import ADMIN_TOKEN_ENV, key_env_allowed, key_env_patterns, redact
 
 st.title("Admin")
 
 
 def _configured_token() -> str | None:
-    token = os.environ.get(ADMIN_TOKEN_ENV)
-    if not token:
-        try:
-            token = st.secrets.get("admin_token")
-        except Exception:  # no secrets file
-            token = None
-    if token:
-        register(str(token))  # a token from secrets.toml is redacted like the environment's
-    return str(token) if token else None
+    return configured_admin_token()
 
 
 class _Workers:

@@ -36,6 +36,7 @@ COMMAND_MODULES = [
     "generate",
     "place",
     "evaluate",
+    "evaluations",
     "analyses",
     "report",
     "precompute",

@@ -399,7 +399,7 @@ TABLE_SPEC: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "votes": {
         "required": ("battle_key", "winner"),
-        "optional": ("annotator",),
+        "optional": ("annotator", "shown_order", "voted_at", "source"),
     },
     "annotators": {
         "required": ("annotator",),

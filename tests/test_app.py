@@ -24,6 +24,7 @@ PAGES = [
     "app_pages/judges.py",
     "app_pages/bias.py",
     "app_pages/analyses.py",
+    "app_pages/evaluate.py",
 ]
 
 

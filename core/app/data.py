@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -214,6 +215,68 @@ def export_table(store: Store, dataset: str, table: str, out: str | Path) -> int
         df.to_parquet(out, index=False)
     else:
         df.to_csv(out, index=False)
+    return len(df)
+
+
+# LMArena's winner names (``chatbot_arena_conversations``) for our outcome codes
+LMARENA_WINNERS = {"a": "model_a", "b": "model_b", "tie": "tie", "both_bad": "tie (bothbad)"}
+
+
+def export_votes(store: Store, dataset: str, out: str | Path) -> int:
+    """The human votes in LMArena's layout (one row per vote: question_id, model_a, model_b, winner, judge =
+    the annotator, conversation_a/b as ``{role, content}`` lists, turn, language, tstamp = when the vote
+    was cast, else the battle's time), plus ``battle_id``, ``shown_order`` and ``source``; .jsonl or .parquet.
+    ``python -m core import --format lmarena`` reads it back.  Returns the row count."""
+    import json
+
+    out = Path(out)
+    if out.suffix.lower() not in (".jsonl", ".parquet"):
+        raise ValueError(f"{out}: expected a .jsonl or .parquet file name")
+    v = store.votes_for_export(dataset)
+    if v.empty:
+        raise ValueError(f"dataset {dataset!r} has no human votes to export")
+
+    def listed(stored: object, single: object) -> list:
+        return json.loads(stored) if isinstance(stored, str) else [single]
+
+    def conversation(row: Any, side: str) -> list[dict]:
+        asked = listed(row.prompt_turns, row.prompt)
+        said = listed(getattr(row, f"turns_{side}"), getattr(row, f"text_{side}"))
+        msgs: list[dict] = []
+        for k in range(max(len(asked), len(said))):
+            if k < len(asked) and asked[k] is not None:
+                msgs.append({"role": "user", "content": asked[k]})
+            if k < len(said) and said[k] is not None:
+                msgs.append({"role": "assistant", "content": said[k]})
+        return msgs
+
+    rows = list(v.itertuples(index=False))
+    df = pd.DataFrame(
+        {
+            "question_id": [r.external_id if isinstance(r.external_id, str) else str(r.battle_id) for r in rows],
+            "model_a": v["model_a"],
+            "model_b": v["model_b"],
+            "winner": v["winner"].map(LMARENA_WINNERS),
+            "judge": v["annotator"],
+            "conversation_a": [conversation(r, "a") for r in rows],
+            "conversation_b": [conversation(r, "b") for r in rows],
+            "turn": v["turn"].astype("Int64"),
+            "anony": True,
+            "language": v["language"],
+            "tstamp": v["voted_at"].where(v["voted_at"].notna(), v["tstamp"]),
+            "battle_id": v["battle_id"],
+            "shown_order": v["shown_order"],
+            "source": v["source"],
+        }
+    )
+    df = redact_frame(df)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".part")
+    if out.suffix.lower() == ".parquet":
+        df.to_parquet(tmp, index=False)
+    else:
+        df.to_json(tmp, orient="records", lines=True, force_ascii=False)
+    tmp.replace(out)
     return len(df)
 
 

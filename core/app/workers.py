@@ -72,17 +72,34 @@ class WorkerProcess:
 
 
 def spawn(
-    command: str, db_path: str | Path, dataset: str, name: str, config_toml: str, args: list[str]
+    command: str,
+    db_path: str | Path,
+    dataset: str,
+    name: str,
+    config_toml: str | None,
+    args: list[str],
+    extra_files: dict[str, str] | None = None,
 ) -> WorkerProcess:
-    """``python -m core COMMAND --db DB --config <written TOML> --dataset D ARGS`` as a worker process."""
+    """``python -m core COMMAND --db DB --config <written TOML> --dataset D ARGS`` as a worker process.
+
+    ``config_toml=None``: no ``--config``.  ``extra_files``: option → TOML text, each written next to the
+    store like the configuration and passed as that option's value (``{"--judge": ...}`` for ``evaluate``).
+    """
     folder = runs_dir(db_path)
     folder.mkdir(parents=True, exist_ok=True)
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)[:40]
     prefix = "admin" if command == "judge" else command
-    config_path = folder / f"{prefix}-{safe}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.toml"
-    config_path.write_text(config_toml, encoding="utf-8")
+    stem = folder / f"{prefix}-{safe}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    config_path = stem.with_suffix(".toml")
+    files = [] if config_toml is None else [("--config", config_path, config_toml)]
+    for option, text in (extra_files or {}).items():
+        files.append((option, stem.with_name(f"{stem.name}-{option.strip('-')}.toml"), text))
+    for _, path, text in files:
+        path.write_text(text, encoding="utf-8")
     log_path = config_path.with_suffix(".log")
-    cmd = [sys.executable, "-m", "core", command, "--db", str(db_path), "--config", str(config_path)]
+    cmd = [sys.executable, "-m", "core", command, "--db", str(db_path)]
+    for option, path, _ in files:
+        cmd += [option, str(path)]
     cmd += ["--dataset", dataset, *args]
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
@@ -96,4 +113,4 @@ def spawn(
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-    return WorkerProcess(popen, name, dataset, log_path, config_path)
+    return WorkerProcess(popen, name, dataset, log_path, files[0][1] if files else config_path)

@@ -17,8 +17,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument(
         "--table",
-        choices=["battles", "judgments", "arena-rank"],
-        help="one table to --out; arena-rank: model_a, model_b, winner per human vote (or per battle with --judge)",
+        choices=["battles", "judgments", "arena-rank", "votes"],
+        help="one table to --out; arena-rank: model_a, model_b, winner per human vote (or per battle with --judge); "
+        "votes: every human vote in LMArena's layout (.jsonl or .parquet), readable by import --format lmarena",
     )
     what.add_argument(
         "--bundle",
@@ -33,10 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from core.app import StoreError
-    from core.app.data import export_arena_rank, export_table
+    from core.app.data import export_arena_rank, export_table, export_votes
 
     if args.table and not args.out:
-        raise UserError("--table needs --out (a .parquet or .csv file)")
+        raise UserError("--table needs --out (a .parquet or .csv file; .jsonl too for votes)")
     if args.bundle:
         from core.app.bundle import export_bundle
 
@@ -53,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             if args.table == "arena-rank":
                 n = export_arena_rank(store, args.dataset, args.out, judge=args.judge)
+            elif args.table == "votes":
+                n = export_votes(store, args.dataset, args.out)
             else:
                 n = export_table(store, args.dataset, args.table, args.out)
         except (StoreError, ValueError) as exc:

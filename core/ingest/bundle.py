@@ -7,6 +7,7 @@ fields and values are checked as any importer checks them; the dataset is writte
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import io
 import json
@@ -129,6 +130,7 @@ _KINDS: dict[str, tuple[str, tuple[float, float]]] = {
     "true_ability": ("float", (-1e6, 1e6)),
     **dict.fromkeys(SCORE_COLUMNS, ("float", SCORE_RANGE)),
     **dict.fromkeys(("verifiable", "correct", "echo"), ("bool", (0, 1))),
+    "voted_at": ("time", (0, 0)),
 }
 
 
@@ -137,7 +139,7 @@ def _check_kinds(path: Path, table: str, df: pd.DataFrame) -> None:
         kind = _KINDS.get(col)
         values = df[col].tolist()
         for i, v in enumerate(values):
-            if v is None or (isinstance(v, float) and v != v) or v is pd.NA:
+            if v is None or (isinstance(v, float) and v != v) or v is pd.NA or v is pd.NaT:
                 continue
             if kind is None:
                 if not isinstance(v, str):
@@ -146,6 +148,10 @@ def _check_kinds(path: Path, table: str, df: pd.DataFrame) -> None:
                     _fail(path, table, col, i, None, f"text of {len(v):,} characters (at most {MAX_TEXT_CHARS:,})")
                 continue
             what, (lo, hi) = kind
+            if what == "time":
+                if not isinstance(v, (pd.Timestamp, datetime.datetime)):
+                    _fail(path, table, col, i, v, "expected a timestamp")
+                continue
             if what == "bool":
                 if not isinstance(v, (bool, np.bool_)):
                     _fail(path, table, col, i, v, "expected true or false")
@@ -160,6 +166,7 @@ def _check_kinds(path: Path, table: str, df: pd.DataFrame) -> None:
 
 _ALLOWED: dict[tuple[str, str], tuple[str, ...]] = {
     ("votes", "winner"): tuple(HUMAN_WINNERS),
+    ("votes", "shown_order"): ("ab", "ba"),
     ("judgments", "order"): tuple(ORDERS),
     ("judgments", "verdict"): tuple(VERDICTS),
 }

@@ -14,6 +14,7 @@ here.  The modules, by concern:
 ``handle``    the ``Store`` class: every query and write mixin on one connection
 ``bulk``      whole files validated and written in SQL (imports at the engine's speed)
 ``results``   derived results persisted with the data stamp and code version they were computed from
+``evaluations`` what each evaluation of a new model concluded
 """
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ class DatasetWrites(StoreBase):
                    FROM completions WHERE dataset_id = ? ORDER BY completion_id"""
             ),
             votes=frame(
-                """SELECT v.battle_id AS battle_key, v.winner, v.annotator
+                """SELECT v.battle_id AS battle_key, v.winner, v.annotator, v.shown_order, v.voted_at, v.source
                    FROM votes v JOIN battles b USING (battle_id) WHERE b.dataset_id = ? ORDER BY v.rowid"""
             ),
             annotators=frame(

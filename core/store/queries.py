@@ -171,7 +171,8 @@ class Queries(StoreBase):
         base = self._one(
             """SELECT (SELECT count(*) FROM datasets), (SELECT max(dataset_id) FROM datasets),
                       (SELECT max(battle_id) FROM battles), (SELECT count(*) FROM battles),
-                      (SELECT count(*) FROM votes), (SELECT count(*) FROM completions),
+                      (SELECT count(*) FROM votes), (SELECT max(voted_at) FROM votes),
+                      (SELECT count(*) FROM completions),
                       (SELECT count(*) FROM models), (SELECT count(*) FROM annotators),
                       (SELECT coalesce(sum(hash(name, family, model, template, prompt_version)), 0) FROM judges)"""
         )

@@ -264,6 +264,13 @@ CREATE TABLE evaluations (
     created_at TIMESTAMP DEFAULT current_timestamp
 );
 """,
+    # 10: votes cast in the app: when, which answer was shown on the left ('ab': the battle's a), from where
+    # ('vote-page'; NULL for imported votes).  One vote per annotator and battle: a changed mind replaces it.
+    """
+ALTER TABLE votes ADD COLUMN shown_order VARCHAR;
+ALTER TABLE votes ADD COLUMN voted_at TIMESTAMP;
+ALTER TABLE votes ADD COLUMN source VARCHAR;
+""",
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

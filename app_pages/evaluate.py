@@ -1,0 +1,280 @@
+"""Evaluate a model: the saved evaluations of new models, and (admin token) a form that starts one.
+
+saved evaluation → core.app.evaluate.saved_evaluation → Store.evaluation → core.charts.predicted_placement;
+α slider → core.app.evaluate.model_escalations (SCOPE on the model's judged battles) → Store.battle_frame;
+the form → core.app.evaluate.start_evaluation_worker (``python -m core evaluate`` in a worker process).
+Viewing needs no token; starting work does.  Every text shown passes ``core.redact``.
+"""
+
+from functools import partial
+
+import pandas as pd
+import streamlit as st
+
+from app_pages._shared import (
+    SCOPE_ALPHA_RANGE,
+    admin_unlocked,
+    configured_admin_token,
+    db_path,
+    notice,
+    page_guard,
+    read_store,
+    selection,
+    show_chart,
+    store_available,
+    version,
+)
+from core import charts
+from core.app import Unavailable, generation, judging
+from core.app import data as app_data
+from core.app import evaluate as app_evaluate
+from core.app.escalation import Escalations
+from core.app.judging import TEMPLATES, ConfigError, PlanError, WorkerProcess, from_mapping
+from core.redact import ADMIN_TOKEN_ENV, key_env_allowed, key_env_patterns, redact
+
+st.title("Evaluate a model")
+st.caption(
+    "A model without human votes gets judge battles against human-rated models (anchors); its judge Elo predicts "
+    "its human Elo, with a conformal interval, and SCOPE names the judged battles too uncertain to trust."
+)
+
+
+class _EvaluationWorkers:
+    """The evaluations this server process started."""
+
+    def __init__(self) -> None:
+        self.items: list[WorkerProcess] = []
+
+
+# Named apart from the Admin page's ``workers``: Streamlit keys a cached function by its module (every page
+# runs as ``__main__``), name and source, so an identical function would share the Admin page's list.
+@st.cache_resource
+def evaluation_workers() -> _EvaluationWorkers:
+    return _EvaluationWorkers()
+
+
+@st.cache_data(show_spinner=False)
+def load_list(dataset: str, token: str) -> pd.DataFrame:
+    return read_store(app_evaluate.saved_evaluations, dataset)
+
+
+@st.cache_data(show_spinner=False)
+def load_one(evaluation_id: int, token: str) -> app_evaluate.SavedEvaluation | Unavailable:
+    return read_store(app_evaluate.saved_evaluation, evaluation_id)
+
+
+@st.cache_data(show_spinner="Calibrating SCOPE on the judge's human-voted battles…", max_entries=64)
+def load_escalations(dataset: str, judge: str, model: str, alpha: float, token: str) -> Escalations | Unavailable:
+    return read_store(app_evaluate.model_escalations, dataset, judge, model, alpha)
+
+
+@st.cache_data(show_spinner=False)
+def load_judges(dataset: str, token: str) -> list[str]:
+    return read_store(app_data.judge_names, dataset)
+
+
+def _label(r: pd.Series) -> str:
+    when = pd.Timestamp(r["created_at"]).strftime("%Y-%m-%d %H:%M")
+    return f"#{r['evaluation_id']} {r['model']} · judge {r['judge']} · α={r['alpha']:.2f} · {when}"
+
+
+def show_saved(dataset: str, token: str) -> None:
+    saved = load_list(dataset, token)
+    if saved.empty:
+        notice(
+            f"no model has been evaluated on **{dataset}** yet. Start one below (it needs the admin token), or run "
+            f"`python -m core evaluate --db DB --dataset {dataset} --model NAME --judge judge.toml` "
+            "(add `--config model.toml` to generate its answers first)."
+        )
+        return
+    shown = saved[["evaluation_id", "model", "judge", "alpha", "status", "predicted", "lower", "upper"]].copy()
+    shown["ranks"] = [
+        f"#{int(b)}–#{int(w)}" if pd.notna(b) else "" for b, w in zip(saved["rank_best"], saved["rank_worst"])
+    ]
+    shown["note"] = saved["reason"].fillna("").map(redact)
+    shown["created_at"] = saved["created_at"]
+    st.dataframe(shown.round({"predicted": 0, "lower": 0, "upper": 0}), hide_index=True)
+    labels = {int(r["evaluation_id"]): _label(r) for _, r in saved.iterrows()}
+    chosen = st.selectbox("Evaluation", list(labels), format_func=labels.__getitem__, key="evaluation_id")
+    one = load_one(int(chosen), token)
+    if isinstance(one, Unavailable):
+        notice(one.reason)
+        return
+    row, st_ = one.row, one.standing
+    if st_ is None:
+        st.warning(redact(f"{row['model']}: no standing. {row['reason'] or ''}"))
+    else:
+        c1, c2, c3 = st.columns(3)
+        c1.metric("Predicted human Elo", f"{st_.predicted:.0f}")
+        c2.metric(f"{1 - st_.alpha:.0%} conformal interval", f"{st_.lower:.0f} – {st_.upper:.0f}")
+        c3.metric("Rank among the human-rated models", f"#{row['rank_best']} – #{row['rank_worst']}")
+        st.success(st_.text())
+        rated = one.rated()
+        if rated.empty:
+            st.caption("The human Elo of the human-rated models was not saved with this evaluation.")
+        else:
+            show_chart(
+                partial(charts.predicted_placement, rated, st_.model, st_.predicted, st_.lower, st_.upper, st_.alpha),
+                key="placement_chart",
+                how_to_read="dots are the human Elo of the models humans rated (filled: the anchors the new model was "
+                "judged against); the diamond is the new model's predicted human Elo and the band its conformal "
+                "interval. Models inside the band are those it may rank above or below.",
+                detail=f"α {st_.alpha:.2f}",
+            )
+    st.subheader("Battles SCOPE would send to humans")
+    stored = one.details.get("escalations") or {}
+    if "n_escalated" in stored:
+        st.caption(redact(f"When it ran (α = {stored['alpha']:.2f}): {stored['text']}"))
+    elif "unavailable" in stored:
+        st.caption(redact(f"When it ran: no SCOPE escalations ({stored['unavailable']})."))
+    alpha = st.slider(
+        "SCOPE error target α",
+        SCOPE_ALPHA_RANGE[0],
+        SCOPE_ALPHA_RANGE[1],
+        float(min(max(row["alpha"], SCOPE_ALPHA_RANGE[0]), SCOPE_ALPHA_RANGE[1])),
+        0.01,
+        key=f"escalation_alpha_{chosen}",
+    )
+    esc = load_escalations(dataset, str(row["judge"]), str(row["model"]), float(alpha), token)
+    if isinstance(esc, Unavailable):
+        notice(esc.reason)
+        return
+    st.markdown(f"At **α = {alpha:.2f}**: {esc.text()}")
+    table = esc.frame.assign(p_bar=esc.frame["p_bar"].round(3), entropy=esc.frame["entropy"].round(3))
+    st.dataframe(table, hide_index=True)
+
+
+@st.fragment(run_every=1.0)
+def monitor() -> None:
+    """The evaluations this server started: state and the last log lines, refreshed every second."""
+    items = evaluation_workers().items
+    if not items:
+        st.caption("No evaluation started from this server process.")
+    for k, w in enumerate(reversed(items[-5:])):
+        code = w.returncode
+        state = (
+            "working"
+            if code is None
+            else {0: "finished: select it above", 143: "cancelled"}.get(code, f"ended with exit code {code}")
+        )
+        st.markdown(f"**{w.name}** on {w.dataset} · pid {w.pid} · {state}")
+        st.code("\n".join(w.log_lines()) or "(starting…)", language=None)
+        if code is None and st.button("Cancel (keeps what is finished)", key=f"cancel_eval_{w.pid}_{k}"):
+            w.cancel()
+
+
+def start_form(dataset: str, token: str) -> None:
+    allowed = ", ".join(f"`{p}`" for p in key_env_patterns())
+    judges = load_judges(dataset, token)
+    with st.form("evaluate_model"):
+        name = st.text_input("new model's name (its leaderboard row)", "my-model", key="ev_name")
+        answers = st.radio(
+            "its answers",
+            ["already imported", "generate from an endpoint"],
+            horizontal=True,
+            key="ev_answers",
+            help="Generated answers are kept: starting the same evaluation again generates only what is missing.",
+        )
+        m1, m2 = st.columns(2)
+        m_url = m1.text_input("model base URL", "http://localhost:8000/v1", key="ev_m_url")
+        m_model = m2.text_input("endpoint model id", "some-model", key="ev_m_model")
+        m_key = m1.text_input(
+            "model key variable (empty: no key)", "", key="ev_m_key", help=f"names must match {allowed}"
+        )
+        m_max = m2.number_input("max tokens per answer", 1, 1_000_000, 1024, key="ev_m_max")
+        judge_from = st.radio(
+            "judge",
+            ["a registered judge", "a new judge endpoint"],
+            horizontal=True,
+            key="ev_judge_from",
+        )
+        registered = st.selectbox("registered judge (its stored configuration)", judges or ["(none)"], key="ev_judge")
+        j1, j2 = st.columns(2)
+        j_name = j1.text_input("new judge's name", "my-judge", key="ev_j_name")
+        j_url = j2.text_input("judge base URL", "http://127.0.0.1:8000/v1", key="ev_j_url")
+        j_model = j1.text_input("judge model id", "some-model", key="ev_j_model")
+        j_template = j2.selectbox("template", TEMPLATES, key="ev_j_template")
+        j_key = j1.text_input(
+            "judge key variable (empty: no key)", "", key="ev_j_key", help=f"names must match {allowed}"
+        )
+        c1, c2, c3 = st.columns(3)
+        budget = c1.number_input("judge calls at most (both orders count)", 2, 10_000_000, 200, key="ev_budget")
+        anchors = c2.number_input("anchors", 2, 100, 10, key="ev_anchors")
+        alpha = c3.number_input("α (interval and SCOPE)", 0.01, 0.5, 0.1, 0.01, key="ev_alpha")
+        go = st.form_submit_button("Start the evaluation")
+    if not go:
+        return
+    try:
+        model_cfg = None
+        if answers == "generate from an endpoint":
+            # the same allow-list as a judge's key variable: the page must not read an arbitrary server variable
+            if m_key and not key_env_allowed(m_key):
+                raise ConfigError(
+                    "the model endpoint: key 'api_key_env' must name a variable matching "
+                    + ", ".join(key_env_patterns())
+                )
+            model_cfg = generation.model_config(
+                {
+                    "name": name,
+                    "base_url": m_url,
+                    "model": m_model,
+                    "api_key_env": m_key or None,
+                    "max_tokens": int(m_max),
+                },
+                "the model endpoint",
+            )
+        if judge_from == "a registered judge":
+            stored = read_store(judging.judge_config, registered) if judges else None
+            if stored is None:
+                raise ConfigError(
+                    f"judge {registered!r} has no stored configuration (its judgments were imported): "
+                    "enter a judge endpoint instead"
+                )
+            judge = from_mapping(stored.to_store(), f"the stored configuration of {registered!r}", form=True)
+        else:
+            judge = from_mapping(
+                {
+                    "name": j_name,
+                    "base_url": j_url,
+                    "model": j_model,
+                    "template": j_template,
+                    "api_key_env": j_key or None,
+                },
+                "the judge endpoint",
+                form=True,
+            )
+        w = app_evaluate.start_evaluation_worker(
+            db_path(), dataset, name, judge, model_cfg, int(budget), int(anchors), float(alpha)
+        )
+        evaluation_workers().items.append(w)
+        st.success(f"Started a worker process (pid {w.pid}) evaluating {name} on {dataset} with judge {judge.name}.")
+    except (ConfigError, PlanError, ValueError, OSError) as exc:
+        st.error(redact(str(exc)))
+
+
+with page_guard("The Evaluate page"):
+    dataset = selection().dataset
+    if not store_available():
+        st.stop()
+    if dataset is None:
+        notice("no dataset yet: import one with human votes (the anchors) before evaluating a new model.")
+        st.stop()
+    token = version()
+    st.subheader(f"Evaluations on {dataset}")
+    show_saved(dataset, token)
+    st.divider()
+    st.subheader("Start an evaluation")
+    admin = configured_admin_token()
+    if not admin:
+        notice(
+            f"starting an evaluation is disabled. Set the environment variable `{ADMIN_TOKEN_ENV}` (or "
+            "`admin_token` in `.streamlit/secrets.toml`) before starting the app to enable it; the results above "
+            "need no token."
+        )
+        st.stop()
+    if not admin_unlocked(admin, "evaluate_token_input"):
+        st.caption("Enter the admin token to start an evaluation.")
+        st.stop()
+    start_form(dataset, token)
+    st.subheader("Evaluations started here")
+    monitor()

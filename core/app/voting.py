@@ -1,0 +1,287 @@
+"""Human votes cast in the app: blind battles, the queues that choose them, and what a vote changes.
+
+A battle is shown blind: the two answers as "left" and "right", in an order drawn per annotator and
+battle (stable across visits, so a reload shows the same layout), the model names hidden until the
+vote is stored.  The vote is stored in battle terms with the order the annotator saw.
+
+The queues (an annotator, or the admin, chooses one):
+
+* ``scope``: the battles SCOPE would not accept at the current α (the judge's BPE entropy above the
+  threshold calibrated on the human-labelled battles; every judged battle when no threshold is
+  feasible), most uncertain first: the judge's abstentions, escalated to humans.
+* ``calibration``: the battles of the models with the fewest human votes, against the best-rated
+  opponents.  A model's split-conformal interval is its judge Elo ± q̂·SE, and q̂ is a quantile of the
+  calibration models' |judge Elo − human Elo| / SE: a model with few human votes has a noisy human
+  Elo (a large score that inflates q̂ for everyone) or none at all (it is not in the calibration pool,
+  which then may be too small for α).  The queue therefore gives each vote to the model with the
+  fewest human votes so far (counting the votes the queue has already placed), on a battle against
+  the opponent with the most votes (whose human Elo is the firmest reference).
+* ``random``: uniform over the battles (seeded per annotator), for unbiased agreement and risk
+  estimates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from core.app import Unavailable
+from core.store import Store
+
+QUEUES = ("scope", "calibration", "random")
+QUEUE_TITLES = {
+    "scope": "SCOPE escalations (the judge abstains)",
+    "calibration": "Calibration value (models with the fewest human votes)",
+    "random": "Random audit",
+}
+CHOICES = ("left", "right", "tie", "both_bad")
+VOTE_WAIT_S = 10.0  # a vote waits this long for a store another process is writing
+
+
+def shown_order(annotator: str, battle_id: int) -> str:
+    """'ab' (the battle's a on the left) or 'ba': drawn per annotator and battle, the same on every visit."""
+    digest = hashlib.sha256(f"{annotator}\x00{int(battle_id)}".encode()).digest()
+    return "ab" if digest[0] % 2 == 0 else "ba"
+
+
+def winner_of(choice: str, shown: str) -> str:
+    """The vote in battle terms: 'left'/'right' are the sides as shown."""
+    if choice not in CHOICES:
+        raise ValueError(f"a choice is one of {', '.join(CHOICES)}, not {choice!r}")
+    if choice in ("tie", "both_bad"):
+        return choice
+    left_is_a = shown == "ab"
+    return "a" if (choice == "left") == left_is_a else "b"
+
+
+def cast(db_path: str | Path, dataset: str, battle_id: int, annotator: str, choice: str, shown: str) -> bool:
+    """Store a vote at once (a brief write; waits up to :data:`VOTE_WAIT_S` for another writer); True when it
+    replaced the annotator's earlier vote on the battle.  Raises ``StoreError`` when it could not be stored."""
+    winner = winner_of(choice, shown)
+    with Store.open(str(db_path), read_only=False, wait_s=VOTE_WAIT_S) as store:
+        return bool(store.cast_vote(dataset, int(battle_id), annotator, winner, shown))
+
+
+@dataclass(frozen=True)
+class Queue:
+    """The battles a queue offers an annotator, in order (those they voted on left out)."""
+
+    kind: str
+    battle_ids: list[int]
+    rule: str
+
+    def __len__(self) -> int:
+        return len(self.battle_ids)
+
+
+def _seeded_order(ids: Iterable[int], salt: str) -> list[int]:
+    return sorted(ids, key=lambda b: hashlib.sha256(f"{salt}\x00{b}".encode()).digest())
+
+
+def calibration_order(candidates: pd.DataFrame, votes_per_model: dict[str, int], n: int) -> list[int]:
+    """Up to ``n`` battles (ids of ``candidates``: battle_id, model_a, model_b), chosen greedily: each pick goes
+    to the model with the fewest human votes so far (the queue's earlier picks counted), against its opponent
+    with the most; a battle is picked once."""
+    if candidates.empty or n <= 0:
+        return []
+    counts = dict(votes_per_model)
+    by_model: dict[str, list[tuple[int, int, str]]] = {}
+    for bid, a, b in zip(candidates["battle_id"].astype(int), candidates["model_a"], candidates["model_b"]):
+        by_model.setdefault(a, []).append((-counts.get(b, 0), int(bid), b))
+        by_model.setdefault(b, []).append((-counts.get(a, 0), int(bid), a))
+    for options in by_model.values():
+        heapq.heapify(options)  # the best-rated opponent first (reference counts as the queue starts)
+    needy = [(counts.get(m, 0), m) for m in by_model]
+    heapq.heapify(needy)
+    taken: set[int] = set()
+    out: list[int] = []
+    while needy and len(out) < n:
+        count, model = heapq.heappop(needy)
+        if count != counts.get(model, 0):  # stale entry: the model gained votes since it was pushed
+            heapq.heappush(needy, (counts.get(model, 0), model))
+            continue
+        options = by_model[model]
+        while options and options[0][1] in taken:
+            heapq.heappop(options)
+        if not options:
+            continue  # nothing left for this model
+        _, bid, other = heapq.heappop(options)
+        taken.add(bid)
+        out.append(bid)
+        counts[model] = counts.get(model, 0) + 1
+        counts[other] = counts.get(other, 0) + 1
+        heapq.heappush(needy, (counts[model], model))
+    return out
+
+
+def queue(
+    store: Store,
+    dataset: str,
+    kind: str,
+    annotator: str,
+    judge: str | None = None,
+    alpha: float = 0.1,
+    seed: int = 0,
+    limit: int = 500,
+) -> Queue | Unavailable:
+    """The next battles of a queue for ``annotator`` (at most ``limit``; see the module docstring for the rules)."""
+    if kind not in QUEUES:
+        raise ValueError(f"unknown queue {kind!r}: expected one of {', '.join(QUEUES)}")
+    votable = store.votable_battles(dataset)
+    if votable.empty:
+        return Unavailable(f"dataset {dataset!r} has no battle with both answers' texts to vote on")
+    mine = set(store.annotator_votes(dataset, annotator)["battle_id"].astype(int))
+    open_ = votable[~votable["battle_id"].astype(int).isin(mine)]
+    if kind == "random":
+        ids = _seeded_order(open_["battle_id"].astype(int), f"{annotator}:{seed}")[:limit]
+        return Queue(kind, ids, f"uniform over the {len(open_):,} battles you have not voted on (seeded per annotator)")
+    if kind == "scope":
+        if judge is None:
+            return Unavailable("the SCOPE queue needs a judge: choose one in the sidebar")
+        from core.app.escalation import escalations
+
+        esc = escalations(store, dataset, judge, alpha)
+        if isinstance(esc, Unavailable):
+            return esc
+        frame = esc.frame[esc.frame["battle_id"].astype(int).isin(set(open_["battle_id"].astype(int)))]
+        ids = frame["battle_id"].astype(int).tolist()[:limit]
+        return Queue(kind, ids, esc.text())
+    per_model = model_vote_counts(votable)
+    ids = calibration_order(open_, per_model, limit)
+    return Queue(
+        kind,
+        ids,
+        "each vote goes to the model with the fewest human votes (counting this queue's earlier picks), on a "
+        "battle against its opponent with the most: a model's noisy or missing human Elo widens every "
+        "model's conformal interval",
+    )
+
+
+def model_vote_counts(votable: pd.DataFrame) -> dict[str, int]:
+    """Human votes per model (a battle's votes count for both its models)."""
+    n = votable["n_votes"].to_numpy(int)
+    counts = (
+        pd.concat([pd.Series(n, index=votable["model_a"]), pd.Series(n, index=votable["model_b"])])
+        .groupby(level=0)
+        .sum()
+    )
+    return {str(k): int(v) for k, v in counts.items()}
+
+
+@dataclass(frozen=True)
+class AnnotatorStats:
+    """An annotator's votes and how often they agree with the other humans and with the judge."""
+
+    n_votes: int
+    agree_humans: float  # NaN when no voted battle has another human's decisive vote
+    n_compared_humans: int
+    agree_judge: float  # NaN without a judge or without judged battles among the votes
+    n_compared_judge: int
+
+    def text(self) -> str:
+        def part(rate: float, n: int, whom: str) -> str:
+            if not n:
+                return f"no battle to compare with {whom} yet"
+            return f"{rate:.0%} agreement with {whom} on {n} battles"
+
+        return (
+            f"{self.n_votes} votes; {part(self.agree_humans, self.n_compared_humans, 'the other humans')}; "
+            f"{part(self.agree_judge, self.n_compared_judge, 'the judge')}"
+        )
+
+
+def annotator_stats(store: Store, dataset: str, annotator: str, judge: str | None = None) -> AnnotatorStats:
+    """Agreement on decisive votes only (a or b): with the majority of the other humans' decisive votes on the
+    same battle (battles where they split evenly are left out), and with the judge's hard label."""
+    mine = store.annotator_votes(dataset, annotator)
+    decisive = mine[mine["winner"].isin(["a", "b"])]
+    ids = decisive["battle_id"].astype(int).tolist()
+    agree_h, n_h = float("nan"), 0
+    if ids:
+        others = store.votes_on(dataset, ids)
+        others = others[(others["annotator"] != annotator) & others["winner"].isin(["a", "b"])]
+        if len(others):
+            margin = others.assign(s=np.where(others["winner"] == "a", 1, -1)).groupby("battle_id")["s"].sum()
+            majority = margin[margin != 0].map(lambda s: "a" if s > 0 else "b")
+            mine_w = decisive.set_index("battle_id")["winner"]
+            both = majority.index.intersection(mine_w.index)
+            n_h = len(both)
+            agree_h = float((mine_w.loc[both] == majority.loc[both]).mean()) if n_h else float("nan")
+    agree_j, n_j = float("nan"), 0
+    if judge is not None and ids:
+        labels = store.judge_labels(dataset, judge, ids)
+        labels = labels[labels["judge_hard"].isin([0.0, 1.0])].set_index("battle_id")["judge_hard"]
+        mine_w = decisive.set_index("battle_id")["winner"]
+        both = labels.index.intersection(mine_w.index)
+        n_j = len(both)
+        if n_j:
+            agree_j = float(((mine_w.loc[both] == "a") == (labels.loc[both] == 1.0)).mean())
+    return AnnotatorStats(len(mine), agree_h, n_h, agree_j, n_j)
+
+
+@dataclass(frozen=True)
+class BattleView:
+    """A battle as one annotator sees it: the conversation turn by turn, the answers as left and right."""
+
+    battle_id: int
+    shown: str  # 'ab': the battle's a is on the left
+    turns: list[tuple[str, str | None, str | None]]  # (user turn, left answer, right answer)
+    model_left: str
+    model_right: str
+
+
+def battle_view(store: Store, dataset: str, battle_id: int, annotator: str) -> BattleView | Unavailable:
+    """The battle with its sides in the annotator's order (model names kept for after the vote)."""
+    import json
+
+    row = store.battle_texts(dataset, int(battle_id))
+    if row is None:
+        return Unavailable(f"battle {int(battle_id)} is not in dataset {dataset!r}")
+    if row["text_a"] is None or row["text_b"] is None:
+        return Unavailable(f"battle {int(battle_id)} lacks an answer's text: nothing to vote on")
+
+    def listed(stored: str | None, single: str | None) -> list:
+        return json.loads(stored) if isinstance(stored, str) else [single]
+
+    asked = listed(row["prompt_turns"], row["prompt"] or "")
+    a, b = listed(row["turns_a"], row["text_a"]), listed(row["turns_b"], row["text_b"])
+    shown = shown_order(annotator, int(battle_id))
+    left, right = (a, b) if shown == "ab" else (b, a)
+    n = max(len(asked), len(left), len(right))
+
+    def at(xs: list, i: int) -> str | None:
+        return xs[i] if i < len(xs) else None
+
+    turns = [(at(asked, i) or "", at(left, i), at(right, i)) for i in range(n)]
+    model_left, model_right = (row["model_a"], row["model_b"]) if shown == "ab" else (row["model_b"], row["model_a"])
+    return BattleView(int(battle_id), shown, turns, str(model_left), str(model_right))
+
+
+def vote_tokens(environ: dict[str, str], secrets: dict | None = None) -> dict[str, str]:
+    """Annotator tokens for a closed team, token → annotator name: ``ARENA_VOTE_TOKENS="alice:tok1,bob:tok2"``
+    or a ``[vote_tokens]`` table in Streamlit secrets (``alice = "tok1"``).  Empty: anyone may vote by name."""
+    from core import redact
+
+    out: dict[str, str] = {}
+    raw = environ.get(VOTE_TOKENS_ENV, "")
+    for part in filter(None, (p.strip() for p in raw.split(","))):
+        name, sep, token = part.partition(":")
+        if not sep or not name.strip() or not token.strip():
+            raise ValueError(f"{VOTE_TOKENS_ENV}: each entry is name:token (entry {len(out) + 1} is not)")
+        out[token.strip()] = name.strip()
+    for name, token in (secrets or {}).items():
+        if not isinstance(token, str) or not token:
+            raise ValueError(f"secrets [vote_tokens]: the token of {str(name)[:40]!r} must be a non-empty string")
+        out[token] = str(name)
+    for token in out:
+        redact.register(token)
+    return out
+
+
+VOTE_TOKENS_ENV = "ARENA_VOTE_TOKENS"

@@ -1,0 +1,129 @@
+"""The Vote page through AppTest: sign in, vote, skip, change a vote, switch queues, a closed team's tokens."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.app import voting
+from core.simulate import DemoConfig, simulate_arena
+from core.store import Store
+from tests.conftest import ROOT
+
+APP = str(ROOT / "app.py")
+PAGE = "app_pages/vote.py"
+
+
+@pytest.fixture()
+def demo(tmp_path):
+    db = tmp_path / "v.duckdb"
+    with Store.open(db) as s:
+        s.write_dataset(simulate_arena(0, DemoConfig.small()))
+    return str(db)
+
+
+def _page(db: str, monkeypatch, params: dict | None = None) -> AppTest:
+    monkeypatch.setenv("ARENA_DB", db)
+    at = AppTest.from_file(APP, default_timeout=180)
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _button(at: AppTest, label: str):
+    return next(b for b in at.button if b.label == label)
+
+
+def _battle(at: AppTest) -> int:
+    for md in at.markdown:
+        m = re.match(r"#### Battle (\d+)", md.value)
+        if m:
+            return int(m.group(1))
+    raise AssertionError("no battle shown")
+
+
+def _votes(db: str, annotator: str):
+    with Store.open(db, read_only=True) as s:
+        return s.annotator_votes("demo", annotator).set_index("battle_id")
+
+
+def test_sign_in_vote_skip_and_change(demo, monkeypatch):
+    monkeypatch.delenv("ARENA_VOTE_TOKENS", raising=False)
+    at = _page(demo, monkeypatch)
+    assert any("your name" in t.label for t in at.text_input)
+    at.text_input[0].input("alice")
+    _button(at, "Start voting").click().run()
+    assert at.query_params["annotator"] == ["alice"] or at.query_params["annotator"] == "alice"
+
+    first = _battle(at)
+    page_text = " ".join(m.value for m in at.markdown)
+    with Store.open(demo, read_only=True) as s:
+        row = s.battle_texts("demo", first)
+    assert row["model_a"] not in page_text and row["model_b"] not in page_text  # blind until the vote
+
+    _button(at, "Left is better").click().run()
+    assert not at.exception, at.exception
+    stored = _votes(demo, "alice")
+    shown = voting.shown_order("alice", first)
+    assert list(stored.index) == [first]
+    assert stored.loc[first, "shown_order"] == shown
+    assert stored.loc[first, "winner"] == ("a" if shown == "ab" else "b")
+    told = " ".join(s.value for s in at.success)
+    assert f"battle {first}" in told and row["model_a"] in told and row["model_b"] in told  # revealed after
+
+    second = _battle(at)
+    assert second != first
+    _button(at, "Skip").click().run()
+    third = _battle(at)
+    assert third not in (first, second)
+    assert list(_votes(demo, "alice").index) == [first]  # a skip is not a vote
+
+    # change the last vote: replaced, never duplicated
+    _button(at, "right").click().run()
+    stored = _votes(demo, "alice")
+    assert list(stored.index) == [first]
+    assert stored.loc[first, "winner"] == ("b" if shown == "ab" else "a")
+    assert "Changed" in " ".join(s.value for s in at.success)
+
+
+def test_queue_switch_and_remembered_annotator(demo, monkeypatch):
+    monkeypatch.delenv("ARENA_VOTE_TOKENS", raising=False)
+    at = _page(demo, monkeypatch, {"annotator": "bob", "queue": "random", "dataset": "demo", "judge": "judge-strong"})
+    assert at.radio[0].value == "random"
+    with Store.open(demo, read_only=True) as s:
+        expected = voting.queue(s, "demo", "random", "bob")
+    assert _battle(at) == expected.battle_ids[0]
+    at.radio[0].set_value("calibration").run()
+    with Store.open(demo, read_only=True) as s:
+        expected = voting.queue(s, "demo", "calibration", "bob")
+    assert _battle(at) == expected.battle_ids[0]
+    assert "fewest human votes" in " ".join(c.value for c in at.caption)
+    at.radio[0].set_value("scope").run()
+    assert not at.exception
+    with Store.open(demo, read_only=True) as s:
+        expected = voting.queue(s, "demo", "scope", "bob", "judge-strong", 0.1)
+    assert isinstance(expected, voting.Queue) and len(expected) > 0
+    assert _battle(at) == expected.battle_ids[0]  # the judge's most uncertain abstention first
+
+
+def test_a_closed_team_votes_with_tokens(demo, monkeypatch):
+    monkeypatch.setenv("ARENA_VOTE_TOKENS", "dana:tok-dana-4242,eli:tok-eli-9999")
+    at = _page(demo, monkeypatch, {"annotator": "mallory"})  # a name alone is not enough
+    assert any("token" in t.label for t in at.text_input)
+    assert not any(re.match(r"#### Battle", m.value) for m in at.markdown)
+    at.text_input[0].input("wrong-token")
+    _button(at, "Start voting").click().run()
+    assert "not on this team's list" in " ".join(e.value for e in at.error)
+    at.text_input[0].input("tok-dana-4242")
+    _button(at, "Start voting").click().run()
+    battle = _battle(at)
+    _button(at, "Tie").click().run()
+    assert _votes(demo, "dana").loc[battle, "winner"] == "tie"
+    assert _votes(demo, "mallory").empty
+    assert "tok-dana-4242" not in " ".join(m.value for m in at.markdown)
