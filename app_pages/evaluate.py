@@ -197,10 +197,19 @@ def start_form(dataset: str, token: str) -> None:
         j_key = j1.text_input(
             "judge key variable (empty: no key)", "", key="ev_j_key", help=f"names must match {allowed}"
         )
-        c1, c2, c3 = st.columns(3)
+        c1, c2, c3, c4 = st.columns(4)
         budget = c1.number_input("judge calls at most (both orders count)", 2, 10_000_000, 200, key="ev_budget")
         anchors = c2.number_input("anchors", 2, 100, 10, key="ev_anchors")
         alpha = c3.number_input("α (interval and SCOPE)", 0.01, 0.5, 0.1, 0.01, key="ev_alpha")
+        calibration = c4.number_input(
+            "calibration battles",
+            0,
+            1_000_000,
+            0,
+            key="ev_calibration",
+            help="Human-voted battles of the rated models the judge also judges (both orders), unless it has: its "
+            "labels on them calibrate τ and the interval. 0 when the judge has judged this dataset already.",
+        )
         go = st.form_submit_button("Start the evaluation")
     if not go:
         return
@@ -244,7 +253,7 @@ def start_form(dataset: str, token: str) -> None:
                 form=True,
             )
         w = app_evaluate.start_evaluation_worker(
-            db_path(), dataset, name, judge, model_cfg, int(budget), int(anchors), float(alpha)
+            db_path(), dataset, name, judge, model_cfg, int(budget), int(anchors), float(alpha), int(calibration)
         )
         evaluation_workers().items.append(w)
         st.success(f"Started a worker process (pid {w.pid}) evaluating {name} on {dataset} with judge {judge.name}.")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from core.app import Unavailable
@@ -119,6 +120,18 @@ def evaluation_row(
     }
 
 
+def calibration_battles(store: Store, dataset: str, model: str, n: int, seed: int = 0) -> set[int]:
+    """``n`` battles with human votes and both answers' texts, between models other than ``model`` (seeded):
+    the judge's labels on them calibrate the interval (τ, and the held-out residuals of the rated models)."""
+    votable = store.votable_battles(dataset)
+    pool = votable[(votable["n_votes"] > 0) & (votable["model_a"] != model) & (votable["model_b"] != model)]
+    if pool.empty:
+        raise ValueError(f"dataset {dataset!r} has no human-voted battle with texts to calibrate the judge on")
+    rng = np.random.default_rng(seed)
+    picked = rng.choice(pool["battle_id"].to_numpy(int), size=min(n, len(pool)), replace=False)
+    return {int(b) for b in picked}
+
+
 def evaluate(
     db_path: str | Path,
     dataset: str,
@@ -130,6 +143,8 @@ def evaluate(
     alpha: float = 0.1,
     seed: int = 0,
     log: Callable[[str], None] | None = None,
+    calibration: int = 0,
+    prompts: int | None = None,
 ) -> Evaluation:
     """Generate what is missing (with ``model_cfg``), plan battles against anchors, judge them in both orders
     within ``budget`` judge calls (per anchor: budget ÷ (2 × anchors) prompts), read the standing and the
@@ -139,7 +154,7 @@ def evaluate(
     if model_cfg is not None:
         if model_cfg.name != model:
             raise ValueError(f"the model configuration names {model_cfg.name!r}, not {model!r}")
-        _, generated = generate(db_path, dataset, model_cfg)
+        _, generated = generate(db_path, dataset, model_cfg, limit=prompts)
         say(f"answers: {generated.ok} generated, {generated.failed} failed")
     orders = 2 if judge.both_orders else 1
     per_anchor = None if budget is None else max(1, budget // (orders * n_anchors))
@@ -151,6 +166,11 @@ def evaluate(
         battles = store.battles_for_judging(dataset)
     mine = battles[(battles["model_a"] == model) | (battles["model_b"] == model)]
     say(f"battles: {len(plan.battles)} planned against {', '.join(plan.anchors)}, {added} new")
+    if calibration:
+        with Store.open(str(db_path), read_only=True, wait_s=60) as store:
+            sample = calibration_battles(store, dataset, model, calibration, seed)
+        done = run_shared(db_path, dataset, judge, battle_ids=sample)
+        say(f"calibration: {len(sample)} human-voted battles of the rated models, {done.stats.done} calls made")
     ids = set(mine["battle_id"].astype(int))
     judged = run_shared(db_path, dataset, judge, battle_ids=ids, limit=budget)
     with Store.open(str(db_path), read_only=True, wait_s=60) as store:
@@ -175,6 +195,8 @@ def start_evaluation_worker(
     budget: int | None = None,
     n_anchors: int = DEFAULT_ANCHORS,
     alpha: float = 0.1,
+    calibration: int = 0,
+    prompts: int | None = None,
 ) -> WorkerProcess:
     """``python -m core evaluate`` in a worker process (the Evaluate page; see :mod:`core.app.workers`)."""
 
@@ -191,6 +213,10 @@ def start_evaluation_worker(
     args = ["--model", model, "--anchors", str(int(n_anchors)), "--alpha", repr(float(alpha))]
     if budget is not None:
         args += ["--budget", str(int(budget))]
+    if calibration:
+        args += ["--calibration", str(int(calibration))]
+    if prompts:
+        args += ["--prompts", str(int(prompts))]
     config = None if model_cfg is None else model_to_toml(model_cfg)
     return spawn("evaluate", db_path, dataset, model, config, args, extra_files={"--judge": to_toml(judge)})
 

@@ -19,6 +19,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--anchors", type=int, default=10)
     p.add_argument("--alpha", type=float, default=0.1)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--prompts", type=int, metavar="N", help="with --config: answer the first N prompts (by id), not all"
+    )
+    p.add_argument(
+        "--calibration",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also judge N human-voted battles of the rated models (seeded; skipped where already judged): "
+        "the judge's labels there calibrate τ and the interval",
+    )
     p.set_defaults(func=run)
 
 
@@ -31,6 +42,10 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 < args.alpha < 1:
         raise UserError(f"--alpha must be in (0, 1), got {args.alpha}")
+    if args.prompts is not None and args.prompts < 1:
+        raise UserError(f"--prompts must be at least 1, got {args.prompts}")
+    if args.calibration < 0:
+        raise UserError(f"--calibration must be at least 0, got {args.calibration}")
     if args.budget is not None and args.budget < 2:
         raise UserError("--budget must be at least 2 judge calls")
     try:
@@ -52,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
             n_anchors=args.anchors,
             alpha=args.alpha,
             seed=args.seed,
+            calibration=args.calibration,
+            prompts=args.prompts,
             log=lambda line: print(line, file=sys.stderr),
         )
     except (StoreError, ValueError, PlanError) as exc:
