@@ -178,9 +178,12 @@ with page_guard("The leaderboard"):
     }[view.primary]
     choice = default_judge(dataset, ctx.token) if judge is not None else None
     judge_note = f" Judge **{judge}**" + (f": {choice[1]}." if choice and choice[0] == judge else ".") if judge else ""
+    # each vote counts for both of its models
+    n_votes = int(view.table["n_votes"].sum()) // 2 if "n_votes" in view.table else 0
+    votes_note = f" Human Elo from {n_votes:,} human votes." if n_votes else ""
     st.caption(
         f"{basis[0].upper()}{basis[1:]}; a rank counts the models whose interval lies entirely above, so models "
-        f"sharing a rank are statistically tied.{judge_note}"
+        f"sharing a rank are statistically tied.{judge_note}{votes_note}"
     )
 
     pinned: tuple[str, ...] = ()

@@ -10,9 +10,11 @@ import os
 
 import streamlit as st
 
-from app_pages._shared import db_path, notice, page_guard, read_store, selection, store_available, version
+from app_pages._shared import db_path, notice, page_guard, read_store, selection, store_available
 from core.app import Unavailable, voting
 from core.redact import redact
+
+QUEUE_TTL_S = 60.0
 
 st.title("Vote")
 st.caption(
@@ -71,11 +73,17 @@ def _sign_in(tokens: dict[str, str]) -> None:
             st.rerun()
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def load_queue(
-    dataset: str, kind: str, annotator: str, judge: str | None, alpha: float, token: str
-) -> voting.Queue | Unavailable:
+# A queue is not re-planned at every vote (each vote changes the data version): it is kept for a minute, and
+# the session leaves out what it voted on or skipped meanwhile.  A stale entry costs at most a battle shown
+# again, whose second vote replaces the first.
+@st.cache_data(show_spinner=False, max_entries=256, ttl=QUEUE_TTL_S)
+def load_queue(dataset: str, kind: str, annotator: str, judge: str | None, alpha: float) -> voting.Queue | Unavailable:
     return read_store(voting.queue, dataset, kind, annotator, judge, alpha)
+
+
+@st.cache_data(show_spinner=False, max_entries=256, ttl=QUEUE_TTL_S)
+def load_stats(dataset: str, annotator: str, judge: str | None, votes_here: int) -> voting.AnnotatorStats:
+    return read_store(voting.annotator_stats, dataset, annotator, judge)
 
 
 def _render(view: voting.BattleView) -> None:
@@ -94,6 +102,8 @@ def _render(view: voting.BattleView) -> None:
 
 
 def _cast(dataset: str, annotator: str, view: voting.BattleView, choice: str) -> None:
+    """A button's callback, bound to the battle its page showed: the vote goes to the battle the annotator saw,
+    whatever the queue holds by the time the rerun starts (other annotators' votes reorder it)."""
     try:
         replaced = voting.cast(db_path(), dataset, view.battle_id, annotator, choice, view.shown)
     except Exception as exc:  # the vote was not stored: say so, keep the battle on screen
@@ -133,15 +143,14 @@ with page_guard("The Vote page"):
         key="vote_queue",
     )
     st.query_params["queue"] = kind
-    token = version()
-    q = load_queue(dataset, kind, annotator, sel.judge, sel.scope_alpha, token)
+    q = load_queue(dataset, kind, annotator, sel.judge, sel.scope_alpha)
     if isinstance(q, Unavailable):
         notice(q.reason)
         st.stop()
     done = st.session_state.setdefault("voted", set())
     skipped = st.session_state.setdefault("skipped", set())
     remaining = [b for b in q.battle_ids if b not in done and b not in skipped]
-    stats = read_store(voting.annotator_stats, dataset, annotator, sel.judge)
+    stats = load_stats(dataset, annotator, sel.judge, len(done))
     st.caption(
         f"Voting as **{annotator}**: {stats.text()}. This queue has {len(remaining):,} battles left for you. "
         f"Rule: {q.rule}."
@@ -158,35 +167,40 @@ with page_guard("The Vote page"):
         )
         with st.expander("Change this vote"):
             cols = st.columns(4)
+            earlier = voting.BattleView(battle_id, shown, [], left, right)
             for col, option in zip(cols, voting.CHOICES):
-                if col.button(option.replace("_", " "), key=f"change_{option}"):
-                    _cast(dataset, annotator, voting.BattleView(battle_id, shown, [], left, right), option)
-                    st.rerun()
+                col.button(
+                    option.replace("_", " "),
+                    key=f"change_{option}",
+                    on_click=_cast,
+                    args=(dataset, annotator, earlier, option),
+                )
     if not remaining:
         notice("this queue has no battle left for you: choose another queue, or thank you!")
         st.stop()
-    shown_battle = read_store(voting.battle_view, dataset, remaining[0], annotator)
+    # The battle on screen stays until it is voted on or skipped (a queue re-planned meanwhile does not swap it).
+    current = st.session_state.get("current_battle")
+    if current is None or current[0] != kind or current[1] in done or current[1] in skipped:
+        current = (kind, remaining[0])
+        st.session_state["current_battle"] = current
+    shown_battle = read_store(voting.battle_view, dataset, current[1], annotator)
     if isinstance(shown_battle, Unavailable):
-        skipped.add(remaining[0])
+        skipped.add(current[1])
         notice(shown_battle.reason)
         st.stop()
     view = shown_battle
     st.markdown(f"#### Battle {view.battle_id}")
     _render(view)
-    b1, b2, b3, b4, b5 = st.columns(5)
-    pressed = None
-    if b1.button("Left is better", shortcut="1", type="primary", width="stretch"):
-        pressed = "left"
-    if b2.button("Right is better", shortcut="2", type="primary", width="stretch"):
-        pressed = "right"
-    if b3.button("Tie", shortcut="3", width="stretch"):
-        pressed = "tie"
-    if b4.button("Both bad", shortcut="4", width="stretch"):
-        pressed = "both_bad"
-    if b5.button("Skip", shortcut="s", width="stretch"):
-        skipped.add(view.battle_id)
-        st.rerun()
+    columns = st.columns(5)
+    labels = {"left": "Left is better", "right": "Right is better", "tie": "Tie", "both_bad": "Both bad"}
+    for col, (choice, label), key in zip(columns, labels.items(), "1234"):
+        col.button(
+            label,
+            shortcut=key,
+            type="primary" if choice in ("left", "right") else "secondary",
+            width="stretch",
+            on_click=_cast,
+            args=(dataset, annotator, view, choice),
+        )
+    columns[4].button("Skip", shortcut="s", width="stretch", on_click=skipped.add, args=(view.battle_id,))
     st.caption("Keys: 1 left, 2 right, 3 tie, 4 both bad, s skip.")
-    if pressed is not None:
-        _cast(dataset, annotator, view, pressed)
-        st.rerun()

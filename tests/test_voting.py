@@ -246,3 +246,21 @@ def test_votes_round_trip_through_lmarena_layout_and_the_bundle(demo, tmp_path):
         import_path(s, tmp_path / "b.zip", "bundle")
         kept = s.annotator_votes("demo", "alice").set_index("battle_id")
     assert kept.loc[11, "shown_order"] == "ba" and kept.loc[11, "winner"] == "b" and pd.notna(kept.loc[11, "voted_at"])
+
+
+def test_votes_cast_at_once_from_many_sessions_of_one_server_are_all_stored(demo):
+    """Sessions of one server process write at the same moment (each vote a brief open for writing): every vote
+    is stored once.  (The browser test meets DuckDB's in-process conflicts this way; threads alone rarely do.)"""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def annotator(k: int) -> int:
+        for b in range(1, 11):
+            voting.cast(demo, "demo", 100 * k + b, f"thread-{k}", "left", "ab")
+        return k
+
+    with ThreadPoolExecutor(8) as pool:
+        assert sorted(pool.map(annotator, range(8))) == list(range(8))
+    with Store.open(demo, read_only=True) as s:
+        votes = s.votes_frame("demo")
+    mine = votes[votes["annotator"].str.startswith("thread-")]
+    assert len(mine) == 80 and not mine.duplicated(["battle_id", "annotator"]).any()

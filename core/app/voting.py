@@ -9,13 +9,14 @@ The queues (an annotator, or the admin, chooses one):
 * ``scope``: the battles SCOPE would not accept at the current α (the judge's BPE entropy above the
   threshold calibrated on the human-labelled battles; every judged battle when no threshold is
   feasible), most uncertain first: the judge's abstentions, escalated to humans.
-* ``calibration``: the battles of the models with the fewest human votes, against the best-rated
-  opponents.  A model's split-conformal interval is its judge Elo ± q̂·SE, and q̂ is a quantile of the
+* ``calibration``: the battles of the models with the fewest human votes, against well-rated opponents
+  in turn.  A model's split-conformal interval is its judge Elo ± q̂·SE, and q̂ is a quantile of the
   calibration models' |judge Elo − human Elo| / SE: a model with few human votes has a noisy human
   Elo (a large score that inflates q̂ for everyone) or none at all (it is not in the calibration pool,
   which then may be too small for α).  The queue therefore gives each vote to the model with the
   fewest human votes so far (counting the votes the queue has already placed), on a battle against
-  the opponent with the most votes (whose human Elo is the firmest reference).
+  the opponent it has used least for that model, the one with the most votes first (the firmest
+  references, in turn, so that no single reference's error is inherited).
 * ``random``: uniform over the battles (seeded per annotator), for unbiased agreement and risk
   estimates.
 """
@@ -86,17 +87,23 @@ def _seeded_order(ids: Iterable[int], salt: str) -> list[int]:
 
 def calibration_order(candidates: pd.DataFrame, votes_per_model: dict[str, int], n: int) -> list[int]:
     """Up to ``n`` battles (ids of ``candidates``: battle_id, model_a, model_b), chosen greedily: each pick goes
-    to the model with the fewest human votes so far (the queue's earlier picks counted), against its opponent
-    with the most; a battle is picked once."""
+    to the model with the fewest human votes so far (the queue's earlier picks counted), against the opponent
+    this queue has used least for it, the better-voted first; a battle is picked once.
+
+    Rotating the opponents matters: measured against one reference only, a model's human Elo inherits that
+    reference's error (``tests/test_calibration_queue.py``)."""
     if candidates.empty or n <= 0:
         return []
     counts = dict(votes_per_model)
-    by_model: dict[str, list[tuple[int, int, str]]] = {}
+    by_model: dict[str, dict[str, list[int]]] = {}
     for bid, a, b in zip(candidates["battle_id"].astype(int), candidates["model_a"], candidates["model_b"]):
-        by_model.setdefault(a, []).append((-counts.get(b, 0), int(bid), b))
-        by_model.setdefault(b, []).append((-counts.get(a, 0), int(bid), a))
-    for options in by_model.values():
-        heapq.heapify(options)  # the best-rated opponent first (reference counts as the queue starts)
+        by_model.setdefault(a, {}).setdefault(b, []).append(int(bid))
+        by_model.setdefault(b, {}).setdefault(a, []).append(int(bid))
+    for opponents in by_model.values():
+        for ids in opponents.values():
+            ids.sort(reverse=True)  # popped from the end: lowest id first
+    used: dict[tuple[str, str], int] = {}
+    reference_votes = float(np.median([counts.get(m, 0) for m in by_model]))
     needy = [(counts.get(m, 0), m) for m in by_model]
     heapq.heapify(needy)
     taken: set[int] = set()
@@ -106,14 +113,21 @@ def calibration_order(candidates: pd.DataFrame, votes_per_model: dict[str, int],
         if count != counts.get(model, 0):  # stale entry: the model gained votes since it was pushed
             heapq.heappush(needy, (counts.get(model, 0), model))
             continue
-        options = by_model[model]
-        while options and options[0][1] in taken:
-            heapq.heappop(options)
-        if not options:
+        opponents = by_model[model]
+        for ids in opponents.values():
+            while ids and ids[-1] in taken:
+                ids.pop()
+        open_ = [o for o, ids in opponents.items() if ids]
+        if not open_:
             continue  # nothing left for this model
-        _, bid, other = heapq.heappop(options)
+        # references whose own human Elo is firm: at least the median model's votes (else the best there are)
+        firm = [o for o in open_ if counts.get(o, 0) >= reference_votes] or open_
+        other = min(firm, key=lambda o: (used.get((model, o), 0), -counts.get(o, 0), o))
+        bid = opponents[other].pop()
         taken.add(bid)
         out.append(bid)
+        used[(model, other)] = used.get((model, other), 0) + 1
+        used[(other, model)] = used.get((other, model), 0) + 1
         counts[model] = counts.get(model, 0) + 1
         counts[other] = counts.get(other, 0) + 1
         heapq.heappush(needy, (counts[model], model))
@@ -158,7 +172,7 @@ def queue(
         kind,
         ids,
         "each vote goes to the model with the fewest human votes (counting this queue's earlier picks), on a "
-        "battle against its opponent with the most: a model's noisy or missing human Elo widens every "
+        "battle against its well-rated opponents in turn: a model's noisy or missing human Elo widens every "
         "model's conformal interval",
     )
 

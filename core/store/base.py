@@ -199,13 +199,16 @@ def _connect(path: str, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnec
                 con = duckdb.connect(path, read_only=read_only)
                 connected = True
                 return con
-            except (duckdb.IOException, duckdb.ConnectionException) as exc:
+            except duckdb.Error as exc:
                 waited = time.monotonic() - start
                 # In one process DuckDB refuses a read-only and a read-write connection to the same file at
-                # the same time ("different configuration"): the dashboard persisting a result meets its
-                # own sessions' reads.  Both hold the file for one operation, so it is waited out like a lock.
-                same_process = isinstance(exc, duckdb.ConnectionException) and "different configuration" in str(exc)
-                if not (is_lock_conflict(exc) or same_process):
+                # the same time ("different configuration"), and a second writer while one is connecting
+                # ("Unique file handle conflict"): the dashboard persisting a result or storing a vote meets
+                # its own sessions' reads and writes.  Each holds the file for one operation, so it is
+                # waited out like a lock.
+                same_process = "different configuration" in str(exc) or "Unique file handle conflict" in str(exc)
+                lock = isinstance(exc, (duckdb.IOException, duckdb.ConnectionException)) and is_lock_conflict(exc)
+                if not (lock or same_process):
                     raise StoreError(f"cannot open store {path}: {exc}") from None
                 if not read_only:
                     with suppress(OSError):
@@ -215,8 +218,6 @@ def _connect(path: str, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnec
                     raise StoreLockedError(lock_message(path, exc, waited), holder=lock_holder(exc)) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.25)
-            except duckdb.Error as exc:
-                raise StoreError(f"cannot open store {path}: {exc}") from None
     finally:
         # Kept after a failed attempt (the writer will be back within a second: the readers that
         # arrive meanwhile wait for it); removed once this writer is in.

@@ -1,0 +1,152 @@
+"""Ten annotators vote at once in real Chromium sessions while another session browses the Leaderboard.
+
+Each annotator opens the Vote page from the link a team lead hands out (``?annotator=…&queue=…``), one of
+the three queues each, and casts 30 votes with the keyboard shortcuts and the buttons.  What must hold:
+all 300 votes are stored, none lost or duplicated, each with the left/right order that annotator saw
+and the choice mapped to battle terms through it; the Leaderboard, open in another session on the same
+server, counts the new votes without a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+import pytest
+
+from core.app import voting
+from tests.test_browser import CHROMIUM, _start_app, demo_db  # noqa: F401 (the module's demo store fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ANNOTATORS = 10
+VOTES_EACH = 30
+BUTTONS = {"left": "Left is better", "right": "Right is better", "tie": "Tie", "both_bad": "Both bad"}
+KEYS = {"left": "1", "right": "2", "tie": "3", "both_bad": "4"}
+_IDLE_JS = "() => !document.querySelector(\"[data-testid='stStatusWidget']\")"
+
+
+async def _battle_on_screen(pg, not_this: int | None, timeout_s: float = 180) -> int:
+    """The battle the page shows once its run has finished (a different one than ``not_this``)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        heading = pg.locator("h4", has_text=re.compile(r"^Battle \d+"))
+        if await heading.count() and await pg.evaluate(_IDLE_JS):
+            shown = int(re.search(r"\d+", await heading.first.inner_text()).group())
+            if shown != not_this:
+                return shown
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no new battle within {timeout_s} s")
+
+
+async def _annotator(
+    browser,
+    url: str,
+    k: int,
+    log: list[tuple[str, int, str]],
+    seconds: list[float] | None = None,
+    retries: list[tuple[str, int]] | None = None,
+) -> None:
+    name, queue = f"annotator-{k:02d}", voting.QUEUES[k % len(voting.QUEUES)]
+    ctx = await browser.new_context(viewport={"width": 1300, "height": 1000})
+    pg = await ctx.new_page()
+    await pg.goto(f"{url}/vote?dataset=demo&judge=judge-strong&annotator={name}&queue={queue}")
+    battle = None
+    for i in range(VOTES_EACH):
+        battle = await _battle_on_screen(pg, battle)
+        t0 = time.monotonic()
+        choice = list(BUTTONS)[(i + k) % 4]
+        confirmed = False
+        for _attempt in range(4):  # a click that lands while the page re-renders can be lost: a person clicks again
+            if i % 2:  # half the votes by keyboard shortcut, half by click
+                await pg.locator("body").press(KEYS[choice])
+            else:
+                # the button's name carries its shortcut ("Left is better 1")
+                await pg.get_by_role("button", name=re.compile(f"^{BUTTONS[choice]}")).click()
+            try:
+                await pg.wait_for_function(
+                    "(b) => document.body.innerText.includes('battle ' + b + ', you chose')", arg=battle, timeout=45_000
+                )
+                confirmed = True
+                break
+            except Exception:
+                if retries is not None:
+                    retries.append((name, battle))
+        if not confirmed:  # what the annotator saw instead
+            shown = (await pg.inner_text("[data-testid='stMain']")).splitlines()
+            text = " | ".join(ln for ln in shown if re.search(r"Stored|Changed|not stored|Battle|Voting as", ln))
+            raise AssertionError(f"{name}, vote {i} on battle {battle} ({choice}): no confirmation; page: {text}")
+        log.append((name, battle, choice))
+        if seconds is not None:
+            seconds.append(time.monotonic() - t0)
+    await ctx.close()
+
+
+async def _leaderboard_votes(pg, url: str) -> int:
+    await pg.goto(f"{url}/leaderboard?dataset=demo&judge=judge-strong")
+    await pg.wait_for_function(
+        "() => /Human Elo from [\\d,]+ human votes/.test(document.body.innerText)", timeout=240_000
+    )
+    text = await pg.inner_text("body")
+    return int(re.search(r"Human Elo from ([\d,]+) human votes", text).group(1).replace(",", ""))
+
+
+async def _run(url: str) -> tuple[list[tuple[str, int, str]], int, int, list[float]]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"],
+        )
+        viewer = await (await browser.new_context(viewport={"width": 1300, "height": 1000})).new_page()
+        before = await _leaderboard_votes(viewer, url)
+        log: list[tuple[str, int, str]] = []
+        seconds: list[float] = []
+        retries: list[tuple[str, int]] = []
+        voters = [asyncio.create_task(_annotator(browser, url, k, log, seconds, retries)) for k in range(ANNOTATORS)]
+        browsing = True
+
+        async def browse() -> None:  # the Leaderboard kept busy while the votes come in
+            while browsing:
+                await _leaderboard_votes(viewer, url)
+                await asyncio.sleep(5)  # a person reading the table between visits
+
+        watcher = asyncio.create_task(browse())
+        await asyncio.gather(*voters)
+        browsing = False
+        await watcher
+        after = before
+        deadline = time.monotonic() + 60  # the server re-reads the data version every 2 s
+        while time.monotonic() < deadline and after < before + len(log):
+            after = await _leaderboard_votes(viewer, url)
+        await browser.close()
+    print(f"{len(retries)} votes needed a second click or key press: {retries[:10]}")
+    return log, before, after, seconds
+
+
+def test_ten_annotators_vote_while_the_leaderboard_counts_their_votes(demo_db):  # noqa: F811
+    from core.store import Store
+
+    proc, url = _start_app(demo_db)
+    try:
+        log, before, after, seconds = asyncio.run(_run(url))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    seconds.sort()
+    print(f"vote to stored confirmation: median {seconds[len(seconds) // 2]:.2f} s, max {seconds[-1]:.2f} s")
+    assert len(log) == ANNOTATORS * VOTES_EACH
+    with Store.open(demo_db, read_only=True) as s:
+        votes = s.votes_frame("demo")
+        cast = {name: s.annotator_votes("demo", name).set_index("battle_id") for name in {a for a, _, _ in log}}
+    stored = sum(len(v) for v in cast.values())
+    assert stored == len(log) == len({(a, b) for a, b, _ in log})  # none lost, none duplicated
+    for name, battle, choice in log:
+        row = cast[name].loc[battle]
+        shown = voting.shown_order(name, battle)
+        assert row["shown_order"] == shown and row["source"] == "vote-page"
+        assert row["winner"] == voting.winner_of(choice, shown)
+    assert not votes.duplicated(["battle_id", "annotator"]).any()
+    assert after == before + len(log)  # the Leaderboard counted them, same server, no restart
