@@ -5,7 +5,6 @@ a battle → core.app.voting.battle_view → Store.battle_texts; a button → co
 The annotator's name (or token, for a closed team) sits in the URL, so the link they were given remembers them.
 """
 
-import hmac
 import os
 
 import streamlit as st
@@ -36,12 +35,10 @@ def _annotator(tokens: dict[str, str]) -> str | None:
     if "annotator" in st.session_state:
         return st.session_state["annotator"]
     if tokens:
-        given = st.query_params.get("vote_token")
-        for token, name in tokens.items():
-            if given and hmac.compare_digest(given.encode(), token.encode()):
-                st.session_state["annotator"] = name
-                return name
-        return None
+        found = voting.annotator_for_token(tokens, st.query_params.get("vote_token"))
+        if found is not None:
+            st.session_state["annotator"] = found
+        return found
     name = (st.query_params.get("annotator") or "").strip()
     if name:
         st.session_state["annotator"] = name[:200]
@@ -58,11 +55,12 @@ def _sign_in(tokens: dict[str, str]) -> None:
         if st.form_submit_button("Start voting"):
             given = (given or "").strip()
             if tokens:
-                name = next((n for t, n in tokens.items() if hmac.compare_digest(given.encode(), t.encode())), None)
-                if name is None:
+                found = voting.annotator_for_token(tokens, given)
+                if found is None:
                     st.error("That token is not on this team's list.")
                     return
                 st.query_params["vote_token"] = given
+                name = found
             elif not given:
                 st.error("Enter a name.")
                 return

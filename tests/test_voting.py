@@ -162,6 +162,10 @@ def test_vote_tokens_from_the_environment_and_secrets():
     assert voting.vote_tokens({}) == {}
     with pytest.raises(ValueError, match="name:token"):
         voting.vote_tokens({"ARENA_VOTE_TOKENS": "just-a-token"})
+    assert voting.annotator_for_token(tokens, "tok-bob-22") == "bob"
+    assert voting.annotator_for_token(tokens, "tok-bob-2") is None  # a prefix is not the token
+    assert voting.annotator_for_token(tokens, "") is None
+    assert voting.annotator_for_token({}, "tok-bob-22") is None
 
 
 def test_votes_round_trip_through_lmarena_layout_and_the_bundle(demo, tmp_path):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import hmac
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ from core.app import Unavailable
 from core.store import Store
 
 QUEUES = ("scope", "calibration", "random")
+VOTE_TOKENS_ENV = "ARENA_VOTE_TOKENS"
 QUEUE_TITLES = {
     "scope": "SCOPE escalations (the judge abstains)",
     "calibration": "Calibration value (models with the fewest human votes)",
@@ -216,6 +218,7 @@ def annotator_stats(store: Store, dataset: str, annotator: str, judge: str | Non
     mine = store.annotator_votes(dataset, annotator)
     decisive = mine[mine["winner"].isin(["a", "b"])]
     ids = decisive["battle_id"].astype(int).tolist()
+    mine_w = decisive.set_index("battle_id")["winner"]
     agree_h, n_h = float("nan"), 0
     if ids:
         others = store.votes_on(dataset, ids)
@@ -223,7 +226,6 @@ def annotator_stats(store: Store, dataset: str, annotator: str, judge: str | Non
         if len(others):
             margin = others.assign(s=np.where(others["winner"] == "a", 1, -1)).groupby("battle_id")["s"].sum()
             majority = margin[margin != 0].map(lambda s: "a" if s > 0 else "b")
-            mine_w = decisive.set_index("battle_id")["winner"]
             both = majority.index.intersection(mine_w.index)
             n_h = len(both)
             agree_h = float((mine_w.loc[both] == majority.loc[both]).mean()) if n_h else float("nan")
@@ -231,7 +233,6 @@ def annotator_stats(store: Store, dataset: str, annotator: str, judge: str | Non
     if judge is not None and ids:
         labels = store.judge_labels(dataset, judge, ids)
         labels = labels[labels["judge_hard"].isin([0.0, 1.0])].set_index("battle_id")["judge_hard"]
-        mine_w = decisive.set_index("battle_id")["winner"]
         both = labels.index.intersection(mine_w.index)
         n_j = len(both)
         if n_j:
@@ -277,6 +278,17 @@ def battle_view(store: Store, dataset: str, battle_id: int, annotator: str) -> B
     return BattleView(int(battle_id), shown, turns, str(model_left), str(model_right))
 
 
+def annotator_for_token(tokens: dict[str, str], given: str | None) -> str | None:
+    """The annotator whose token is ``given`` (compared in constant time), None when no token matches."""
+    if not given:
+        return None
+    found = None
+    for token, name in tokens.items():
+        if hmac.compare_digest(given.encode(), token.encode()):
+            found = name
+    return found
+
+
 def vote_tokens(environ: dict[str, str], secrets: dict | None = None) -> dict[str, str]:
     """Annotator tokens for a closed team, token → annotator name: ``ARENA_VOTE_TOKENS="alice:tok1,bob:tok2"``
     or a ``[vote_tokens]`` table in Streamlit secrets (``alice = "tok1"``).  Empty: anyone may vote by name."""
@@ -296,6 +308,3 @@ def vote_tokens(environ: dict[str, str], secrets: dict | None = None) -> dict[st
     for token in out:
         redact.register(token)
     return out
-
-
-VOTE_TOKENS_ENV = "ARENA_VOTE_TOKENS"

@@ -90,8 +90,7 @@ def _line_outcome(line: dict) -> tuple[str, Outcome | None]:
     code = response.get("status_code")
     body = response.get("body")
     if code == 200 and body is not None:
-        raw = json.dumps(body).encode() if not isinstance(body, (str, bytes)) else body
-        raw = raw.encode() if isinstance(raw, str) else raw
+        raw = body if isinstance(body, bytes) else (body if isinstance(body, str) else json.dumps(body)).encode()
         try:
             return custom_id, Outcome("answered", _read_completion(raw))
         except ValueError as exc:  # a 200 that is not a completion: kept, as an online run keeps it
