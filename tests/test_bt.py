@@ -494,3 +494,66 @@ def test_cli_reports_issues(tmp_path):
     kinds = {i["kind"] for i in out["issues"]}
     assert {"no_mle", "regularised", "few_battles"} <= kinds
     assert all(np.isfinite(m["elo"]) for m in out["models"])
+
+
+def test_file_aggregation_counts_cells_as_written_out(tmp_path):
+    """Names are stripped (' x' is x), winners case-insensitive; counts equal a plain per-row tally."""
+    from core.store import aggregate_battle_cells
+
+    rows = [
+        ("x", "y", "model_a"),
+        (" x", "y ", "MODEL_A"),
+        ("y", "x", "model_a"),  # oriented: x vs y with y = 0
+        ("x", "z", "tie"),
+        ("z", "x", "tie (bothbad)"),
+        ("y", "z", "model_b"),
+        ("y", "z", " Model_B "),
+    ]
+    path = tmp_path / "cells.csv"
+    pd.DataFrame(rows, columns=["model_a", "model_b", "winner"]).to_csv(path, index=False)
+    cells = aggregate_battle_cells(path)
+    assert cells.models == ("x", "y", "z") and cells.n_battles == len(rows)
+    got = {(cells.models[i], cells.models[j], y): n for i, j, y, n in zip(cells.i, cells.j, cells.y, cells.n)}
+    want: dict[tuple[str, str, float], float] = {}
+    for a, b, w in rows:
+        a, b, w = a.strip(), b.strip(), w.strip().lower()
+        y = {"model_a": 1.0, "model_b": 0.0}.get(w, 0.5)
+        key = (a, b, y) if a < b else (b, a, 1.0 - y)
+        want[key] = want.get(key, 0.0) + 1.0
+    assert got == want
+
+
+@pytest.mark.parametrize(
+    ("body", "row", "field"),
+    [
+        ("x,y,model_a\n,y,model_a\n", 2, "model_a"),
+        ("x,y,model_a\nx, ,tie\n", 2, "model_b"),
+        ("x,y,model_a\ny,x,tie\n x,x ,tie\n", 3, "model_b"),  # a model battling itself once stripped
+        ("x,y,model_a\nx,y,\n", 2, "winner"),
+    ],
+)
+def test_file_aggregation_names_the_first_bad_row(tmp_path, body, row, field):
+    from core.store import StoreError, aggregate_battle_cells
+
+    path = tmp_path / "bad.csv"
+    path.write_text("model_a,model_b,winner\n" + body)
+    with pytest.raises(StoreError, match=rf"bad.csv, row {row}, field '{field}'"):
+        aggregate_battle_cells(path)
+
+
+def test_each_command_builds_from_its_own_module_alone():
+    """``python -m core CMD`` registers only CMD's module: every command of the full parser is found that way."""
+    import argparse
+
+    from core.cli import build_parser
+
+    def commands(parser: argparse.ArgumentParser) -> set[str]:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return set(sub.choices)
+
+    every = commands(build_parser())
+    assert {"bt", "import", "standing", "languages"} <= every
+    for name in every:
+        assert name in commands(build_parser(name)), name
+    assert commands(build_parser("bt")) == {"bt"}
+    assert commands(build_parser("no-such-command")) == every

@@ -14,6 +14,7 @@ import numpy as np
 
 from core.stats import bt
 from core.store import aggregate_battle_cells
+from core.store.filescan import FileScan
 
 # pandas, scipy (via the calibration and selective statistics) and the
 # importers cost ~0.8 s to import; `python -m core bt FILE` needs none of
@@ -37,7 +38,7 @@ def softelo_frame(path: str | Path) -> pd.DataFrame:
 
 # ----------------------------------------------------------- battle files
 def bt_report(
-    path: str | Path,
+    path: str | Path | FileScan,
     ci: str | None = "sandwich",
     n_boot: int = 1000,
     seed: int = 0,

@@ -37,16 +37,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--se-top", type=int, default=None, metavar="K", help="with very many models: SEs for the K best (default 500)"
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.set_defaults(func=run)
+    # The command holds nothing when it returns (its DuckDB connection is closed, its scan thread joined).
+    p.set_defaults(func=run, skip_teardown=True)
 
 
 def run(args: argparse.Namespace) -> int:
+    # DuckDB scans the file while numpy and the fitting code are imported (it releases the interpreter lock).
+    from core.store.filescan import FileScan
+
+    scan = FileScan(args.file)
     from core.app import StoreError
     from core.app.files import bt_report
 
     try:
         out = bt_report(
-            args.file,
+            scan,
             ci=None if args.ci == "none" else args.ci,
             n_boot=args.bootstrap,
             seed=args.seed,

@@ -11,6 +11,7 @@ here.  The modules, by concern:
 ``datasets``  whole-dataset writes (imports, the demo)
 ``judging``   the judge registry, judgments as calls finish, runs
 ``files``     battle files aggregated by DuckDB without a store
+``filescan``  a battle file's scan started in a thread before numpy is imported (``python -m core bt``)
 ``handle``    the ``Store`` class: every query and write mixin on one connection
 ``bulk``      whole files validated and written in SQL (imports at the engine's speed)
 ``results``   derived results persisted with the data stamp and code version they were computed from
@@ -23,17 +24,26 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from core.store.errors import StoreError, StoreLockedError
-from core.store.files import BattleCells, aggregate_battle_cells, aggregate_battle_file
-from core.store.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from core.store.base import DatasetInfo
+    from core.store.files import BattleCells, aggregate_battle_cells, aggregate_battle_file
     from core.store.handle import Store
     from core.store.queries import TARGETS
+    from core.store.schema import SCHEMA_VERSION
 
-# The store modules import pandas and pyarrow (~0.4 s); `python -m core bt FILE` needs only the file
-# aggregation above, so they load on first use of a name below (PEP 562).
-_LAZY = {"Store": "core.store.handle", "DatasetInfo": "core.store.base", "TARGETS": "core.store.queries"}
+# The store modules import pandas and pyarrow (~0.4 s), the file aggregation numpy: each loads on first
+# use of a name below (PEP 562), so that `python -m core bt FILE` can start DuckDB's scan of the file
+# (``core.store.filescan``) before numpy is imported.
+_LAZY = {
+    "Store": "core.store.handle",
+    "DatasetInfo": "core.store.base",
+    "TARGETS": "core.store.queries",
+    "BattleCells": "core.store.files",
+    "aggregate_battle_cells": "core.store.files",
+    "aggregate_battle_file": "core.store.files",
+    "SCHEMA_VERSION": "core.store.schema",
+}
 
 
 def __getattr__(name: str) -> Any:

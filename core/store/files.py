@@ -6,24 +6,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import duckdb
 import numpy as np
 
 from core.domain import ARENA_WINNERS, OUTCOME_Y
 from core.store.errors import StoreError
+from core.store.filescan import FileScan
 
 # pandas is imported only by the DataFrame wrapper: `python -m core bt FILE`
 # reads the arrays and must not pay its import.
 if TYPE_CHECKING:
     import pandas as pd
 
-_FILE_READERS = {
-    ".parquet": "read_parquet",
-    ".csv": "read_csv_auto",
-    ".jsonl": "read_json_auto",
-    ".json": "read_json_auto",
-    ".ndjson": "read_json_auto",
-}
 # The winner string of a battle file → its target y (ARENA_WINNERS then OUTCOME_Y).
 _WINNER_Y = {name: OUTCOME_Y[code] for name, code in ARENA_WINNERS.items()}
 _HARD_Y = (
@@ -50,13 +43,6 @@ class BattleCells:
     n_battles: int
 
 
-def _codes(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
-    """(code per value, distinct values in first-seen order): a few thousand groups, ~100 distinct values."""
-    index: dict[Any, int] = {}
-    codes = np.fromiter((index.setdefault(v, len(index)) for v in values.tolist()), np.int64, len(values))
-    return codes, list(index)
-
-
 def _text(value: Any) -> str | None:
     """A cell as stripped text (None when missing), as pandas' string dtype renders it."""
     if value is None or (isinstance(value, float) and value != value):
@@ -64,49 +50,38 @@ def _text(value: Any) -> str | None:
     return str(value).strip()
 
 
-def aggregate_battle_cells(path: str | Path) -> BattleCells:
+def aggregate_battle_cells(path: str | Path | FileScan) -> BattleCells:
     """An LMArena-style battle file aggregated to (pair, outcome) cells in SQL.
 
     Raises ``StoreError`` naming the file, row and field for missing columns,
     empty names, self-battles or unknown winner values.  Pairs are oriented
     with model_a < model_b (y flipped accordingly): the likelihood is
-    unchanged.
+    unchanged.  ``path`` may be a :class:`FileScan` already started.
     """
-    p = Path(path)
-    reader = _FILE_READERS.get(p.suffix.lower())
-    if reader is None:
-        raise StoreError(f"{p}: unknown file type {p.suffix!r}; expected .parquet, .csv or .jsonl")
-    if not p.exists():
-        raise StoreError(f"{p}: file does not exist")
-    con = duckdb.connect()
-    literal = "'" + str(p).replace("'", "''") + "'"
+    scan = path if isinstance(path, FileScan) else FileScan(path)
+    p = scan.path
+    con = scan.connection()
     try:
-        try:
-            con.execute(f"CREATE TEMP VIEW f AS SELECT * FROM {reader}({literal})")
-            cols = [r[0] for r in con.execute("DESCRIBE f").fetchall()]
-        except duckdb.Error as exc:
-            raise StoreError(f"{p}: unreadable file ({str(exc).splitlines()[0][:160]})") from None
-        for col in ("model_a", "model_b", "winner"):
-            if col not in cols:
-                raise StoreError(f"{p}, field '{col}': missing required column (found {cols})")
-        # One pass groups the raw columns (cheap: no per-row expressions); the
-        # few groups are validated and oriented here, each distinct raw value
-        # once.  Only when a group is invalid is the file scanned again to name
-        # the first bad row.
-        try:
-            raw = con.execute("SELECT model_a, model_b, winner, count(*)::DOUBLE AS n FROM f GROUP BY ALL").fetchnumpy()
-        except duckdb.Error as exc:
-            raise StoreError(f"{p}: unreadable file ({str(exc).splitlines()[0][:160]})") from None
-        names_a, names_b, winners = (np.ma.getdata(raw[c]) for c in ("model_a", "model_b", "winner"))
-        masks = [np.ma.getmaskarray(raw[c]) for c in ("model_a", "model_b", "winner")]
-        ca, va = _codes(names_a)
-        cb, vb = _codes(names_b)
-        cw, vw = _codes(winners)
-        ta = np.array([_text(v) for v in va] + [None], dtype=object)[np.where(masks[0], len(va), ca)]
-        tb = np.array([_text(v) for v in vb] + [None], dtype=object)[np.where(masks[1], len(vb), cb)]
-        wy = [_WINNER_Y.get(t.lower(), np.nan) if (t := _text(v)) is not None else np.nan for v in vw]
-        y = np.array([*wy, np.nan])[np.where(masks[2], len(vw), cw)]
-        invalid = (ta == None) | (tb == None) | (ta == "") | (tb == "") | (ta == tb) | np.isnan(y)  # noqa: E711
+        # The few groups are validated and oriented here, each distinct raw value once.  Only when a group
+        # is invalid is the file scanned again to name the first bad row.
+        def distinct(table: str) -> list[Any]:
+            return [r[0] for r in con.execute(f"SELECT v FROM {table} ORDER BY k").fetchall()]
+
+        texts_a, texts_b = [_text(v) for v in distinct("ka")], [_text(v) for v in distinct("kb")]
+        models = tuple(sorted({t for t in (*texts_a, *texts_b) if t}))
+        index = {name: k for k, name in enumerate(models)}
+        # Per distinct raw value its model index, -1 for an empty or missing name; code -1 (NULL) takes the
+        # appended -1.  Codes follow the sorted names, so ia > ib is model_a > model_b.
+        model_of_a = np.array([index[t] if t else -1 for t in texts_a] + [-1], dtype=np.int64)
+        model_of_b = np.array([index[t] if t else -1 for t in texts_b] + [-1], dtype=np.int64)
+        y_of_w = np.array(
+            [_WINNER_Y.get(t.lower(), np.nan) if (t := _text(v)) is not None else np.nan for v in distinct("kw")]
+            + [np.nan]
+        )
+        cells = con.execute("SELECT ca, cb, cw, n FROM gc").fetchnumpy()
+        ia, ib = model_of_a[cells["ca"]], model_of_b[cells["cb"]]
+        y = y_of_w[cells["cw"]]
+        invalid = (ia < 0) | (ib < 0) | (ia == ib) | np.isnan(y)
         if invalid.any():
             bad = con.execute(
                 f"""SELECT row_nr, CASE WHEN model_a IS NULL OR trim(CAST(model_a AS VARCHAR)) = '' THEN 'model_a'
@@ -128,14 +103,9 @@ def aggregate_battle_cells(path: str | Path) -> BattleCells:
                 "tie (bothbad) or both_bad)",
             }[bad[1]]
             raise StoreError(f"{p}, row {bad[0]}, field '{bad[1]}': {what}")
-        n_raw = np.asarray(raw["n"], dtype=float)
+        n_raw = np.asarray(cells["n"], dtype=float)
     finally:
         con.close()
-    models = tuple(sorted(set(ta.tolist()) | set(tb.tolist())))
-    index = {name: k for k, name in enumerate(models)}
-    ia = np.fromiter((index[v] for v in ta.tolist()), np.int64, len(ta))
-    ib = np.fromiter((index[v] for v in tb.tolist()), np.int64, len(tb))
-    # Codes follow the sorted names, so ia > ib is model_a > model_b.
     flip = ia > ib
     i, j, y = np.where(flip, ib, ia), np.where(flip, ia, ib), np.where(flip, 1.0 - y, y)
     # Targets are 0, ½ or 1: 2y is an exact small integer, so the key sorts by (model_a, model_b, y).
