@@ -129,10 +129,17 @@ with page_guard("The judges & annotators page"):
         if isinstance(ann, Unavailable):
             st.warning(ann.reason)
         else:
+            many = int((~ann["excluded"]).sum()) > charts.WEBGL_ABOVE
             show_chart(
                 partial(charts.annotator_abilities, ann),
                 key="amelo",
-                how_to_read="each point is an annotator with its 95% interval; ability says how strongly their votes "
+                how_to_read=(
+                    "each point is an annotator; the 95% intervals are drawn for the flagged ones (with this many "
+                    "annotators the reliable ones' would only cover the cloud: their hover gives them)"
+                    if many
+                    else "each point is an annotator with its 95% interval"
+                )
+                + "; ability says how strongly their votes "
                 "follow the consensus ranking (1 = average). Entirely below zero: they vote against it "
                 "(adversarial, orange ×); straddling zero: their votes carry no information about the "
                 "ranking (uninformative, grey ◆); the paper's rule flags ability ≤ 0.",

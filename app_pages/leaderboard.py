@@ -283,7 +283,15 @@ with page_guard("The leaderboard"):
         st.stop()
     if "soft_elo" in view.table and "hard_elo" in view.table:
         show_chart(
-            partial(charts.rank_slope, view.table, "hard_elo", "soft_elo", "Hard-Elo", "Soft-Elo"),
+            # only the columns it draws: the chart (shared across sessions) is not rebuilt when α moves
+            partial(
+                charts.rank_slope,
+                view.table[["model", "hard_elo", "soft_elo"]],
+                "hard_elo",
+                "soft_elo",
+                "Hard-Elo",
+                "Soft-Elo",
+            ),
             key="rank_slope",
             how_to_read="each line joins a model's rank under hard labels (left) to its rank under soft "
             "targets (right); green ▲ moved up, orange ▼ moved down, grey kept its rank.",

@@ -38,11 +38,17 @@ from benchmarks.bench_load import TITLES  # noqa: E402
 from tests.test_browser import CHROMIUM  # noqa: E402
 from tests.test_browser import _start_app as start_app  # noqa: E402
 
-# Drawn: the page's title, no running indicator, and either its first chart's caption or a notice.
+# Drawn: the page's title, its script finished (Streamlit's own run state on the app root; its running
+# indicator appears only after a delay, so a page could count as drawn while its lower sections were still
+# being computed), every chart on the page drawn by plotly (its SVG in place), and either its first chart's
+# caption or a notice.  Without the last two conditions the tail of a page load landed in the next figure.
 DRAWN_JS = """title => {
     const h1 = document.querySelector('h1');
     if (!h1 || h1.innerText.trim() !== title) return false;
+    if (!document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']")) return false;
     if (document.querySelector("[data-testid='stStatusWidget']")) return false;
+    const charts = [...document.querySelectorAll("[data-testid='stPlotlyChart']")];
+    if (charts.some(c => !c.querySelector('.main-svg'))) return false;
     const text = document.body.innerText;
     return text.includes('How to read this') || !!document.querySelector("[data-testid='stAlert']");
 }"""
@@ -103,6 +109,7 @@ def browse(url: str, dataset: str, judge: str) -> dict:
             pg.keyboard.press("ArrowRight")
             pg.wait_for_function(
                 "a => document.body.innerText.includes('α = ' + a) && "
+                "!!document.querySelector(\"[data-testid='stApp'][data-test-script-state='notRunning']\") && "
                 "!document.querySelector(\"[data-testid='stStatusWidget']\")",
                 arg=target,
                 polling=50,
@@ -114,6 +121,18 @@ def browse(url: str, dataset: str, judge: str) -> dict:
     return out
 
 
+def pages(results: dict, db: Path, dataset: str) -> None:
+    proc, url = start_app(db, {"ARENA_PRECOMPUTE": "0"})  # what is measured is the persisted path
+    try:
+        results["pages"] = browse(url, dataset, "judge-strong")
+        results["server_peak_rss_mb"] = peak_rss_mb(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    print(f"server peak RSS {results['server_peak_rss_mb']:.0f} MB (target <= 2048 MB)")
+    print(f"alpha steps {results['pages']['alpha_step']} s (target <= 1 s)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "benchmarks/out/scale"))
@@ -122,15 +141,21 @@ def main() -> None:
     ap.add_argument("--annotators", type=int, default=20_000)
     ap.add_argument("--judged", type=int, default=1_000_000)
     ap.add_argument("--skip-pages", action="store_true", help="stop after the precompute")
+    ap.add_argument("--keep-db", metavar="DB", help="build the store at DB and keep it (for --pages-only)")
+    ap.add_argument("--pages-only", metavar="DB", help="only the browser figures, on a store built with --keep-db")
     args = ap.parse_args()
     out = Path(args.out)
     results: dict = {"arena": vars(args)}
+    if args.pages_only:
+        pages(results, Path(args.pages_only), "battles")
+        print(json.dumps(results, indent=2))
+        return
     gen = [sys.executable, "benchmarks/make_scale_arena.py", "--out", str(out), "--battles", str(args.battles)]
     gen += ["--models", str(args.models), "--annotators", str(args.annotators), "--judged", str(args.judged)]
     results["generate_s"], _ = timed(gen)
     print(f"generated in {results['generate_s']:.1f} s")
     work = Path(tempfile.mkdtemp(prefix="bench_scale_"))
-    db = work / "scale.duckdb"
+    db = Path(args.keep_db) if args.keep_db else work / "scale.duckdb"
     battles, judgments = out / "battles.parquet", out / "judgments.parquet"
     base = [ctas_seconds(battles, work) for _ in range(2)]
     mine = []
@@ -155,15 +180,7 @@ def main() -> None:
     results["precompute_s"] = s
     print(f"precompute: {s:.1f} s (target <= 300 s): {run.stdout.strip()}")
     if not args.skip_pages:
-        proc, url = start_app(db, {"ARENA_PRECOMPUTE": "0"})  # what is measured is the persisted path
-        try:
-            results["pages"] = browse(url, dataset, "judge-strong")
-            results["server_peak_rss_mb"] = peak_rss_mb(proc.pid)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
-        print(f"server peak RSS {results['server_peak_rss_mb']:.0f} MB (target <= 2048 MB)")
-        print(f"alpha steps {results['pages']['alpha_step']} s (target <= 1 s)")
+        pages(results, db, dataset)
     dest = ROOT / "benchmarks/out/scale_results.json"
     dest.write_text(json.dumps(results, indent=2))
     print(f"wrote {dest}")

@@ -268,3 +268,15 @@ def test_votes_cast_at_once_from_many_sessions_of_one_server_are_all_stored(demo
         votes = s.votes_frame("demo")
     mine = votes[votes["annotator"].str.startswith("thread-")]
     assert len(mine) == 80 and not mine.duplicated(["battle_id", "annotator"]).any()
+
+
+def test_vote_totals_count_votes_and_distinct_annotators(demo):
+    with Store.open(demo, read_only=True) as s:
+        before = s.vote_totals("demo")
+        listed = next(d for d in s.info()["datasets"] if d["name"] == "demo")
+    assert before == (listed["n_human_votes"], listed["n_annotators"])
+    voting.cast(demo, "demo", 11, "zed-new-annotator", "tie", "ab")
+    voting.cast(demo, "demo", 12, "zed-new-annotator", "left", "ab")
+    voting.cast(demo, "demo", 12, "zed-new-annotator", "right", "ab")  # a changed mind: still one vote
+    with Store.open(demo, read_only=True) as s:
+        assert s.vote_totals("demo") == (before[0] + 2, before[1] + 1)

@@ -85,8 +85,7 @@ def consistency_study(store: Store, dataset: str, judge_elo: pd.Series | None) -
 
 def vote_counts(store: Store, dataset: str) -> tuple[int, int]:
     """(human votes, annotators with an id) in the dataset."""
-    d = next(d for d in store.info()["datasets"] if d["name"] == dataset)
-    return int(d["n_human_votes"]), int(d["n_annotators"])
+    return store.vote_totals(dataset)
 
 
 def annotator_abilities(store: Store, dataset: str, min_records: int) -> pd.DataFrame | Unavailable:

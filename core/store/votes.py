@@ -75,19 +75,20 @@ class VoteStore(Queries):
             .df()
         )
 
-    def vote_counts(self, dataset: str) -> pd.DataFrame:
-        """Per battle: battle_id, model_a, model_b, n_votes (0 included) — the queues' candidates."""
+    def vote_totals(self, dataset: str) -> tuple[int, int]:
+        """(human votes, distinct annotators with an id) of one dataset."""
         ds = self.dataset(dataset).dataset_id
-        return (
+        row = (
             self._cur()
             .execute(
-                """SELECT b.battle_id, b.model_a, b.model_b, count(v.battle_id) AS n_votes
-                   FROM battles b LEFT JOIN votes v USING (battle_id)
-                   WHERE b.dataset_id = ? GROUP BY ALL ORDER BY b.battle_id""",
+                """SELECT count(*), count(DISTINCT v.annotator) FROM votes v JOIN battles b USING (battle_id)
+                   WHERE b.dataset_id = ?""",
                 [ds],
             )
-            .df()
+            .fetchone()
         )
+        assert row is not None  # an aggregate returns one row
+        return int(row[0]), int(row[1])
 
     def battle_texts(self, dataset: str, battle_id: int) -> dict | None:
         """The prompt and both answers of one battle, with their turns when there are several (the Vote page)."""

@@ -1,0 +1,93 @@
+"""Chart builders draw exactly their data: every model's segment where its values say."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from core import charts
+
+
+def _segments(fig) -> dict[str, tuple[str, float, float]]:
+    """model → (trace name, left y, right y), read back from the figure's None-separated line segments."""
+    out = {}
+    for trace in fig.data:
+        xs, ys, text = list(trace.x), list(trace.y), list(trace.text)
+        for k in range(0, len(xs), 3):
+            assert xs[k : k + 2] == ["Hard-Elo", "Soft-Elo"] and text[k] == text[k + 1]
+            assert xs[k + 2] is None and ys[k + 2] is None  # the gap between two models' lines
+            out[text[k]] = (trace.name, ys[k], ys[k + 1])
+    return out
+
+
+def test_rank_slope_draws_each_models_ranks_in_its_direction():
+    frame = pd.DataFrame(
+        {
+            "model": ["a", "b", "c", "d", "e"],
+            "hard_elo": [1600.0, 1550.0, 1500.0, 1450.0, 1400.0],
+            "soft_elo": [1590.0, 1480.0, 1520.0, 1450.0, np.nan],  # b and c swap; e has no Soft-Elo
+        }
+    )
+    fig = charts.rank_slope(frame, "hard_elo", "soft_elo", "Hard-Elo", "Soft-Elo")
+    assert _segments(fig) == {
+        "a": ("same", 1.0, 1.0),
+        "b": ("down", 2.0, 3.0),
+        "c": ("up", 3.0, 2.0),
+        "d": ("same", 4.0, 4.0),
+    }
+    assert len(fig.data) == 3  # one trace per direction, whatever the number of models
+
+
+def test_rank_slope_ranks_match_pandas_min_ranks_on_a_large_arena():
+    rng = np.random.default_rng(3)
+    n = 250
+    frame = pd.DataFrame(
+        {"model": [f"m{k:03d}" for k in range(n)], "hard_elo": rng.normal(1500, 100, n).round()}
+    ).assign(soft_elo=lambda f: f["hard_elo"] + rng.normal(0, 30, n).round())
+    got = _segments(charts.rank_slope(frame, "hard_elo", "soft_elo", "Hard-Elo", "Soft-Elo"))
+    left = frame.set_index("model")["hard_elo"].rank(ascending=False, method="min")
+    right = frame.set_index("model")["soft_elo"].rank(ascending=False, method="min")
+    assert len(got) == n
+    for m, (direction, a, b) in got.items():
+        assert (a, b) == (left[m], right[m])
+        assert direction == ("up" if b < a else "down" if b > a else "same")
+
+
+def _annotators(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    status = np.where(
+        np.arange(n) % 50 == 0, "adversarial", np.where(np.arange(n) % 50 == 1, "uninformative", "reliable")
+    )
+    return pd.DataFrame(
+        {
+            "annotator": [f"a{k}" for k in range(n)],
+            "n_records": rng.integers(20, 400, n),
+            "ability_rel": rng.normal(1, 0.3, n),
+            "ability_se_rel": rng.uniform(0.05, 0.4, n),
+            "status": status,
+            "excluded": np.zeros(n, bool),
+        }
+    )
+
+
+def test_annotator_abilities_draw_every_annotator_with_its_interval():
+    ann = _annotators(300)
+    fig = charts.annotator_abilities(ann)
+    assert {t.type for t in fig.data} == {"scatter"}
+    by_status = {t.name: t for t in fig.data}
+    for status, group in ann.groupby("status"):
+        t = by_status[status]
+        assert list(t.text) == group["annotator"].tolist()
+        assert np.allclose(t.y, group["ability_rel"]) and t.error_y.visible is not False
+        assert np.allclose(t.error_y.array, 1.959963984540054 * group["ability_se_rel"].to_numpy())
+
+
+def test_thousands_of_annotators_are_drawn_by_webgl_with_the_flagged_intervals_kept():
+    ann = _annotators(charts.WEBGL_ABOVE + 500)
+    fig = charts.annotator_abilities(ann)
+    assert {t.type for t in fig.data} == {"scattergl"}
+    by_status = {t.name: t for t in fig.data}
+    assert sum(len(t.x) for t in fig.data) == len(ann)  # every annotator is still a point
+    assert by_status["reliable"].error_y.visible is False
+    for status in ("adversarial", "uninformative"):
+        assert by_status[status].error_y.visible is True and len(by_status[status].error_y.array) > 0
