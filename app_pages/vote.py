@@ -169,7 +169,7 @@ with page_guard("The Vote page"):
             for col, option in zip(cols, voting.CHOICES):
                 col.button(
                     option.replace("_", " "),
-                    key=f"change_{option}",
+                    key=f"change_{option}_{battle_id}",
                     on_click=_cast,
                     args=(dataset, annotator, earlier, option),
                 )
@@ -191,14 +191,24 @@ with page_guard("The Vote page"):
     _render(view)
     columns = st.columns(5)
     labels = {"left": "Left is better", "right": "Right is better", "tie": "Tie", "both_bad": "Both bad"}
-    for col, (choice, label), key in zip(columns, labels.items(), "1234"):
+    # Keys carry the battle: a press the browser sent for the previous battle's button (a retry while the page
+    # re-rendered) then finds no such button and is dropped, instead of firing the button of the battle now shown.
+    for col, (choice, label), shortcut in zip(columns, labels.items(), "1234"):
         col.button(
             label,
-            shortcut=key,
+            key=f"vote_{choice}_{view.battle_id}",
+            shortcut=shortcut,
             type="primary" if choice in ("left", "right") else "secondary",
             width="stretch",
             on_click=_cast,
             args=(dataset, annotator, view, choice),
         )
-    columns[4].button("Skip", shortcut="s", width="stretch", on_click=skipped.add, args=(view.battle_id,))
+    columns[4].button(
+        "Skip",
+        key=f"skip_{view.battle_id}",
+        shortcut="s",
+        width="stretch",
+        on_click=skipped.add,
+        args=(view.battle_id,),
+    )
     st.caption("Keys: 1 left, 2 right, 3 tie, 4 both bad, s skip.")
