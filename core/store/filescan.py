@@ -59,8 +59,7 @@ class FileScan:
             # One pass groups the raw columns (no per-row expressions); each column's distinct raw values get
             # a code (``ka``, ``kb``, ``kw``: value v, code k), and ``gc`` holds the groups as codes (-1: NULL)
             # with their counts, so that the caller validates each distinct value once, in Python, and
-            # reads the groups as integer arrays.  One call for all of it: each return from DuckDB must win
-            # back the interpreter lock from the imports running meanwhile.
+            # reads the groups as integer arrays.
             codes = " ".join(
                 f"CREATE TEMP TABLE {table} AS SELECT v, (row_number() OVER () - 1)::BIGINT AS k "
                 f"FROM (SELECT DISTINCT {col} AS v FROM g WHERE {col} IS NOT NULL);"

@@ -78,16 +78,11 @@ class VoteStore(Queries):
     def vote_totals(self, dataset: str) -> tuple[int, int]:
         """(human votes, distinct annotators with an id) of one dataset."""
         ds = self.dataset(dataset).dataset_id
-        row = (
-            self._cur()
-            .execute(
-                """SELECT count(*), count(DISTINCT v.annotator) FROM votes v JOIN battles b USING (battle_id)
-                   WHERE b.dataset_id = ?""",
-                [ds],
-            )
-            .fetchone()
+        row = self._one(
+            """SELECT count(*), count(DISTINCT v.annotator) FROM votes v JOIN battles b USING (battle_id)
+               WHERE b.dataset_id = ?""",
+            [ds],
         )
-        assert row is not None  # an aggregate returns one row
         return int(row[0]), int(row[1])
 
     def battle_texts(self, dataset: str, battle_id: int) -> dict | None:
