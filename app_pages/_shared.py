@@ -210,6 +210,22 @@ def read_persisted(fn: Callable[..., T], *args: Any, token: str, **kwargs: Any) 
     return app_persist.persisted(db_path(), reading, fn, args, stamp, dataset=dataset, **kwargs)
 
 
+def read_lagged(fn: Callable[..., T], *args: Any, token: str, **kwargs: Any) -> app_persist.Lagged[T]:
+    """:func:`read_persisted`, except that a result persisted before the newest votes is returned at once (and
+    said to be behind) while the current one is computed in the background (``persist.persisted_or_lagged``)."""
+    dataset = args[0] if args and isinstance(args[0], str) else None
+    stamp = token.removeprefix(db_path() + "|")
+    return app_persist.persisted_or_lagged(db_path(), reading, fn, args, stamp, dataset=dataset, **kwargs)
+
+
+class _Behind(Exception):
+    """Carries a result from before the newest votes out of a cached loader: only current results are cached."""
+
+    def __init__(self, lagged: app_persist.Lagged) -> None:
+        super().__init__("a result from before the newest votes")
+        self.lagged = lagged
+
+
 def store_available() -> bool:
     """Whether there is a readable store (or cached results of one); says why not, once, when there is not."""
     state = store_state()
@@ -749,6 +765,30 @@ def load_heldout(dataset: str, judge: str, token: str, all_methods: bool = False
         return read_persisted(app_leaderboard.heldout_of, dataset, judge, all_methods, token=token, progress=progress)
     finally:
         bar.empty()
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _current_heldout(dataset: str, judge: str, tau: float | None, token: str) -> app_persist.Lagged:
+    bar, progress = progress_callback("Leave-one-model-out fits (kept once computed): held-out model")
+    try:
+        # the arguments the precompute keys its results with (core.app.precompute.jobs)
+        args = (dataset, judge, False) if tau is None else (dataset, judge, False, tau)
+        lagged = read_lagged(app_leaderboard.heldout_of, *args, token=token, progress=progress)
+    finally:
+        bar.empty()
+    if not lagged.current:
+        raise _Behind(lagged)
+    return lagged
+
+
+def load_heldout_lagged(dataset: str, judge: str, tau: float | None, token: str) -> app_persist.Lagged:
+    """The Leaderboard's leave-one-model-out table (τ refitted per fold when ``tau`` is None, else held at
+    ``tau``).  During a voting round it may come from before the newest votes, said so by ``current`` and
+    ``votes_behind``, while the current table is computed in the background: a visitor never waits for it."""
+    try:
+        return _current_heldout(dataset, judge, tau, token)
+    except _Behind as behind:
+        return behind.lagged
 
 
 def tau_control(fit: Any, label: str, disabled: bool = False, help: str | None = None) -> tuple[float, bool]:

@@ -19,7 +19,7 @@ from app_pages._shared import (
     bound_slider,
     default_judge,
     export_buttons,
-    load_heldout,
+    load_heldout_lagged,
     load_tau,
     notice,
     page_guard,
@@ -34,11 +34,13 @@ from app_pages._shared import (
 from core import charts
 from core.app import Store, Unavailable, newmodel, report
 from core.app import leaderboard as lb
+from core.app.persist import Lagged
 from core.domain import Ratings
 from core.methods import RATING_METHODS
 
 st.title("Leaderboard")
 TOP_N = {"top 10": 10, "top 20": 20, "top 50": 50, "all": None}
+REFRESH_POLL_S = 2.0  # how often a page showing intervals from before the newest votes looks for current ones
 
 
 @st.cache_data(show_spinner=False)
@@ -62,11 +64,6 @@ def load_judge_elo(dataset: str, judge: str, method: str, tau: float | None, tok
     return read_persisted(lb.judge_elo_of, dataset, judge, method, tau, token=token)
 
 
-@st.cache_data(show_spinner="Leave-one-model-out residuals with τ fixed at the slider's value…", max_entries=32)
-def load_heldout_at(dataset: str, judge: str, tau: float, token: str) -> lb.HeldoutResult | Unavailable:
-    return read_persisted(lb.heldout_of, dataset, judge, False, tau, token=token)
-
-
 @st.cache_data(show_spinner=False, max_entries=16)
 def load_by_turn(dataset: str, method: str, judge: str | None, token: str) -> pd.DataFrame | Unavailable:
     return read_persisted(lb.ratings_by_turn, dataset, method, judge, token=token)
@@ -79,6 +76,25 @@ def load_pair_model(
     return read_persisted(lb.pair_model, dataset, target, judge, tau, token=token)
 
 
+def heldout_for(
+    dataset: str, judge: str | None, tau: float | None, tau_fitted: bool, has_gap: bool, has_votes: bool, token: str
+) -> Lagged | None:
+    """The leave-one-model-out table behind the intervals: τ refitted per fold at the fitted τ, else held at
+    the slider's τ; possibly from before the newest votes (``Lagged``), never computed while the page waits
+    when an earlier one exists."""
+    if judge is None or not has_votes:
+        return None
+    fixed = None if tau_fitted or not has_gap or tau is None else tau
+    return load_heldout_lagged(dataset, judge, fixed, token)
+
+
+@st.fragment(run_every=REFRESH_POLL_S)
+def rerun_when_current(dataset: str, judge: str, tau: float | None, token: str) -> None:
+    """While the intervals come from before the newest votes: redraw the page once the current table is in."""
+    if load_heldout_lagged(dataset, judge, tau, token).current:
+        st.rerun(scope="app")
+
+
 @st.cache_data(show_spinner=False, max_entries=128)
 def load_view(
     dataset: str,
@@ -88,22 +104,20 @@ def load_view(
     alpha: float,
     judge_token: str,
     votes_token: str,
+    held_stamp: str | None,
+    _held: lb.HeldoutResult | Unavailable | None,
 ) -> lb.LeaderboardView:
-    """The joined leaderboard at (τ, α), shared by every session showing it."""
+    """The joined leaderboard at (τ, α), shared by every session showing it; ``_held`` is the held-out table
+    computed at data ``held_stamp`` (which keys the cache in its place)."""
     human_fit = load_human(dataset, votes_token)
     human = None if human_fit is None else human_fit.frame
-    hard = soft = held = None
+    hard = soft = None
     if judge is not None:
-        has_gap, has_votes = dataclasses.astuple(load_coverage(dataset, judge, judge_token))
+        has_gap = load_coverage(dataset, judge, judge_token).has_gap
         hard = load_judge_elo(dataset, judge, "hard", None, judge_token)
         soft = load_judge_elo(dataset, judge, "soft", tau, judge_token) if has_gap and tau is not None else None
-        if has_votes:
-            if tau_fitted or soft is None or tau is None:
-                held = load_heldout(dataset, judge, judge_token)
-            else:
-                held = load_heldout_at(dataset, judge, tau, judge_token)
     models = load_models(dataset, votes_token)
-    return lb.leaderboard_view(human, hard, soft, held, alpha, tau, tau_fitted, models)
+    return lb.leaderboard_view(human, hard, soft, _held, alpha, tau, tau_fitted, models)
 
 
 def shown_methods(available: list[str]) -> list[str]:
@@ -164,7 +178,19 @@ with page_guard("The leaderboard"):
     elif human_fit is None:
         notice(f"dataset **{dataset}** has neither human votes nor judgments: there is nothing to rank yet.")
         st.stop()
-    view = load_view(dataset, judge, None if tau is None else round(tau, 4), tau_fitted, alpha, v, ctx.votes_token)
+    tau_key = None if tau is None else round(tau, 4)
+    held = heldout_for(dataset, judge, tau_key, tau_fitted, has_gap, has_votes, v)
+    view = load_view(
+        dataset,
+        judge,
+        tau_key,
+        tau_fitted,
+        alpha,
+        v,
+        ctx.votes_token,
+        None if held is None else held.stamp,
+        None if held is None else held.value,
+    )
 
     # ------------------------------------------------------------ the answer
     headline = view.headline()
@@ -181,6 +207,13 @@ with page_guard("The leaderboard"):
     # each vote counts for both of its models
     n_votes = int(view.table["n_votes"].sum()) // 2 if "n_votes" in view.table else 0
     votes_note = f" Human Elo from {n_votes:,} human votes." if n_votes else ""
+    if held is not None and not held.current and judge is not None:
+        rerun_when_current(dataset, judge, None if tau_fitted or not has_gap else tau_key, v)
+        newer = f"the {held.votes_behind:,} newest human votes" if held.votes_behind else "the latest changed votes"
+        votes_note += (
+            f" The intervals are calibrated without {newer}: their leave-one-model-out table is being "
+            "recomputed in the background, and the page updates when it is ready."
+        )
     st.caption(
         f"{basis[0].upper()}{basis[1:]}; a rank counts the models whose interval lies entirely above, so models "
         f"sharing a rank are statistically tied.{judge_note}{votes_note}"

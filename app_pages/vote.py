@@ -99,9 +99,19 @@ def _render(view: voting.BattleView) -> None:
             st.markdown(right if right is not None else "*(no answer)*")
 
 
-def _cast(dataset: str, annotator: str, view: voting.BattleView, choice: str) -> None:
+def _cast(dataset: str, annotator: str, view: voting.BattleView, choice: str, change: bool = False) -> None:
     """A button's callback, bound to the battle its page showed: the vote goes to the battle the annotator saw,
-    whatever the queue holds by the time the rerun starts (other annotators' votes reorder it)."""
+    whatever the queue holds by the time the rerun starts (other annotators' votes reorder it).  A vote
+    button's press for any battle but the one on screen is dropped (``voting.stale_press``); a change-vote
+    button (``change``) replaces the last vote."""
+    if not change:
+        current = st.session_state.get("current_battle")
+        refused = voting.stale_press(
+            view.battle_id, None if current is None else current[1], st.session_state.get("voted", set())
+        )
+        if refused is not None:
+            st.session_state["vote_refused"] = refused
+            return
     try:
         replaced = voting.cast(db_path(), dataset, view.battle_id, annotator, choice, view.shown)
     except Exception as exc:  # the vote was not stored: say so, keep the battle on screen
@@ -109,6 +119,18 @@ def _cast(dataset: str, annotator: str, view: voting.BattleView, choice: str) ->
         return
     st.session_state.setdefault("voted", set()).add(view.battle_id)
     st.session_state["last_vote"] = (view.battle_id, view.shown, view.model_left, view.model_right, choice, replaced)
+
+
+def _skip(battle_id: int) -> None:
+    """The skip button's callback; like a vote, a skip only counts for the battle on screen."""
+    current = st.session_state.get("current_battle")
+    if current is not None and current[1] != battle_id:
+        st.session_state["vote_refused"] = (
+            f"Nothing was skipped: the press reached battle {battle_id}'s buttons while battle {current[1]} was "
+            "coming on screen. Press skip again."
+        )
+        return
+    st.session_state.setdefault("skipped", set()).add(battle_id)
 
 
 with page_guard("The Vote page"):
@@ -155,6 +177,8 @@ with page_guard("The Vote page"):
     )
     if "vote_error" in st.session_state:
         st.error(st.session_state.pop("vote_error"))
+    if "vote_refused" in st.session_state:
+        st.warning(st.session_state.pop("vote_refused"))
     last = st.session_state.get("last_vote")
     if last is not None:
         battle_id, shown, left, right, choice, replaced = last
@@ -171,7 +195,7 @@ with page_guard("The Vote page"):
                     option.replace("_", " "),
                     key=f"change_{option}_{battle_id}",
                     on_click=_cast,
-                    args=(dataset, annotator, earlier, option),
+                    args=(dataset, annotator, earlier, option, True),
                 )
     if not remaining:
         notice("this queue has no battle left for you: choose another queue, or thank you!")
@@ -191,8 +215,8 @@ with page_guard("The Vote page"):
     _render(view)
     columns = st.columns(5)
     labels = {"left": "Left is better", "right": "Right is better", "tie": "Tie", "both_bad": "Both bad"}
-    # Keys carry the battle: a press the browser sent for the previous battle's button (a retry while the page
-    # re-rendered) then finds no such button and is dropped, instead of firing the button of the battle now shown.
+    # Keys carry the battle, so a press of the previous battle's button (still on screen while this page
+    # arrives) names that battle and _cast drops it, instead of storing it as either battle's vote.
     for col, (choice, label), shortcut in zip(columns, labels.items(), "1234"):
         col.button(
             label,
@@ -208,7 +232,7 @@ with page_guard("The Vote page"):
         key=f"skip_{view.battle_id}",
         shortcut="s",
         width="stretch",
-        on_click=skipped.add,
+        on_click=_skip,
         args=(view.battle_id,),
     )
     st.caption("Keys: 1 left, 2 right, 3 tie, 4 both bad, s skip.")

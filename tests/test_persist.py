@@ -201,3 +201,78 @@ def test_result_payloads_are_stored_uncompressed_so_one_read_does_not_decompress
     finally:
         con.close()
     assert kinds == {"Uncompressed"}, kinds
+
+
+def test_votes_behind_tells_a_votes_only_change_from_any_other(tmp_path):
+    from core.app import voting
+
+    db = tmp_path / "lag.duckdb"
+    with Store.open(db) as s:
+        s.write_dataset(simulate_arena(1, DemoConfig.small()))
+        before = persist.Stamps.of(s)
+        battle = int(s.battle_frame("demo")["battle_id"].iloc[0])
+    voting.cast(db, "demo", battle, "zoe", "left", "ab")
+    voting.cast(db, "demo", battle + 1, "zoe", "tie", "ab")
+    with Store.open(db, read_only=True) as s:
+        after = persist.Stamps.of(s)
+    assert persist.votes_behind(before.votes(), after.votes()) == 2
+    judge = next(iter(after.judges))[1]
+    assert persist.votes_behind(before.judge("demo", judge), after.judge("demo", judge)) == 2
+    voting.cast(db, "demo", battle, "zoe", "right", "ab")  # a changed mind: no new vote, still votes only
+    with Store.open(db, read_only=True) as s:
+        changed = persist.Stamps.of(s)
+    assert changed.votes() != after.votes() and persist.votes_behind(after.votes(), changed.votes()) == 0
+    other = dataclasses.replace(after, judges=dict.fromkeys(after.judges, "1:2:0"))  # new judgments
+    assert persist.votes_behind(before.judge("demo", judge), other.judge("demo", judge)) is None
+    with Store.open(db) as s:  # new battles: not a votes-only change either
+        s.write_dataset(dataclasses.replace(simulate_arena(2, DemoConfig.small()), name="second"))
+        grown = persist.Stamps.of(s)
+    assert persist.votes_behind(after.votes(), grown.votes()) is None
+
+
+def test_a_result_from_before_the_newest_votes_is_shown_while_the_current_one_is_computed_behind(tmp_path):
+    from core.app import voting
+
+    db = tmp_path / "lag.duckdb"
+    with Store.open(db) as s:
+        s.write_dataset(simulate_arena(3, DemoConfig.small()))
+        battles = s.battle_frame("demo")[["battle_id"]].head(30)["battle_id"].tolist()
+    calls = []
+
+    def human_votes(store, dataset):
+        calls.append(dataset)
+        return int(store.vote_totals(dataset)[0])
+
+    human_votes.__module__, human_votes.__qualname__ = "tests.test_persist", "human_votes"
+
+    @contextmanager
+    def reader():
+        with Store.open(db, read_only=True) as s:
+            yield s
+
+    def stamp():
+        with Store.open(db, read_only=True) as s:
+            return persist.Stamps.of(s).votes()
+
+    refresh = persist.BackgroundRefresh()
+    first = persist.persisted_or_lagged(db, reader, human_votes, ("demo",), stamp(), dataset="demo", refresh=refresh)
+    assert first.current and len(calls) == 1  # nothing earlier to show: computed while the caller waits
+    for b in battles[:5]:
+        voting.cast(db, "demo", b, "yan", "left", "ab")
+    now = stamp()
+    lagged = persist.persisted_or_lagged(db, reader, human_votes, ("demo",), now, dataset="demo", refresh=refresh)
+    assert not lagged.current and lagged.votes_behind == 5 and lagged.value == first.value  # at once, said so
+    assert refresh.wait_idle(60)
+    assert len(calls) == 2
+    current = persist.persisted_or_lagged(db, reader, human_votes, ("demo",), now, dataset="demo", refresh=refresh)
+    assert current.current and current.stamp == now and current.value == first.value + 5
+    # persisted too: a new process (a fresh refresher) reads it without computing
+    again = persist.persisted_or_lagged(
+        db, reader, human_votes, ("demo",), now, dataset="demo", refresh=persist.BackgroundRefresh()
+    )
+    assert again.current and again.value == first.value + 5 and len(calls) == 2
+    # anything but votes changed: never shown from before, computed at once
+    with Store.open(db) as s:
+        s.write_dataset(dataclasses.replace(simulate_arena(4, DemoConfig.small()), name="second"))
+    grown = persist.persisted_or_lagged(db, reader, human_votes, ("demo",), stamp(), dataset="demo", refresh=refresh)
+    assert grown.current and len(calls) == 3

@@ -364,3 +364,30 @@ def test_a_value_the_schema_refuses_is_a_store_error_and_changes_nothing(tmp_pat
         with pytest.raises(StoreError, match="the store refused a value of 'big'"):
             s.write_dataset(tables)
         assert s.info() == before
+
+
+def test_sessions_of_one_process_writing_the_same_row_take_turns_instead_of_failing(tmp_path):
+    """Ten dashboard sessions persisting one result at once (each through its own Store.open, as pages do):
+    DuckDB fails one of two transactions of a process that write the same row, so writes take turns."""
+    import threading
+
+    db = tmp_path / "turns.duckdb"
+    Store.open(db).close()
+    failures: list[BaseException] = []
+
+    def persist_many(k: int) -> None:
+        try:
+            for i in range(30):
+                with Store.open(db, read_only=False) as s:
+                    s.put_result("same-key", "kind", None, f"stamp-{k}-{i}", "code", b"x" * 1000, 0.0)
+        except BaseException as exc:  # collected for the assertion
+            failures.append(exc)
+
+    threads = [threading.Thread(target=persist_many, args=(k,)) for k in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    with Store.open(db, read_only=True) as s:
+        assert len(s.results_frame()) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -127,3 +128,50 @@ def test_a_closed_team_votes_with_tokens(demo, monkeypatch):
     assert _votes(demo, "dana").loc[battle, "winner"] == "tie"
     assert _votes(demo, "mallory").empty
     assert "tok-dana-4242" not in " ".join(m.value for m in at.markdown)
+
+
+def test_the_leaderboard_keeps_its_intervals_while_new_votes_are_taken_in_behind(demo, monkeypatch):
+    """A voting round moves the data with every vote: the Leaderboard shows the intervals calibrated before
+    the newest votes at once, says so, and shows the recalibrated ones once the background has them."""
+    import time
+
+    from app_pages import _shared
+    from core.app import persist
+
+    with Store.open(demo, read_only=True) as s:
+        judge = str(s.judges_frame("demo")["judge"].iloc[0])
+        battles = s.battle_frame("demo")["battle_id"].head(40).tolist()
+    at = _page(demo, monkeypatch, {"dataset": "demo", "judge": judge})
+    at.switch_page("app_pages/leaderboard.py")
+    at.run()
+    assert not at.exception, at.exception
+
+    def captions() -> str:
+        return " ".join(c.value for c in at.caption)
+
+    def votes_counted() -> int:
+        return int(re.search(r"Human Elo from ([\d,]+) human votes", captions()).group(1).replace(",", ""))
+
+    before = votes_counted()
+    statement = " ".join(s.value for s in at.success)
+    assert "calibrated without" not in captions() and "cover" in statement  # intervals drawn, current
+    for b in battles[:3]:
+        voting.cast(demo, "demo", b, "quinn", "left", "ab")
+    time.sleep(_shared.TOKEN_REFRESH_S + 0.5)  # the server re-reads the data version this often
+    # the background computation held back until the page has been seen (on the small demo it takes a second)
+    requested: list[tuple] = []
+    monkeypatch.setattr(persist.REFRESH, "request", lambda *args: requested.append(args))
+    release = partial(persist.BackgroundRefresh.request, persist.REFRESH)
+    at.run()
+    assert not at.exception, at.exception
+    assert votes_counted() == before + 3  # the human Elo takes the votes in at once
+    assert "calibrated without the 3 newest human votes" in captions()
+    assert " ".join(s.value for s in at.success) == statement  # the earlier intervals, still drawn
+    assert requested, "the current table was asked for in the background"
+    monkeypatch.setattr(persist.REFRESH, "request", release)
+    for args in requested:
+        release(*args)
+    assert persist.REFRESH.wait_idle(180)
+    at.run()
+    assert not at.exception, at.exception
+    assert "calibrated without" not in captions() and votes_counted() == before + 3

@@ -46,6 +46,17 @@ def test_a_choice_is_stored_in_battle_terms(choice, shown, winner):
     assert voting.winner_of(choice, shown) == winner
 
 
+def test_a_vote_button_counts_only_for_the_battle_on_screen_and_only_once():
+    # the press the 10-annotator browser test caught: battle 12's buttons, still drawn while battle 40 arrived
+    refused = voting.stale_press(12, on_screen=40, voted={12})
+    assert refused is not None and "battle 12's buttons" in refused and "Vote on battle 40 again" in refused
+    assert voting.stale_press(12, on_screen=40, voted=set()) is not None  # not voted yet, still not on screen
+    assert voting.stale_press(40, on_screen=40, voted={12}) is None  # the battle on screen, first press
+    assert voting.stale_press(40, on_screen=None, voted=set()) is None  # nothing recorded yet: the first page
+    again = voting.stale_press(40, on_screen=40, voted={12, 40})  # a second press before the page moved on
+    assert again is not None and "Change this vote" in again
+
+
 def test_one_vote_per_annotator_and_battle_a_changed_mind_replaces_it(demo):
     with Store.open(demo, read_only=True) as s:
         before = len(s.votes_frame("demo"))

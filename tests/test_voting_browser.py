@@ -10,6 +10,7 @@ server, counts the new votes without a restart.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
 
@@ -25,19 +26,39 @@ VOTES_EACH = 30
 BUTTONS = {"left": "Left is better", "right": "Right is better", "tie": "Tie", "both_bad": "Both bad"}
 KEYS = {"left": "1", "right": "2", "tie": "3", "both_bad": "4"}
 _IDLE_JS = "() => !document.querySelector(\"[data-testid='stStatusWidget']\")"
+_SETTLED = "document.querySelector(\"[data-testid='stApp'][data-test-script-state='notRunning']\")"
+# What the page says once the run a press started has finished: the vote stored, or the press refused as
+# meant for this battle but landed on the previous battle's buttons, still on screen while this one arrived.
+_ANSWERED_JS = f"""(b) => {{
+    if (!{_SETTLED}) return '';
+    const t = document.body.innerText;
+    if (t.includes('battle ' + b + ', you chose')) return 'stored';
+    return t.includes('Vote on battle ' + b + ' again') ? 'refused' : '';
+}}"""
 
 
-async def _battle_on_screen(pg, not_this: int | None, timeout_s: float = 180) -> int:
-    """The battle the page shows once its run has finished (a different one than ``not_this``)."""
+async def _battle_on_screen(pg, not_this: int | None, impatient: bool, timeout_s: float = 180) -> int:
+    """The battle the page shows (a different one than ``not_this``): once its heading is there and no run
+    is shown as running, or for an ``impatient`` annotator as soon as the heading is there.  A press made
+    before the rest of the page has arrived lands on the previous battle's buttons, which must not store it."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         heading = pg.locator("h4", has_text=re.compile(r"^Battle \d+"))
-        if await heading.count() and await pg.evaluate(_IDLE_JS):
+        if await heading.count() and (impatient or await pg.evaluate(_IDLE_JS)):
             shown = int(re.search(r"\d+", await heading.first.inner_text()).group())
             if shown != not_this:
                 return shown
         await asyncio.sleep(0.1)
     raise AssertionError(f"no new battle within {timeout_s} s")
+
+
+async def _seen(pg) -> str:
+    """What the annotator saw: the page's lines about votes and battles, and the buttons on it."""
+    lines = (await pg.inner_text("[data-testid='stMain']")).splitlines()
+    text = " | ".join(ln for ln in lines if re.search(r"Stored|Changed|stored|Battle|Voting as|queue|rror", ln))
+    buttons = await pg.get_by_role("button").all_inner_texts()
+    failures = await pg.locator("[data-testid='stException']").all_inner_texts()
+    return f"page: {text}; buttons: {buttons}; exceptions: {[f[:2000] for f in failures]}"
 
 
 async def _annotator(
@@ -46,7 +67,7 @@ async def _annotator(
     k: int,
     log: list[tuple[str, int, str]],
     seconds: list[float] | None = None,
-    retries: list[tuple[str, int]] | None = None,
+    retries: list[tuple[str, int, str]] | None = None,
 ) -> None:
     name, queue = f"annotator-{k:02d}", voting.QUEUES[k % len(voting.QUEUES)]
     ctx = await browser.new_context(viewport={"width": 1300, "height": 1000})
@@ -54,40 +75,51 @@ async def _annotator(
     await pg.goto(f"{url}/vote?dataset=demo&judge=judge-strong&annotator={name}&queue={queue}")
     battle = None
     for i in range(VOTES_EACH):
-        battle = await _battle_on_screen(pg, battle)
+        battle = await _battle_on_screen(pg, battle, impatient=k % 2 == 1)
         t0 = time.monotonic()
         choice = list(BUTTONS)[(i + k) % 4]
         confirmed = False
-        for _attempt in range(4):  # a click that lands while the page re-renders can be lost: a person clicks again
+        for _attempt in range(6):  # a press that lands while the page re-renders can be lost: a person presses again
             if i % 2:  # half the votes by keyboard shortcut, half by click
                 await pg.locator("body").press(KEYS[choice])
             else:
                 # the button's name carries its shortcut ("Left is better 1")
-                await pg.get_by_role("button", name=re.compile(f"^{BUTTONS[choice]}")).click()
+                try:
+                    await pg.get_by_role("button", name=re.compile(f"^{BUTTONS[choice]}")).click(timeout=120_000)
+                except Exception as exc:
+                    raise AssertionError(f"{name}, vote {i} on battle {battle}: no button; {await _seen(pg)}") from exc
+            # the run this press starts (so that an earlier run's refusal is not read as this one's)
+            with contextlib.suppress(Exception):
+                await pg.wait_for_function(f"() => !{_SETTLED}", timeout=10_000, polling="raf")
             try:
-                await pg.wait_for_function(
-                    "(b) => document.body.innerText.includes('battle ' + b + ', you chose')", arg=battle, timeout=45_000
-                )
+                answer = await (await pg.wait_for_function(_ANSWERED_JS, arg=battle, timeout=45_000)).json_value()
+            except Exception:
+                answer = "unanswered"
+            if answer == "stored":
                 confirmed = True
                 break
-            except Exception:
-                if retries is not None:
-                    retries.append((name, battle))
-        if not confirmed:  # what the annotator saw instead
-            shown = (await pg.inner_text("[data-testid='stMain']")).splitlines()
-            text = " | ".join(ln for ln in shown if re.search(r"Stored|Changed|not stored|Battle|Voting as", ln))
-            raise AssertionError(f"{name}, vote {i} on battle {battle} ({choice}): no confirmation; page: {text}")
+            if retries is not None:
+                retries.append((name, battle, answer))
+        if not confirmed:
+            raise AssertionError(f"{name}, vote {i} on battle {battle} ({choice}): no confirmation; {await _seen(pg)}")
         log.append((name, battle, choice))
         if seconds is not None:
             seconds.append(time.monotonic() - t0)
     await ctx.close()
 
 
-async def _leaderboard_votes(pg, url: str) -> int:
+async def _leaderboard_votes(pg, url: str, visits: list[float] | None = None) -> int:
+    t0 = time.monotonic()
     await pg.goto(f"{url}/leaderboard?dataset=demo&judge=judge-strong")
-    await pg.wait_for_function(
-        "() => /Human Elo from [\\d,]+ human votes/.test(document.body.innerText)", timeout=240_000
-    )
+    try:
+        await pg.wait_for_function(
+            "() => /Human Elo from [\\d,]+ human votes/.test(document.body.innerText)", timeout=240_000
+        )
+    except Exception as exc:  # say what the visitor saw instead
+        seen = " | ".join((await pg.inner_text("[data-testid='stMain']")).splitlines()[:12])
+        raise AssertionError(f"the Leaderboard showed no vote count within 240 s; page: {seen}") from exc
+    if visits is not None:
+        visits.append(time.monotonic() - t0)
     text = await pg.inner_text("body")
     return int(re.search(r"Human Elo from ([\d,]+) human votes", text).group(1).replace(",", ""))
 
@@ -104,13 +136,15 @@ async def _run(url: str) -> tuple[list[tuple[str, int, str]], int, int, list[flo
         before = await _leaderboard_votes(viewer, url)
         log: list[tuple[str, int, str]] = []
         seconds: list[float] = []
-        retries: list[tuple[str, int]] = []
+        retries: list[tuple[str, int, str]] = []
         voters = [asyncio.create_task(_annotator(browser, url, k, log, seconds, retries)) for k in range(ANNOTATORS)]
         browsing = True
 
+        visits: list[float] = []
+
         async def browse() -> None:  # the Leaderboard kept busy while the votes come in
             while browsing:
-                await _leaderboard_votes(viewer, url)
+                await _leaderboard_votes(viewer, url, visits)
                 await asyncio.sleep(5)  # a person reading the table between visits
 
         watcher = asyncio.create_task(browse())
@@ -122,7 +156,8 @@ async def _run(url: str) -> tuple[list[tuple[str, int, str]], int, int, list[flo
         while time.monotonic() < deadline and after < before + len(log):
             after = await _leaderboard_votes(viewer, url)
         await browser.close()
-    print(f"{len(retries)} votes needed a second click or key press: {retries[:10]}")
+    print(f"{len(retries)} presses were refused or unanswered and repeated: {retries[:10]}")
+    print(f"Leaderboard visits while voting: {len(visits)}, seconds {sorted(round(v, 1) for v in visits)}")
     return log, before, after, seconds
 
 

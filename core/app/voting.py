@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import hmac
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,6 +69,26 @@ def cast(db_path: str | Path, dataset: str, battle_id: int, annotator: str, choi
     winner = winner_of(choice, shown)
     with Store.open(str(db_path), read_only=False, wait_s=VOTE_WAIT_S) as store:
         return bool(store.cast_vote(dataset, int(battle_id), annotator, winner, shown))
+
+
+def stale_press(pressed: int, on_screen: int | None, voted: Collection[int]) -> str | None:
+    """Why a press of a vote button for battle ``pressed`` must not be stored, or None when it may.
+
+    A browser keeps the previous battle's buttons on screen (stale) while the next battle's page is still
+    arriving; a key or click that lands then fires the previous battle's button, and the server, whose
+    run was interrupted by that press, still knows the button.  Such a press was meant for the battle now
+    on screen, so storing it would give the previous battle the next battle's choice.  A vote button is
+    only valid for the battle on screen and only until its vote is stored (a change goes through the
+    change-vote buttons).
+    """
+    if on_screen is not None and int(pressed) != int(on_screen):
+        return (
+            f"Nothing was stored: the press reached battle {int(pressed)}'s buttons while battle "
+            f"{int(on_screen)} was coming on screen. Vote on battle {int(on_screen)} again."
+        )
+    if int(pressed) in voted:
+        return f"Battle {int(pressed)} already has your vote; use “Change this vote” to change it."
+    return None
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,20 @@ class DatasetInfo:
     source: str
 
 
+# One write lock per store file and process.  Each Store.open is its own connection, and DuckDB runs the
+# transactions of one process's connections side by side, failing one of two that write the same row
+# ("Conflict on update": two sessions persisting the same result, a vote and a background refresh).
+# Writes are brief, so they take turns instead.
+_WRITE_LOCKS: dict[str, threading.RLock] = {}
+_WRITE_LOCKS_GUARD = threading.Lock()
+
+
+def _write_lock_for(path: str) -> threading.RLock:
+    key = path if path == ":memory:" else os.path.realpath(path)
+    with _WRITE_LOCKS_GUARD:
+        return _WRITE_LOCKS.setdefault(key, threading.RLock())
+
+
 class StoreBase:
     """A handle on one DuckDB file; the query and write mixins of :class:`core.store.Store` build on it."""
 
@@ -42,7 +56,8 @@ class StoreBase:
         self._con = con
         self.path = path
         self.read_only = read_only
-        self._write_lock = threading.RLock()
+        # in-memory stores are private to their connection: no other handle to take turns with
+        self._write_lock = threading.RLock() if path == ":memory:" else _write_lock_for(path)
 
     @classmethod
     def open(cls, path: str | Path | None = None, read_only: bool = False, wait_s: float = 0.0) -> Any:

@@ -18,6 +18,9 @@ from core.store import sql
 from core.store.base import StoreBase
 from core.store.errors import StoreError
 
+# Separates a base data stamp's votes (count, newest, annotators) from the rest (datasets, battles, texts).
+VOTES_SEGMENT = "/votes="
+
 TARGETS = ("human", "hard", "soft")
 
 
@@ -168,14 +171,17 @@ class Queries(StoreBase):
         overwritten by a success keeps its id and the count) changes its
         judge's number of failures, which is part of the stamp.
         """
-        base = self._one(
+        *data, n_votes, last_vote, n_annotators = self._one(
             """SELECT (SELECT count(*) FROM datasets), (SELECT max(dataset_id) FROM datasets),
                       (SELECT max(battle_id) FROM battles), (SELECT count(*) FROM battles),
+                      (SELECT count(*) FROM completions), (SELECT count(*) FROM models),
+                      (SELECT coalesce(sum(hash(name, family, model, template, prompt_version)), 0) FROM judges),
                       (SELECT count(*) FROM votes), (SELECT max(voted_at) FROM votes),
-                      (SELECT count(*) FROM completions),
-                      (SELECT count(*) FROM models), (SELECT count(*) FROM annotators),
-                      (SELECT coalesce(sum(hash(name, family, model, template, prompt_version)), 0) FROM judges)"""
+                      (SELECT count(*) FROM annotators)"""
         )
+        # The votes in a segment of their own: a result computed before the latest votes can be told apart
+        # from one computed on other battles or judgments (``core.app.persist.votes_behind``).
+        base = f"{':'.join(str(x) for x in data)}{VOTES_SEGMENT}{n_votes}:{last_vote}:{n_annotators}"
         rows = (
             self._cur()
             .execute(
@@ -185,7 +191,7 @@ class Queries(StoreBase):
             )
             .fetchall()
         )
-        return ":".join(str(x) for x in base), {(d, g): f"{n}:{mx}:{nf}" for d, g, n, mx, nf in rows}
+        return base, {(d, g): f"{n}:{mx}:{nf}" for d, g, n, mx, nf in rows}
 
     # --------------------------------------------------------------- frames
     def models_frame(self, dataset: str) -> pd.DataFrame:

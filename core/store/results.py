@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import duckdb
 import pandas as pd
 
 from core.store.base import StoreBase
+from core.store.errors import StoreError
 
 
 class ResultsStore(StoreBase):
@@ -19,15 +21,25 @@ class ResultsStore(StoreBase):
             return None
         return bytes(row[2])
 
+    def get_result_any_stamp(self, key: str, code_version: str) -> tuple[str, bytes] | None:
+        """(stamp, payload) of what ``code_version`` stored under ``key``, whatever data it was computed from."""
+        row = self._cur().execute("SELECT stamp, code_version, payload FROM results WHERE key = ?", [key]).fetchone()
+        if row is None or row[1] != code_version:
+            return None
+        return str(row[0]), bytes(row[2])
+
     def put_result(
         self, key: str, kind: str, dataset: str | None, stamp: str, code_version: str, payload: bytes, seconds: float
     ) -> None:
-        with self.transaction() as cur:
-            cur.execute(
-                """INSERT OR REPLACE INTO results (key, kind, dataset, stamp, code_version, payload, seconds)
-                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                [key, kind, dataset, stamp, code_version, payload, seconds],
-            )
+        try:
+            with self.transaction() as cur:
+                cur.execute(
+                    """INSERT OR REPLACE INTO results (key, kind, dataset, stamp, code_version, payload, seconds)
+                       VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                    [key, kind, dataset, stamp, code_version, payload, seconds],
+                )
+        except duckdb.TransactionException as exc:  # a result is a cache: losing a race to store it is harmless
+            raise StoreError(f"result {kind} not stored: another writer stored it at the same time ({exc})") from exc
 
     def results_frame(self) -> pd.DataFrame:
         """What is persisted: key, kind, dataset, stamp, code version, size, seconds, when."""
