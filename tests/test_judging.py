@@ -414,6 +414,11 @@ def test_killed_runs_resume_without_losing_or_duplicating(tmp_path, record_prope
         repeats = sent[sent["digest"].duplicated(keep=False)].groupby("digest")["t"].min()
         lost_age = []
         for t_first in repeats:
+            # The server logs a completion once its bytes are out: one asked just before a kill is sent up to
+            # a latency (1 s) after it, to a process that is gone.  That is a call in flight, not a response
+            # the run received and failed to keep.
+            if any(t_first - 1.2 <= k < t_first for k in kill_times):
+                continue
             later = [k for k in kill_times if k >= t_first]
             assert later, "a completion was asked twice without a kill in between"
             lost_age.append(later[0] - t_first)
