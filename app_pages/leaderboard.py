@@ -76,18 +76,6 @@ def load_pair_model(
     return read_persisted(lb.pair_model, dataset, target, judge, tau, token=token)
 
 
-def heldout_for(
-    dataset: str, judge: str | None, tau: float | None, tau_fitted: bool, has_gap: bool, has_votes: bool, token: str
-) -> Lagged | None:
-    """The leave-one-model-out table behind the intervals: τ refitted per fold at the fitted τ, else held at
-    the slider's τ; possibly from before the newest votes (``Lagged``), never computed while the page waits
-    when an earlier one exists."""
-    if judge is None or not has_votes:
-        return None
-    fixed = None if tau_fitted or not has_gap or tau is None else tau
-    return load_heldout_lagged(dataset, judge, fixed, token)
-
-
 @st.fragment(run_every=REFRESH_POLL_S)
 def rerun_when_current(dataset: str, judge: str, tau: float | None, token: str) -> None:
     """While the intervals come from before the newest votes: redraw the page once the current table is in."""
@@ -179,7 +167,13 @@ with page_guard("The leaderboard"):
         notice(f"dataset **{dataset}** has neither human votes nor judgments: there is nothing to rank yet.")
         st.stop()
     tau_key = None if tau is None else round(tau, 4)
-    held = heldout_for(dataset, judge, tau_key, tau_fitted, has_gap, has_votes, v)
+    # The leave-one-model-out table behind the intervals: τ refitted per fold at the fitted τ, else held at the
+    # slider's; during a voting round possibly from before the newest votes (Lagged), never computed while
+    # the page waits when an earlier one exists.
+    held_tau = None if tau_fitted or not has_gap else tau_key
+    held: Lagged | None = None
+    if judge is not None and has_votes:
+        held = load_heldout_lagged(dataset, judge, held_tau, v)
     view = load_view(
         dataset,
         judge,
@@ -208,7 +202,7 @@ with page_guard("The leaderboard"):
     n_votes = int(view.table["n_votes"].sum()) // 2 if "n_votes" in view.table else 0
     votes_note = f" Human Elo from {n_votes:,} human votes." if n_votes else ""
     if held is not None and not held.current and judge is not None:
-        rerun_when_current(dataset, judge, None if tau_fitted or not has_gap else tau_key, v)
+        rerun_when_current(dataset, judge, held_tau, v)
         newer = f"the {held.votes_behind:,} newest human votes" if held.votes_behind else "the latest changed votes"
         votes_note += (
             f" The intervals are calibrated without {newer}: their leave-one-model-out table is being "

@@ -92,6 +92,11 @@ def load(store: Store, at: Lookup) -> tuple[bool, Any]:
         return False, None
     if payload is None:
         return False, None
+    return _decode(at, payload)
+
+
+def _decode(at: Lookup, payload: bytes) -> tuple[bool, Any]:
+    """(decoded, value): a payload this code cannot decode counts as not found."""
     try:
         return True, codec.decode(payload)
     except (ValueError, TypeError, KeyError, AttributeError, ImportError) as exc:
@@ -157,7 +162,6 @@ def persisted(
     long fit never keeps an import or a judge run out.  Keyword arguments
     enter the key, except progress callbacks (:data:`UNKEYED`).
     """
-
     at = lookup(fn, args, kwargs, stamp)
     if at is not None:
         with open_reader() as store:
@@ -363,14 +367,10 @@ def persisted_or_lagged(
         old_stamp, payload = latest
         behind = 0 if old_stamp == stamp else votes_behind(old_stamp, stamp)
         if behind is not None:
-            try:
-                old = codec.decode(payload)
-            except (ValueError, TypeError, KeyError, AttributeError, ImportError) as exc:
-                log.warning("persisted result %s could not be decoded (%s); recomputing", at.kind, exc)
-            else:
-                if old_stamp == stamp:
-                    return Lagged(old, stamp, True)
-                keyed = {k: v for k, v in kwargs.items() if k not in UNKEYED}  # no page callback in the thread
-                refresh.request(path, at, fn, args, keyed, dataset)
-                return Lagged(old, old_stamp, False, behind)
+            decoded, old = _decode(at, payload)
+            if decoded:
+                if old_stamp != stamp:
+                    keyed = {k: v for k, v in kwargs.items() if k not in UNKEYED}  # no page callback in the thread
+                    refresh.request(path, at, fn, args, keyed, dataset)
+                return Lagged(old, old_stamp, old_stamp == stamp, behind)
     return Lagged(_compute_and_save(path, at, fn, args, kwargs, dataset), stamp, True)

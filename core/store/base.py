@@ -44,9 +44,8 @@ _WRITE_LOCKS_GUARD = threading.Lock()
 
 
 def _write_lock_for(path: str) -> threading.RLock:
-    key = path if path == ":memory:" else os.path.realpath(path)
     with _WRITE_LOCKS_GUARD:
-        return _WRITE_LOCKS.setdefault(key, threading.RLock())
+        return _WRITE_LOCKS.setdefault(os.path.realpath(path), threading.RLock())
 
 
 class StoreBase:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import duckdb
 import pandas as pd
 
 from core.store.base import StoreBase
-from core.store.errors import StoreError
 
 
 class ResultsStore(StoreBase):
@@ -14,15 +12,13 @@ class ResultsStore(StoreBase):
 
     def get_result(self, key: str, stamp: str, code_version: str) -> bytes | None:
         """The payload stored under ``key`` if it was computed from data ``stamp`` by ``code_version``."""
-        # By key alone: the primary-key index answers that in milliseconds, where the three-column filter
-        # scanned every payload (100 ms with 500 results); a key has one row, its stamp and code checked here.
-        row = self._cur().execute("SELECT stamp, code_version, payload FROM results WHERE key = ?", [key]).fetchone()
-        if row is None or row[0] != stamp or row[1] != code_version:
-            return None
-        return bytes(row[2])
+        found = self.get_result_any_stamp(key, code_version)
+        return found[1] if found is not None and found[0] == stamp else None
 
     def get_result_any_stamp(self, key: str, code_version: str) -> tuple[str, bytes] | None:
         """(stamp, payload) of what ``code_version`` stored under ``key``, whatever data it was computed from."""
+        # By key alone: the primary-key index answers that in milliseconds, where the three-column filter
+        # scanned every payload (100 ms with 500 results); a key has one row, its stamp and code checked here.
         row = self._cur().execute("SELECT stamp, code_version, payload FROM results WHERE key = ?", [key]).fetchone()
         if row is None or row[1] != code_version:
             return None
@@ -31,15 +27,12 @@ class ResultsStore(StoreBase):
     def put_result(
         self, key: str, kind: str, dataset: str | None, stamp: str, code_version: str, payload: bytes, seconds: float
     ) -> None:
-        try:
-            with self.transaction() as cur:
-                cur.execute(
-                    """INSERT OR REPLACE INTO results (key, kind, dataset, stamp, code_version, payload, seconds)
-                       VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                    [key, kind, dataset, stamp, code_version, payload, seconds],
-                )
-        except duckdb.TransactionException as exc:  # a result is a cache: losing a race to store it is harmless
-            raise StoreError(f"result {kind} not stored: another writer stored it at the same time ({exc})") from exc
+        with self.transaction() as cur:
+            cur.execute(
+                """INSERT OR REPLACE INTO results (key, kind, dataset, stamp, code_version, payload, seconds)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                [key, kind, dataset, stamp, code_version, payload, seconds],
+            )
 
     def results_frame(self) -> pd.DataFrame:
         """What is persisted: key, kind, dataset, stamp, code version, size, seconds, when."""
