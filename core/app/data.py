@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -13,9 +13,11 @@ from core.domain import DatasetTables, outcome_of_target
 from core.ingest import ImportResult, IngestError, bulk_plan, content_hash, load
 from core.ingest.detect import AUTO, detect
 from core.redact import redact_frame
-from core.stats.calibration import TauFit, fit_tau
 from core.store import Store, StoreError
 from core.store.bulk import BulkBattles, BulkJudgments, BulkRowError
+
+if TYPE_CHECKING:
+    from core.stats.calibration import TauFit
 
 EXPORT_TABLES = ("battles", "judgments")
 
@@ -60,6 +62,9 @@ def battle_frame(store: Store, dataset: str, judge: str | None) -> pd.DataFrame:
 
 def tau_fit(frame: pd.DataFrame) -> TauFit:
     """τ fitted on the frame's human-decisive battles with a score gap (METHODS §2)."""
+    # Imported here: it brings scipy (~0.45 s), which ``python -m core import`` does not need.
+    from core.stats.calibration import fit_tau
+
     return fit_tau(frame["gap"].to_numpy(float), frame["human_y"].to_numpy(float))
 
 

@@ -22,7 +22,6 @@ import pandas as pd
 from core.domain import SCORE_COLUMNS, DatasetTables
 from core.ingest.common import MAX_QUOTE, IngestError, guess_family, quote
 from core.store.bulk import (
-    JUDGMENT_GROUP_BY,
     BulkJudgments,
     ParquetFile,
     judgment_columns,
@@ -85,7 +84,7 @@ def bulk_plan(path: str | Path, dataset: str | None = None, judge: str | None = 
         n = pf.n_rows()
         if n == 0:
             raise IngestError(path, "the file has no rows")
-        broken = pf.first_violation(judgment_rules(types, scores, tuple(WINNERS), MAX_QUOTE), JUDGMENT_GROUP_BY)
+        broken = pf.first_violation(judgment_rules(types, scores, tuple(WINNERS), MAX_QUOTE))
         if broken is not None:
             rule, row, value = broken
             raise IngestError(path, _MESSAGES[rule.kind](value), row=row, field=rule.field)

@@ -43,7 +43,6 @@ from core.ingest.common import (
     with_style,
 )
 from core.store.bulk import (
-    ARENA_GROUP_BY,
     ArenaLimits,
     BulkBattles,
     ParquetFile,
@@ -240,7 +239,7 @@ def bulk_plan(path: str | Path, dataset: str | None = None, judge: str | None = 
             if col not in pf.types:
                 raise IngestError(path, f"missing required column {col!r}; found {list(pf.types)}", field=col)
         limits = ArenaLimits(tuple(ARENA_WINNERS), MAX_QUOTE, MAX_TEXT_CHARS, INT32_MAX, TSTAMP_RANGE)
-        broken = pf.first_violation(arena_battle_rules(pf.types, limits), ARENA_GROUP_BY)
+        broken = pf.first_violation(arena_battle_rules(pf.types, limits))
         if broken is not None:
             rule, row, value = broken
             raise IngestError(path, _BULK_MESSAGES[rule.kind](value), row=row, field=rule.field)

@@ -79,7 +79,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -1770,6 +1769,9 @@ def bootstrap(
     The draws for chunks of replicates run on two threads (numpy releases the
     GIL) with per-chunk child seeds, so results do not depend on scheduling.
     """
+    # Imported here: ``python -m core bt`` without a bootstrap should not pay for it.
+    from concurrent.futures import ThreadPoolExecutor
+
     if kind not in ("auto", "multinomial", "poisson"):
         raise ValueError(f"unknown bootstrap kind {kind!r}: expected 'multinomial', 'poisson' or 'auto'")
     if n_boot < 2:

@@ -60,9 +60,9 @@ class Rule:
     field: str
     violated: str
     kind: str  # the importer's name for the rule: it says what is wrong
-    # Reads only the few-valued columns of ``ParquetFile.first_violation``'s ``group_by``: checked once per
-    # distinct combination (with its first row) instead of once per row.
-    grouped: bool = False
+    # The few-valued columns (SQL identifiers) the rule reads, when that is all it reads: it is checked once
+    # per distinct combination of them (with its first row) instead of once per row.  Empty: a per-row rule.
+    reads: tuple[str, ...] = ()
 
 
 class BulkRowError(StoreError):
@@ -108,26 +108,45 @@ class ParquetFile:
         row = self.con.execute("SELECT count(*) FROM f").fetchone()
         return int(row[0]) if row else 0
 
-    def first_violation(self, rules: Sequence[Rule], group_by: Sequence[str] = ()) -> tuple[Rule, int, object] | None:
+    def first_violation(self, rules: Sequence[Rule]) -> tuple[Rule, int, object] | None:
         """The first rule (in order) that some row breaks, its first row and that row's value of the field.
 
-        One scan evaluates the per-row rules; the ``grouped`` ones run over
-        the distinct ``group_by`` combinations (one more scan, a hash
-        aggregate), each with its first row, which gives the same answer.
+        One scan evaluates the per-row rules; the rules that read only a few
+        columns run over the distinct combinations of those columns, each
+        with its first row, which gives the same answer.  All such
+        combinations come from one more scan (a grouping set per distinct
+        ``reads``): grouping by each rule's own columns keeps the groups few
+        (a model name column has hundreds of values, the triple of both names
+        and the winner hundreds of thousands).
         """
         firsts: dict[int, int | None] = {}
-        plain = [k for k, r in enumerate(rules) if not r.grouped]
-        grouped = [k for k, r in enumerate(rules) if r.grouped]
-        for ks, source in (
-            (plain, "f"),
-            (grouped, f"(SELECT {', '.join(group_by)}, min(row_nr) AS row_nr FROM f GROUP BY ALL)"),
-        ):
-            if not ks:
-                continue
-            mins = ", ".join(f"min(row_nr) FILTER (WHERE {rules[k].violated})" for k in ks)
-            row = self.con.execute(f"SELECT {mins} FROM {source}").fetchone()
+        plain = [k for k, r in enumerate(rules) if not r.reads]
+        if plain:
+            mins = ", ".join(f"min(row_nr) FILTER (WHERE {rules[k].violated})" for k in plain)
+            row = self.con.execute(f"SELECT {mins} FROM f").fetchone()
             assert row is not None
-            firsts.update(zip(ks, row))
+            firsts.update(zip(plain, row))
+        grouped = [k for k, r in enumerate(rules) if r.reads]
+        if grouped:
+            sets = list(dict.fromkeys(rules[k].reads for k in grouped))
+            cols = list(dict.fromkeys(c for reads in sets for c in reads))
+
+            def grouping_id(reads: tuple[str, ...]) -> int:
+                # GROUPING(cols…) sets the bit of each column the set leaves out, the first column highest
+                return sum(1 << (len(cols) - 1 - i) for i, c in enumerate(cols) if c not in reads)
+
+            mins = ", ".join(
+                f"min(row_nr) FILTER (WHERE gid = {grouping_id(rules[k].reads)} AND ({rules[k].violated}))"
+                for k in grouped
+            )
+            listed = ", ".join(cols)
+            grouping_sets = ", ".join("(" + ", ".join(reads) + ")" for reads in sets)
+            row = self.con.execute(
+                f"SELECT {mins} FROM (SELECT {listed}, GROUPING({listed}) AS gid, min(row_nr) AS row_nr "
+                f"FROM f GROUP BY GROUPING SETS ({grouping_sets}))"
+            ).fetchone()
+            assert row is not None
+            firsts.update(zip(grouped, row))
         for k, rule in enumerate(rules):
             first = firsts[k]
             if first is not None:
@@ -181,22 +200,20 @@ def plain_arena_types(types: dict[str, str]) -> bool:
     return ok and types.get("tstamp", "DOUBLE") in NUMBER_TYPES
 
 
-ARENA_GROUP_BY = ("model_a", "model_b", "winner")
-
-
 def arena_battle_rules(types: dict[str, str], limits: ArenaLimits) -> list[Rule]:
     """The row-by-row reader's checks in its order.
 
     Names, self-battles, winners, ids, language, turn, time stamp, annotator.
     """
     rules = [
-        Rule(col, f"{py_blank(col)} OR length({col}) > {limits.max_name}", "name", grouped=True)
+        Rule(col, f"{py_blank(col)} OR length({col}) > {limits.max_name}", "name", reads=(col,))
         for col in ("model_a", "model_b")
     ]
-    rules.append(Rule("model_b", f"{py_strip('model_a')} = {py_strip('model_b')}", "self_battle", grouped=True))
+    self_battle = f"{py_strip('model_a')} = {py_strip('model_b')}"
+    rules.append(Rule("model_b", self_battle, "self_battle", reads=("model_a", "model_b")))
     known = ", ".join(sql_text(w) for w in limits.winners)
     rules.append(
-        Rule("winner", f"winner IS NULL OR lower({py_strip('winner')}) NOT IN ({known})", "winner", grouped=True)
+        Rule("winner", f"winner IS NULL OR lower({py_strip('winner')}) NOT IN ({known})", "winner", reads=("winner",))
     )
     for col in ("question_id", "language"):
         if types.get(col) == "VARCHAR":
@@ -376,7 +393,6 @@ class BulkWrites(StoreBase):
 
 # ---------------------------------------------------------- judgment files
 _ORDER = '"order"'  # a keyword in SQL
-JUDGMENT_GROUP_BY = ("judge", _ORDER, "winner")
 
 
 def plain_judgment_types(types: dict[str, str], score_columns: Sequence[str]) -> bool:
@@ -394,9 +410,9 @@ def judgment_rules(
     known = ", ".join(sql_text(w) for w in winners)
     rules = [
         Rule("question_id", qid, "question_id"),
-        Rule("judge", f"{py_blank('judge')} OR length(judge) > {max_name}", "judge", grouped=True),
-        Rule("order", f"{_ORDER} IS NULL OR lower({py_strip(_ORDER)}) NOT IN ('ab', 'ba')", "order", grouped=True),
-        Rule("winner", f"winner IS NULL OR lower({py_strip('winner')}) NOT IN ({known})", "winner", grouped=True),
+        Rule("judge", f"{py_blank('judge')} OR length(judge) > {max_name}", "judge", reads=("judge",)),
+        Rule("order", f"{_ORDER} IS NULL OR lower({py_strip(_ORDER)}) NOT IN ('ab', 'ba')", "order", reads=(_ORDER,)),
+        Rule("winner", f"winner IS NULL OR lower({py_strip('winner')}) NOT IN ({known})", "winner", reads=("winner",)),
     ]
     for col in score_columns:
         if col in types:

@@ -4,6 +4,10 @@
 scanning a million-battle file.  DuckDB releases the interpreter lock while it executes a query, so the
 command starts the scan first (this module imports neither numpy nor pandas) and imports the rest while it
 runs; :func:`core.store.files.aggregate_battle_cells` then reads the few grouped rows.
+
+The scan needs only DuckDB's engine, the extension module ``_duckdb``: the ``duckdb`` package around it
+adds ~45 ms of Python imports (its relational API, version lookup through ``importlib.metadata``) before the
+scan could start.  The connection and exception classes are the same objects either way.
 """
 
 from __future__ import annotations
@@ -11,7 +15,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-import duckdb
+try:
+    import _duckdb as duckdb
+except ImportError:  # a DuckDB build without the separate extension module
+    import duckdb  # type: ignore[no-redef]
 
 from core.store.errors import StoreError
 
