@@ -9,7 +9,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import notice, page_guard, read_persisted, read_store, require_selection, show_chart
+from app_pages._shared import notice, page_guard, read_persisted, require_selection, show_chart
 from core import charts
 from core.app import Unavailable
 from core.app import judges as app_judges
@@ -42,7 +42,8 @@ def load_shuffles(dataset: str, token: str, n: int) -> app_judges.ShuffleStudy |
 
 @st.cache_data(show_spinner=False)
 def n_votes(dataset: str, token: str) -> tuple[int, int]:
-    return read_store(app_judges.vote_counts, dataset)
+    # persisted: counting 3M votes and their distinct annotators takes 0.2 s of a first visit
+    return read_persisted(app_judges.vote_counts, dataset, token=token)
 
 
 with page_guard("The judges & annotators page"):

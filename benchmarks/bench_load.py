@@ -104,25 +104,34 @@ def _judgments(db: Path, judge: str) -> int:
         return len(s.judgments_frame("demo", judge, variant=None))
 
 
-_DRAWN_JS = """title => {
+# Drawn: the page's h1 reads the title, Streamlit's script run has finished (the run state on the app root)
+# and its running indicator is gone, no element is still a placeholder (charts, tables and metrics are
+# components loaded on demand: until they mount they are skeletons, and a finished run can show nothing but
+# skeletons below its first notice), every chart on the page is drawn by plotly, and its "How to read this"
+# caption (or a notice) is on screen, all in one poll.  A page that counted as drawn at its first caption
+# would leave its lower sections' computing and drawing to the next figure.  ``bench_scale`` uses it too.
+DRAWN_JS = """title => {
     const h1 = document.querySelector('h1');
     if (!h1 || (title !== null && h1.innerText.trim() !== title)) return false;
+    if (!document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']")) return false;
     if (document.querySelector("[data-testid='stStatusWidget']")) return false;
-    return document.body.innerText.includes('How to read this');
+    if (document.querySelector("[data-testid='stMain'] [data-testid='stSkeleton']")) return false;
+    const charts = [...document.querySelectorAll("[data-testid='stPlotlyChart']")];
+    if (charts.some(c => !c.querySelector('.main-svg'))) return false;
+    const text = document.body.innerText;
+    return text.includes('How to read this') || !!document.querySelector("[data-testid='stAlert']");
 }"""
 
 
 async def _rendered(pg: object, title: str | None = None, timeout_s: float = 180) -> None:
     """Until the page titled ``title`` is drawn and its script run has finished.
 
-    Drawn: its h1 reads ``title`` and its "How to read this" caption is on screen, while Streamlit's
-    running indicator is gone, all seen in the same poll (an old page's caption cannot pass: the h1
-    changes first).
+    Drawn as :data:`DRAWN_JS` says (an old page cannot pass: the h1 changes first).
     """
     # One predicate evaluated inside the page every 50 ms: polling from Python would cost the harness
     # (and the CPU the server and the run share with it) a protocol round trip per check and session.
     await pg.wait_for_function(  # type: ignore[attr-defined]
-        _DRAWN_JS, arg=title, polling=50, timeout=timeout_s * 1000
+        DRAWN_JS, arg=title, polling=50, timeout=timeout_s * 1000
     )
 
 

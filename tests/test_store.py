@@ -267,6 +267,39 @@ def test_version_stamps_scope_a_judges_results_to_its_own_judgments(store):
     assert store.version_stamps()[1][("t", "J")] != after_failure
 
 
+def _judge_stamps_by_join(store) -> dict:
+    """The judges' stamps the slow way: every judgment joined to its battle's dataset."""
+    rows = store._cur().execute(
+        """SELECT d.name, g.name, count(*), max(j.judgment_id), count(j.parse_error)
+           FROM judgments j JOIN battles b USING (battle_id) JOIN datasets d USING (dataset_id)
+           JOIN judges g USING (judge_id) GROUP BY d.name, g.name"""
+    )
+    return {(d, g): f"{n}:{mx}:{nf}" for d, g, n, mx, nf in rows.fetchall()}
+
+
+def test_judge_stamps_find_each_judgments_dataset_with_blocks_of_ids_and_with_interleaved_ones(store):
+    """The stamps read a judgment's dataset from its dataset's block of battle ids while the blocks are
+    apart, and from its battle once one dataset's ids span another's (read by blocks, "u"'s judgments
+    would then count for both)."""
+    store.write_dataset(_tiny_tables("u"))
+    assert store.version_stamps()[1] == _judge_stamps_by_join(store)
+    assert {d for d, _ in store.version_stamps()[1]} == {"t", "u"}
+    # a later battle of "t", with an id past "u"'s block, and a judgment of it: "t"'s ids now span "u"'s
+    cur = store._cur()
+    bid = cur.execute("SELECT max(battle_id) FROM battles").fetchone()[0] + 100
+    cur.execute(
+        "INSERT INTO battles (battle_id, dataset_id, battle_key, model_a, model_b) VALUES (?, ?, 1000, 'x', 'y')",
+        [bid, store.dataset("t").dataset_id],
+    )
+    judge = int(store.judge("J")["judge_id"])
+    store.record_judgment(
+        {"battle_id": bid, "judge_id": judge, "order": "ab", "prompt_version": "v2", "verdict": "a", "raw_output": "A"}
+    )
+    stamps = store.version_stamps()[1]
+    assert stamps == _judge_stamps_by_join(store)
+    assert stamps[("t", "J")].startswith("11:")  # its ten judgments and the one past "u"'s block
+
+
 _READER = """
 import sys, time
 sys.path.insert(0, {root!r})

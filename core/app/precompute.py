@@ -137,6 +137,7 @@ def jobs(store: Store, dataset: str | None = None) -> list[Job]:
                 ds,
                 lane=elo_lane,
             ),
+            Job(f"{ds}: vote counts", judges.vote_counts, (ds,), votes, ds, lane=f"{ds}: am-ELO"),
             Job(f"{ds}: am-ELO", judges.annotator_abilities, (ds, AMELO_MIN_RECORDS), votes, ds, lane=f"{ds}: am-ELO"),
             Job(f"{ds}: online-Elo shuffles", judges.shuffle_study, (ds, SHUFFLES), votes, ds, lane=f"{ds}: shuffles"),
         ]

@@ -182,12 +182,28 @@ class Queries(StoreBase):
         # The votes in a segment of their own: a result computed before the latest votes can be told apart
         # from one computed on other battles or judgments (``core.app.persist.votes_behind``).
         base = f"{':'.join(str(x) for x in data)}{VOTES_SEGMENT}{n_votes}:{last_vote}:{n_annotators}"
+        # Which dataset a judgment belongs to is its battle's: joining millions of judgments to their battles
+        # took 0.2 s of every first page at 3M battles.  Each dataset's battles are written as one block of
+        # ids, so while the datasets' id ranges do not overlap a judgment's dataset is the range holding its
+        # battle (a join against one row per dataset, 0.02 s); otherwise the battles say.
+        ranges = sorted(
+            self._cur().execute("SELECT min(battle_id), max(battle_id) FROM battles GROUP BY dataset_id").fetchall()
+        )
+        disjoint = all(hi < lo for (_, hi), (lo, _) in zip(ranges, ranges[1:]))
+        of_dataset = (
+            """(SELECT dataset_id, min(battle_id) AS lo, max(battle_id) AS hi FROM battles GROUP BY dataset_id) r
+               ON j.battle_id BETWEEN r.lo AND r.hi"""
+            if disjoint
+            else "battles r USING (battle_id)"
+        )
         rows = (
             self._cur()
             .execute(
-                """SELECT d.name, g.name, count(*), max(j.judgment_id), count(j.parse_error)
-               FROM judgments j JOIN battles b USING (battle_id) JOIN datasets d USING (dataset_id)
-               JOIN judges g USING (judge_id) GROUP BY d.name, g.name"""
+                f"""SELECT d.name, g.name, s.n, s.mx, s.nf FROM (
+                        SELECT r.dataset_id, j.judge_id, count(*) AS n, max(j.judgment_id) AS mx,
+                               count(j.parse_error) AS nf
+                        FROM judgments j JOIN {of_dataset} GROUP BY ALL) s
+                    JOIN datasets d USING (dataset_id) JOIN judges g USING (judge_id)"""
             )
             .fetchall()
         )
