@@ -384,8 +384,11 @@ def summarise(table: pd.DataFrame, methods: Sequence[str]) -> pd.DataFrame:
         ok = table[f"{name}_elo"].notna() & table["human_elo"].notna()
         t = table[ok]
         n = len(t)
-        rho = stats.spearmanr(t[f"{name}_elo"], t["human_elo"])[0] if n >= 3 else np.nan
-        kt = stats.kendalltau(t[f"{name}_elo"], t["human_elo"])[0] if n >= 3 else np.nan
+        # A rank correlation needs three models and two distinct values on each side; otherwise it is
+        # undefined (NaN), said here rather than through scipy's warning.
+        ranked = n >= 3 and t[f"{name}_elo"].nunique() > 1 and t["human_elo"].nunique() > 1
+        rho = stats.spearmanr(t[f"{name}_elo"], t["human_elo"])[0] if ranked else np.nan
+        kt = stats.kendalltau(t[f"{name}_elo"], t["human_elo"])[0] if ranked else np.nan
         out.append(
             {
                 "method": name,
