@@ -155,6 +155,18 @@ async def _navigate(pg: object, name: str) -> None:
     await _rendered(pg, TITLES[name])
 
 
+def _failed(session: int, page: str, error: str) -> dict:
+    """A page visit that did not complete (a timeout is a result too)."""
+    return {
+        "session": session,
+        "page": page,
+        "kind": "error",
+        "s": float("nan"),
+        "t": time.time(),
+        "error": error[:200],
+    }
+
+
 async def _session(
     browser: object, url: str, k: int, stop: asyncio.Event, out: list[dict], think_s: float = 0.0
 ) -> None:
@@ -172,16 +184,7 @@ async def _session(
             out.append({"session": k, "page": name, "kind": kind, "s": time.monotonic() - t0, "t": time.time()})
             first = False
         except Exception as exc:  # a timeout is a result too
-            out.append(
-                {
-                    "session": k,
-                    "page": name,
-                    "kind": "error",
-                    "s": float("nan"),
-                    "t": time.time(),
-                    "error": str(exc)[:200],
-                }
-            )
+            out.append(_failed(k, name, str(exc)))
             if not browser.is_connected():  # type: ignore[attr-defined]
                 break
             shots = os.environ.get("BENCH_LOAD_SCREENSHOTS")  # a folder: what the page looked like
@@ -234,16 +237,7 @@ async def _protocol_session(url: str, k: int, stop: asyncio.Event, out: list[dic
                     if think_s:
                         await asyncio.sleep(think_s)
         except Exception as exc:  # a timeout or a dropped connection is a result too; reconnect
-            out.append(
-                {
-                    "session": k,
-                    "page": PAGES[i % len(PAGES)],
-                    "kind": "error",
-                    "s": float("nan"),
-                    "t": time.time(),
-                    "error": f"protocol: {exc}"[:200],
-                }
-            )
+            out.append(_failed(k, PAGES[i % len(PAGES)], f"protocol: {exc}"))
             i += 1
             await asyncio.sleep(1.0)
 
@@ -318,11 +312,10 @@ async def _load_phase(url: str, endpoint: str, args: argparse.Namespace, db: Pat
         await ctx.close()
         stop = asyncio.Event()
         loaded: list[dict] = []
-        browsers = min(args.browsers, args.sessions)
         sessions = [
             asyncio.create_task(
                 _session(browser, url, k, stop, loaded, args.think_s)
-                if k < browsers
+                if k < args.browsers
                 else _protocol_session(url, k, stop, loaded, args.think_s)
             )
             for k in range(args.sessions)
@@ -381,6 +374,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--timeout", type=float, default=900, help="seconds the loaded run may take")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    args.browsers = min(args.browsers, args.sessions)
     folder = Path(tempfile.mkdtemp(prefix="bench_load_"))
     db = folder / "demo.duckdb"
     subprocess.run(
@@ -418,7 +412,7 @@ def main(argv: list[str] | None = None) -> dict:
         "throughput_alone_per_s": _rate(alone_times),
         "throughput_loaded_per_s": _rate(loaded_times),
         "throughput_ratio": _rate(loaded_times) / _rate(alone_times),
-        "browsers": min(args.browsers, args.sessions),
+        "browsers": args.browsers,
         "renders_under_load": len(renders),
         "render_failures": len(failures),
         "server_runs_under_load": len(served),

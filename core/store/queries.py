@@ -187,12 +187,16 @@ class Queries(StoreBase):
         # ids, so while the datasets' id ranges do not overlap a judgment's dataset is the range holding its
         # battle (a join against one row per dataset, 0.02 s); otherwise the battles say.
         ranges = sorted(
-            self._cur().execute("SELECT min(battle_id), max(battle_id) FROM battles GROUP BY dataset_id").fetchall()
+            self._cur()
+            .execute("SELECT min(battle_id), max(battle_id), dataset_id FROM battles GROUP BY dataset_id")
+            .fetchall()
         )
-        disjoint = all(hi < lo for (_, hi), (lo, _) in zip(ranges, ranges[1:]))
+        if not ranges:
+            return base, {}
+        disjoint = all(hi < lo for (_, hi, _), (lo, _, _) in zip(ranges, ranges[1:]))
+        blocks = ", ".join(f"({int(lo)}, {int(hi)}, {int(ds)})" for lo, hi, ds in ranges)
         of_dataset = (
-            """(SELECT dataset_id, min(battle_id) AS lo, max(battle_id) AS hi FROM battles GROUP BY dataset_id) r
-               ON j.battle_id BETWEEN r.lo AND r.hi"""
+            f"(VALUES {blocks}) r(lo, hi, dataset_id) ON j.battle_id BETWEEN r.lo AND r.hi"
             if disjoint
             else "battles r USING (battle_id)"
         )
