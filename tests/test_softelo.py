@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -12,7 +13,7 @@ from scipy import optimize
 from core.app.files import softelo_frame
 from core.domain import ELO_PER_LOGIT
 from core.stats.calibration import fit_tau, gap_agreement, reliability, reliability_from_confidence
-from core.stats.conformal import conformal_quantile, evaluate_splits, min_pool
+from core.stats.conformal import conformal_quantile, deploy, evaluate_splits, min_pool
 from core.stats.heldout import LAMBDA, Method, leave_one_model_out, solve_target
 from tests.conftest import shared_path
 
@@ -98,6 +99,21 @@ def test_conformal_quantile_rule():
     assert ok.finite and ok.qhat == 9.0
     with pytest.raises(ValueError):
         conformal_quantile(s, 1.5)
+
+
+def test_deployed_intervals_are_unbounded_when_the_pool_is_too_small_whatever_the_se():
+    judge = pd.DataFrame(
+        {"model": ["a", "b", "c", "d"], "elo": [1500.0, 1510.0, 1490.0, 1520.0], "se": [0.0, 12.0, np.nan, 3.0]}
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "invalid value" from ∞ · 0
+        small, q = deploy(np.arange(1.0, 9.0), np.ones(8), judge, 0.1)  # 8 calibration models < 9 needed
+        ok, q_ok = deploy(np.arange(1.0, 10.0), np.ones(9), judge, 0.1)
+    assert math.isinf(q.qhat)
+    assert small["half_width"].tolist()[:2] == [math.inf, math.inf] and math.isnan(small["half_width"].iloc[2])
+    assert small["lower"].iloc[0] == -math.inf and small["upper"].iloc[1] == math.inf
+    assert q_ok.qhat == 9.0  # the ⌈(n + 1)(1 − α)⌉-th smallest score: the largest of 9 at α = 0.1
+    np.testing.assert_array_equal(ok["half_width"].to_numpy(), 9.0 * judge["se"].to_numpy())
 
 
 def test_conformal_rank_is_exact_where_floating_point_rounds_up():

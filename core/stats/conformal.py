@@ -156,7 +156,12 @@ def deploy(
     """Calibrate on every held-out model; give every model in ``judge`` (model, elo, se) an interval."""
     q = conformal_quantile(scores(calibration_residual, calibration_se), alpha)
     out = judge.copy()
-    half = q.qhat * out["se"].to_numpy(float)
+    se = out["se"].to_numpy(float)
+    if math.isinf(q.qhat):
+        # too few calibration models for α: every interval is unbounded, a zero SE's too (∞ · 0 is not a width)
+        half = np.where(np.isnan(se), np.nan, np.inf)
+    else:
+        half = q.qhat * se
     out["lower"] = out["elo"] - half
     out["upper"] = out["elo"] + half
     out["half_width"] = half
