@@ -276,3 +276,43 @@ def test_a_result_from_before_the_newest_votes_is_shown_while_the_current_one_is
         s.write_dataset(dataclasses.replace(simulate_arena(4, DemoConfig.small()), name="second"))
     grown = persist.persisted_or_lagged(db, reader, human_votes, ("demo",), stamp(), dataset="demo", refresh=refresh)
     assert grown.current and len(calls) == 3
+
+
+def test_the_source_digest_follows_the_code_and_only_the_code(tmp_path):
+    from core.version import source_digest
+
+    pkg = tmp_path / "pkg"
+    (pkg / "stats").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "stats" / "fit.py").write_text("def fit():\n    return 1\n")
+    first = source_digest(pkg)
+    assert source_digest(pkg) == first
+    (pkg / "NOTES.md").write_text("a document is not code")
+    (tmp_path / "README.md").write_text("outside the package")
+    assert source_digest(pkg) == first
+    (pkg / "stats" / "fit.py").write_text("def fit():\n    return 2\n")  # an uncommitted edit
+    edited = source_digest(pkg)
+    assert edited != first
+    (pkg / "stats" / "fit.py").rename(pkg / "stats" / "fit2.py")  # same bytes under another module name
+    assert source_digest(pkg) not in (first, edited)
+
+
+def test_a_result_persisted_by_other_code_is_not_served(demo, monkeypatch):
+    db = demo[0]
+    calls: list[int] = []
+
+    def models(store: Store, dataset: str) -> pd.DataFrame:
+        calls.append(1)
+        return store.models_frame(dataset)
+
+    @contextmanager
+    def reader():
+        with Store.open(db, read_only=True) as s:
+            yield s
+
+    persist.persisted(db, reader, models, ("demo",), "v1", dataset="demo")
+    persist.persisted(db, reader, models, ("demo",), "v1", dataset="demo")
+    assert len(calls) == 1
+    monkeypatch.setattr(persist, "results_version", lambda: "0.0+src.edited")
+    persist.persisted(db, reader, models, ("demo",), "v1", dataset="demo")
+    assert len(calls) == 2

@@ -4,7 +4,9 @@ read them instead of recomputing.
 A result is keyed by the function that computed it and its arguments; it is
 valid while the data it was computed from has the same stamp (the caller
 passes the narrowest stamp that covers the inputs: one judge's judgments,
-the votes, or the whole store) and the code has the same version.  Storing
+the votes, or the whole store) and the code has the same version
+(``core.version.results_version``: the source of ``core`` and the numerical
+libraries' versions, so an uncommitted edit is a new version).  Storing
 is best effort: when the store is held by another writer for longer than
 ``WRITE_WAIT_S`` the result is simply not persisted this time.
 """
@@ -26,7 +28,7 @@ from typing import Any, Generic, TypeVar
 from core import codec
 from core.store import Store, StoreError
 from core.store.queries import VOTES_SEGMENT
-from core.version import code_version
+from core.version import results_version
 
 T = TypeVar("T")
 WRITE_WAIT_S = 1.0
@@ -81,7 +83,7 @@ def lookup(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any], stamp: s
     except codec.NotEncodable:
         return None
     digest = hashlib.sha256(blob).hexdigest()[:32]
-    return Lookup(f"{kind}:{digest}", kind, stamp, f"{code_version()}/codec{codec.CODEC_VERSION}")
+    return Lookup(f"{kind}:{digest}", kind, stamp, f"{results_version()}/codec{codec.CODEC_VERSION}")
 
 
 def load(store: Store, at: Lookup) -> tuple[bool, Any]:
