@@ -74,6 +74,9 @@ PAGE_TITLES = {
 # server process, and while another process holds the store the last version
 # stands, so cached results keep showing under one notice.
 READ_WAIT_S = 5.0  # a loader waits this long for a store another process holds (each hold is one operation)
+# A page run's reads come in a burst: the file stays open this long after each, so the next one joins it
+# (Store.open's linger_s; it goes at once when a writer asks).
+READ_LINGER_S = 0.25
 TOKEN_REFRESH_S = 2.0
 # While a run writes, the all-judges token (Overview, Judge bias, Judges & annotators: results over every
 # judge) advances at most this often; each advance recomputes those pages' fits, and recomputing them
@@ -189,7 +192,7 @@ def start_precompute(path: str) -> None:
 @contextmanager
 def reading() -> Iterator[Store]:
     """The store, open read-only for the queries of one cached loader, closed after."""
-    with app_data.open_store(db_path(), read_only=True, wait_s=READ_WAIT_S) as store:
+    with app_data.open_store(db_path(), read_only=True, wait_s=READ_WAIT_S, linger_s=READ_LINGER_S) as store:
         yield store
 
 

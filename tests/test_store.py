@@ -356,6 +356,96 @@ def test_a_writer_is_not_starved_by_readers_that_keep_the_store_open(tmp_path, m
     assert min(counts) > 10  # readers kept reading
 
 
+def _lets_go(path: str, within_s: float) -> bool:
+    from core.store.base import READ_ANCHORS
+
+    deadline = time.monotonic() + within_s
+    while READ_ANCHORS.holds(path):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_lingering_read_keeps_the_file_for_the_next_read_and_then_lets_another_process_write(tmp_path):
+    from core.store.base import READ_ANCHORS
+
+    db = tmp_path / "l.duckdb"
+    with Store.open(db) as s:
+        s.write_dataset(_tiny_tables("t"))
+    with Store.open(db, read_only=True, linger_s=0.6) as s:
+        assert list(s.datasets()["name"]) == ["t"]
+    assert READ_ANCHORS.holds(str(db))
+    with Store.open(db, read_only=True, linger_s=0.6) as s:  # joins the instance the anchor keeps
+        assert list(s.datasets()["name"]) == ["t"]
+    with Store.open(db, read_only=True) as s:  # a reader without linger neither takes nor ends the anchor
+        s.datasets()
+    assert READ_ANCHORS.holds(str(db))
+    assert _lets_go(str(db), within_s=10.0)
+    code = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r}); from core.store import Store\n"
+        f"with Store.open({str(db)!r}, wait_s=0) as s: s.put_result('k', 'kind', None, 'stamp', 'code', b'x', 0.0)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)  # wait_s=0: the file is free
+    with Store.open(db, read_only=True, linger_s=0.6) as s:
+        assert s.get_result("k", "stamp", "code") == b"x"
+    READ_ANCHORS.drop(str(db))
+
+
+def test_a_writer_of_this_process_takes_the_file_from_a_lingering_read_at_once(tmp_path):
+    from core.store.base import READ_ANCHORS
+
+    db = tmp_path / "w.duckdb"
+    with Store.open(db) as s:
+        s.write_dataset(_tiny_tables("t"))
+    with Store.open(db, read_only=True, linger_s=60.0) as s:
+        s.datasets()
+    assert READ_ANCHORS.holds(str(db))
+    with Store.open(db, wait_s=0) as w:  # DuckDB refuses a writer beside a read-only instance of this process
+        w.write_dataset(_tiny_tables("u"))
+    assert not READ_ANCHORS.holds(str(db))
+    with Store.open(db, read_only=True, linger_s=60.0) as s:
+        assert sorted(s.datasets()["name"]) == ["t", "u"]  # a new instance: the write is seen
+    READ_ANCHORS.drop(str(db))
+
+
+@pytest.mark.parametrize("drop_on_intent", [True, False])
+def test_a_writer_of_another_process_is_not_kept_out_by_reads_that_linger(tmp_path, monkeypatch, drop_on_intent):
+    """This process reads back to back, each read lingering a minute (so the file is never free); another
+    process's writer announces itself, the next read lets the file go, and the writer gets in within its
+    wait.  The control keeps the anchor through the announcement: the writer never gets in."""
+    from core.store import base
+
+    db = tmp_path / "x.duckdb"
+    with Store.open(db) as s:
+        s.write_dataset(_tiny_tables("t"))
+    with Store.open(db, read_only=True, linger_s=60.0) as s:
+        s.datasets()
+    if not drop_on_intent:
+        monkeypatch.setattr(base.READ_ANCHORS, "drop", lambda path: None)
+    code = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r}); from core.store import Store\n"
+        f"with Store.open({str(db)!r}, wait_s=4) as s: s.put_result('k', 'kind', None, 'stamp', 'code', b'x', 0.0)"
+    )
+    writer = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+    reads = 0
+    while writer.poll() is None:
+        with Store.open(db, read_only=True, wait_s=5, linger_s=60.0) as s:
+            s.datasets()
+        reads += 1
+        time.sleep(0.05)
+    err = writer.communicate(timeout=60)[1]
+    monkeypatch.undo()
+    base.READ_ANCHORS.drop(str(db))
+    assert reads > 3
+    if drop_on_intent:
+        assert writer.returncode == 0, err
+        with Store.open(db, read_only=True) as s:
+            assert s.get_result("k", "stamp", "code") == b"x"
+    else:
+        assert writer.returncode != 0 and "is in use by" in err  # the control: kept out for its whole wait
+
+
 @pytest.mark.parametrize("first_read_only", [True, False])
 def test_a_read_and_a_write_in_one_process_wait_for_each_other(tmp_path, first_read_only):
     """The dashboard persists results (a brief write) while its sessions read: in one process DuckDB

@@ -22,13 +22,17 @@ if TYPE_CHECKING:
 EXPORT_TABLES = ("battles", "judgments")
 
 
-def open_store(path: str | Path | None = None, read_only: bool = False, wait_s: float = 0.0) -> Store:
+def open_store(
+    path: str | Path | None = None, read_only: bool = False, wait_s: float = 0.0, linger_s: float = 0.0
+) -> Store:
     """The store at ``path`` (default ``data/arena.duckdb``); raises ``StoreError`` with the reason.
 
     ``wait_s``: how long to wait while another process holds the file (each
-    holder keeps it for one operation, so a few seconds is usually enough).
+    holder keeps it for one operation, so a few seconds is usually enough);
+    ``linger_s``: how long a reader keeps the file open for the next read (``Store.open``).
     """
-    return Store.open(path if path is not None else DEFAULT_DB, read_only=read_only, wait_s=wait_s)
+    path = path if path is not None else DEFAULT_DB
+    return Store.open(path, read_only=read_only, wait_s=wait_s, linger_s=linger_s)
 
 
 def version_token(store: Store) -> str:
