@@ -130,14 +130,17 @@ with page_guard("The judges & annotators page"):
         if isinstance(ann, Unavailable):
             st.warning(ann.reason)
         else:
-            many = int((~ann["excluded"]).sum()) > charts.WEBGL_ABOVE
+            kept = ann[~ann["excluded"]]
+            n_reliable = int((kept["status"] == "reliable").sum())
             show_chart(
                 partial(charts.annotator_abilities, ann),
                 key="amelo",
                 how_to_read=(
-                    "each point is an annotator; the 95% intervals are drawn for the flagged ones (with this many "
-                    "annotators the reliable ones' would only cover the cloud: their hover gives them)"
-                    if many
+                    f"the {n_reliable:,} reliable annotators are drawn as a density (the darker a cell, the more "
+                    "of them voted about that often with about that ability; as points they would only cover each "
+                    "other, and the CSV below lists each with its interval); each flagged annotator is a point "
+                    "with its 95% interval"
+                    if n_reliable > charts.WEBGL_ABOVE
                     else "each point is an annotator with its 95% interval"
                 )
                 + "; ability says how strongly their votes "
@@ -145,7 +148,6 @@ with page_guard("The judges & annotators page"):
                 "(adversarial, orange ×); straddling zero: their votes carry no information about the "
                 "ranking (uninformative, grey ◆); the paper's rule flags ability ≤ 0.",
             )
-            kept = ann[~ann["excluded"]]
             c1, c2, c3 = st.columns(3)
             c1.metric(
                 "adversarial", int((kept["status"] == "adversarial").sum()), help="ability significantly below zero"
@@ -161,6 +163,14 @@ with page_guard("The judges & annotators page"):
                 help=f"{int(ann['excluded'].sum())} annotators with fewer than {min_records} votes left out",
             )
             st.caption(app_judges.annotator_truth_caption(kept) or "")
+            st.download_button(
+                "Annotator abilities (CSV)",
+                lambda: app_judges.annotator_table(kept).to_csv(index=False),
+                f"annotator_abilities_{dataset}.csv",
+                "text/csv",
+                key="amelo_csv",
+                icon=":material/download:",
+            )
 
     # ------------------------------------------------------- online Elo
     st.subheader("Online Elo instability")

@@ -710,18 +710,29 @@ def coverage_curve(table: pd.DataFrame, methods: list[str], alpha_marker: float 
 
 
 # ------------------------------------------------------ judges & annotators
+DENSITY_CELLS = (60, 40)  # (votes, ability) cells of the reliable annotators' density above WEBGL_ABOVE of them
+
+
 def annotator_abilities(ann: pd.DataFrame) -> go.Figure:
     """Estimated ability per annotator with its 95% interval, by status (reliable, uninformative, adversarial).
 
-    When the frame has ``kind``/``true_ability`` (simulated annotators), the
-    hover shows them so the flags can be checked against the truth.
+    Above :data:`WEBGL_ABOVE` reliable annotators their cloud is drawn as a
+    density (how many fall in each cell of votes × ability), the flagged
+    ones still as points with their intervals: thousands of overlapping
+    points show no more than the density and cost the browser ~0.4 s a
+    visit.  When the frame has ``kind``/``true_ability`` (simulated
+    annotators), the hover shows them so the flags can be checked against
+    the truth.
     """
     a = ann[~ann["excluded"]]
     fig = go.Figure()
     has_truth = "kind" in a and a["kind"].notna().any()
-    # Drawn by WebGL above a few thousand annotators: as SVG, 20,000 markers with their error bars took
-    # the browser ~5 s to draw on every visit.
-    trace = go.Scattergl if len(a) > WEBGL_ABOVE else go.Scatter
+    reliable = a[a["status"] == "reliable"]
+    dense = len(reliable) > WEBGL_ABOVE
+    if dense:
+        fig.add_trace(_density(reliable["n_records"], reliable["ability_rel"], OKABE_ITO[0], "reliable"))
+    flagged = len(a) - (len(reliable) if dense else 0)
+    trace = go.Scattergl if flagged > WEBGL_ABOVE else go.Scatter
     styles = (
         ("reliable", OKABE_ITO[0], "circle", 8),
         ("uninformative", NEUTRAL, "diamond", 10),
@@ -729,21 +740,18 @@ def annotator_abilities(ann: pd.DataFrame) -> go.Figure:
     )
     for status, colour, symbol, size in styles:
         s = a[a["status"] == status]
-        if s.empty:
+        if s.empty or (dense and status == "reliable"):
             continue
         custom = np.c_[s["kind"].fillna("?"), s["true_ability"]] if has_truth else None
         truth = "<br>simulated as %{customdata[0]} (true κ %{customdata[1]:.2f})" if has_truth else ""
         half = Z95 * s["ability_se_rel"]
-        # Above the WebGL threshold the reliable annotators' intervals are left out (the hover still gives
-        # them): thousands of overlapping bars draw no more than the cloud, and cost the browser seconds.
-        bars = not (trace is go.Scattergl and status == "reliable")
         fig.add_trace(
             trace(
                 x=s["n_records"],
                 y=s["ability_rel"],
                 mode="markers",
                 name=status,
-                error_y=dict(type="data", array=half.to_numpy(), thickness=1, width=0, color=colour, visible=bars),
+                error_y=dict(type="data", array=half.to_numpy(), thickness=1, width=0, color=colour),
                 marker=dict(color=colour, size=size, symbol=symbol),
                 text=s["annotator"],
                 customdata=custom,
@@ -756,10 +764,31 @@ def annotator_abilities(ann: pd.DataFrame) -> go.Figure:
     fig.add_hline(y=1, line_dash="dot", line_color=NEUTRAL, annotation_text="average annotator")
     return _layout(
         fig,
-        "Annotator abilities (am-ELO) with 95% intervals",
+        "Annotator abilities (am-ELO)"
+        + (": reliable ones as a density, flagged ones" if dense else "")
+        + " with 95% intervals",
         "votes cast (count)",
         "ability relative to the mean (1 = average)",
         height=440,
+    )
+
+
+def _density(x: pd.Series, y: pd.Series, colour: str, name: str) -> go.Heatmap:
+    """How many (x, y) fall in each of :data:`DENSITY_CELLS` equal cells over their range; empty cells blank."""
+    nx, ny = DENSITY_CELLS
+    x_edges = np.linspace(float(x.min()), float(x.max()) + 1e-9, nx + 1)
+    y_edges = np.linspace(float(y.min()), float(y.max()) + 1e-9, ny + 1)
+    counts, _, _ = np.histogram2d(x.to_numpy(float), y.to_numpy(float), bins=[x_edges, y_edges])
+    r, g, b = (int(colour[k : k + 2], 16) for k in (1, 3, 5))
+    return go.Heatmap(
+        x=(x_edges[1:] + x_edges[:-1]) / 2,
+        y=(y_edges[1:] + y_edges[:-1]) / 2,
+        z=np.where(counts.T > 0, counts.T, np.nan),
+        name=name,
+        colorscale=[[0.0, f"rgba({r},{g},{b},0.15)"], [1.0, f"rgb({r},{g},{b})"]],
+        colorbar=dict(title=dict(text=f"{name}<br>annotators"), thickness=12, len=0.6),
+        hovertemplate=f"%{{z:.0f}} {name} annotators with about %{{x:.0f}} votes and ability about %{{y:.2f}}"
+        "<extra></extra>",
     )
 
 

@@ -82,12 +82,30 @@ def test_annotator_abilities_draw_every_annotator_with_its_interval():
         assert np.allclose(t.error_y.array, 1.959963984540054 * group["ability_se_rel"].to_numpy())
 
 
-def test_thousands_of_annotators_are_drawn_by_webgl_with_the_flagged_intervals_kept():
-    ann = _annotators(charts.WEBGL_ABOVE + 500)
+def test_thousands_of_reliable_annotators_are_a_density_and_the_flagged_keep_their_points_and_intervals():
+    ann = _annotators(charts.WEBGL_ABOVE * 3)
+    reliable = ann[ann["status"] == "reliable"]
+    assert len(reliable) > charts.WEBGL_ABOVE
     fig = charts.annotator_abilities(ann)
-    assert {t.type for t in fig.data} == {"scattergl"}
-    by_status = {t.name: t for t in fig.data}
-    assert sum(len(t.x) for t in fig.data) == len(ann)  # every annotator is still a point
-    assert by_status["reliable"].error_y.visible is False
+    by_name = {t.name: t for t in fig.data}
+    density = by_name["reliable"]
+    assert density.type == "heatmap"
+    z = np.nan_to_num(np.asarray(density.z, float))
+    assert z.sum() == len(reliable)  # every reliable annotator counted once
+    # a cell's count is the number of reliable annotators inside its edges (cells are equal, centred on x, y)
+    x, y = np.asarray(density.x), np.asarray(density.y)
+    dx, dy = x[1] - x[0], y[1] - y[0]
+    for j, i in [np.unravel_index(np.argmax(z), z.shape), (len(y) // 2, len(x) // 3)]:
+        inside = (
+            (reliable["n_records"] >= x[i] - dx / 2)
+            & (reliable["n_records"] < x[i] + dx / 2)
+            & (reliable["ability_rel"] >= y[j] - dy / 2)
+            & (reliable["ability_rel"] < y[j] + dy / 2)
+        )
+        assert z[j, i] == inside.sum()
     for status in ("adversarial", "uninformative"):
-        assert by_status[status].error_y.visible is True and len(by_status[status].error_y.array) > 0
+        t, group = by_name[status], ann[ann["status"] == status]
+        assert t.type == "scatter" and list(t.text) == group["annotator"].tolist()  # each flagged one a point
+        assert t.error_y.visible is not False
+        assert np.allclose(t.error_y.array, 1.959963984540054 * group["ability_se_rel"].to_numpy())
+    assert {t.type for t in charts.annotator_abilities(ann.iloc[: charts.WEBGL_ABOVE // 2]).data} == {"scatter"}

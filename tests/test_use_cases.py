@@ -168,3 +168,22 @@ def test_a_degenerate_human_interval_says_why_in_the_table():
         lo, hi = (float(v) for v in table.loc[m, "95% CI"].split("–"))
         assert lo < table.loc[m, "Human Elo"] < hi
     assert any("perfect record" in i or "never lost" in i for i in human.issues)
+
+
+def test_the_annotator_download_lists_each_kept_annotator_once_with_its_interval():
+    from core.app.judges import annotator_abilities, annotator_table
+    from core.simulate import DemoConfig, simulate_arena
+    from core.store import Store
+
+    with Store.open(":memory:") as store:
+        store.write_dataset(simulate_arena(0, DemoConfig.small()))
+        ann = annotator_abilities(store, "demo", 20)
+    kept = ann[~ann["excluded"]]
+    table = annotator_table(kept).set_index("annotator")
+    assert sorted(table.index) == sorted(kept["annotator"]) and table.index.is_unique
+    row = kept.set_index("annotator").loc[table.index]
+    assert (table["votes"] == row["n_records"]).all() and (table["status"] == row["status"]).all()
+    np.testing.assert_allclose(table["ability_upper95"] - table["ability"], 1.959963984540054 * row["ability_se_rel"])
+    np.testing.assert_allclose(table["ability"] - table["ability_lower95"], 1.959963984540054 * row["ability_se_rel"])
+    assert table["ability"].is_monotonic_increasing
+    assert set(table["simulated_kind"]) <= {"honest", "flipper", "random"}  # the simulator's truth rides along

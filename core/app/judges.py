@@ -12,6 +12,7 @@ import pandas as pd
 from core.app import Unavailable
 from core.app.data import REPLAY_SAMPLE
 from core.datahome import shared_file
+from core.domain import Z95
 from core.stats.amelo import fit_amelo
 from core.stats.consistency import ConsistencyStudy, study
 from core.stats.ratings import ShuffleStudy, online_elo_shuffles
@@ -22,6 +23,7 @@ __all__ = [
     "JudgeElo",
     "ShuffleStudy",
     "annotator_abilities",
+    "annotator_table",
     "consistency_from_contests",
     "consistency_study",
     "contests",
@@ -101,6 +103,27 @@ def annotator_abilities(store: Store, dataset: str, min_records: int) -> pd.Data
         return Unavailable(f"am-ELO cannot be fitted: {exc}")
     truth = store.annotators_frame(dataset)[["annotator", "kind", "true_ability"]]
     return res.annotators.merge(truth, on="annotator", how="left")
+
+
+def annotator_table(annotators: pd.DataFrame) -> pd.DataFrame:
+    """One row per annotator of an am-ELO fit, as downloaded: votes, ability with its 95% interval, flags
+    (and the simulated kind and true ability when the store has them)."""
+    half = Z95 * annotators["ability_se_rel"]
+    out = pd.DataFrame(
+        {
+            "annotator": annotators["annotator"],
+            "votes": annotators["n_records"],
+            "ability": annotators["ability_rel"],
+            "ability_lower95": annotators["ability_rel"] - half,
+            "ability_upper95": annotators["ability_rel"] + half,
+            "status": annotators["status"],
+            "anomalous_paper_rule": annotators["anomalous"],
+        }
+    )
+    if "kind" in annotators and annotators["kind"].notna().any():
+        out["simulated_kind"] = annotators["kind"]
+        out["simulated_true_ability"] = annotators["true_ability"]
+    return out.sort_values(["ability", "annotator"], ignore_index=True)
 
 
 def annotator_truth_caption(annotators: pd.DataFrame) -> str | None:
