@@ -105,6 +105,14 @@ def test_consistency_formula_by_hand():
     var = (3 * (2 / 3) * (1 / 3) + 3 * 0.5 * 0.5) / 6
     assert s["consistency"] == pytest.approx(1 - 4 * var)
     assert s["first_position_win_rate"] == pytest.approx(3 / 5)
+    # its Wilson interval (3 of 5 decisive contests won by the first position) as two plain float columns
+    n, p, z = 5, 3 / 5, 1.959963984540054
+    centre, half = (
+        (p + z * z / (2 * n)) / (1 + z * z / n),
+        z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n),
+    )
+    assert (s["first_position_lower"], s["first_position_upper"]) == pytest.approx((centre - half, centre + half))
+    pd.util.hash_pandas_object(consistency_scores(c))  # hashable as it is (Streamlit's caches hash it)
 
 
 PAPER_TABLE_1 = {  # consistency-proxy.txt, Table 1 (three decimals)

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             "n_contests": int(r["n_contests"]),
             "arena_elo": r.get("arena_elo"),
             "first_position_win_rate": r["first_position_win_rate"],
-            "first_position_ci": r["first_position_ci"],
+            "first_position_ci": [r["first_position_lower"], r["first_position_upper"]],
             "predicted_elo": r.get("predicted_elo"),
         }
         for r in s.judges.to_dict("records")

@@ -58,8 +58,11 @@ def consistency_scores(contests: pd.DataFrame, matchups: set[tuple[str, str]] | 
     first_won = decisive & (c["winner"] == c["first"])
     pos = pd.DataFrame({"judge": c["judge"], "decisive": decisive, "first": first_won}).groupby("judge").sum()
     out["first_position_win_rate"] = out["judge"].map(pos["first"] / pos["decisive"])
+    # the Wilson interval as two float columns: a column of [lo, hi] arrays is not hashable (Streamlit's caches
+    # hash their arguments) and not a column Arrow or a CSV holds
     cis = {j: wilson(pos.loc[j, "first"], pos.loc[j, "decisive"]) for j in pos.index}
-    out["first_position_ci"] = out["judge"].map(lambda j: list(cis[j]))
+    out["first_position_lower"] = out["judge"].map(lambda j: float(cis[j][0]))
+    out["first_position_upper"] = out["judge"].map(lambda j: float(cis[j][1]))
     return out.reset_index(drop=True)
 
 
