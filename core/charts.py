@@ -134,6 +134,8 @@ def coverage_heatmap(pairs: pd.DataFrame, models: list[str] | None = None) -> go
         i, j = p["model_1"].map(idx).to_numpy(int), p["model_2"].map(idx).to_numpy(int)
         mat[i, j] = mat[j, i] = p["n_battles"].to_numpy(float)
     z = np.where(mat > 0, mat, np.nan)
+    if np.nanmax(z, initial=0.0) < 2**24:
+        z = z.astype(np.float32)  # every count below 2^24 exactly, in half the bytes (250 models: 0.33 MB less)
     fig = go.Figure(
         go.Heatmap(
             z=z,

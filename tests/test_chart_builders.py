@@ -109,3 +109,25 @@ def test_thousands_of_reliable_annotators_are_a_density_and_the_flagged_keep_the
         assert t.error_y.visible is not False
         assert np.allclose(t.error_y.array, 1.959963984540054 * group["ability_se_rel"].to_numpy())
     assert {t.type for t in charts.annotator_abilities(ann.iloc[: charts.WEBGL_ABOVE // 2]).data} == {"scatter"}
+
+
+def test_the_coverage_heatmap_holds_every_pair_count_exactly_and_leaves_unplayed_pairs_blank():
+    rng = np.random.default_rng(5)
+    models = [f"m{k:03d}" for k in range(40)]
+    pairs = pd.DataFrame(
+        [
+            (a, b, int(rng.integers(1, 5_000_000)))
+            for i, a in enumerate(models)
+            for b in models[i + 1 :]
+            if rng.random() < 0.6
+        ],
+        columns=["model_1", "model_2", "n_battles"],
+    )
+    z = np.asarray(charts.coverage_heatmap(pairs, models).data[0].z, float)
+    expected = np.full((40, 40), np.nan)
+    for a, b, n in pairs.itertuples(index=False):
+        expected[models.index(a), models.index(b)] = expected[models.index(b), models.index(a)] = n
+    np.testing.assert_array_equal(z, expected)  # symmetric, exact (float32 holds these), NaN where unplayed
+    big = pairs.assign(n_battles=pairs["n_battles"] + 2**24 + 1)  # past float32's exact integers: kept as float64
+    z_big = np.asarray(charts.coverage_heatmap(big, models).data[0].z, float)
+    assert np.nansum(z_big) == 2 * big["n_battles"].sum()

@@ -111,18 +111,7 @@ def save(
 ) -> bool:
     """Persist ``value`` (a brief write, waiting at most ``wait_s``, default :data:`WRITE_WAIT_S`, for the
     store); False when it cannot be encoded or the store stays held."""
-    try:
-        payload = codec.encode(value)
-    except codec.NotEncodable as exc:
-        log.info("result %s is not persisted: %s", at.kind, exc)
-        return False
-    try:
-        with Store.open(path, read_only=False, wait_s=WRITE_WAIT_S if wait_s is None else wait_s) as store:
-            store.put_result(at.key, at.kind, dataset, at.stamp, at.code, payload, seconds)
-    except StoreError as exc:
-        log.info("result %s not persisted this time: %s", at.kind, exc)
-        return False
-    return True
+    return save_many(path, [(at, value, dataset, seconds)], WRITE_WAIT_S if wait_s is None else wait_s)
 
 
 def save_many(path: str | Path, items: Sequence[tuple[Lookup, Any, str | None, float]], wait_s: float) -> bool:
@@ -134,6 +123,8 @@ def save_many(path: str | Path, items: Sequence[tuple[Lookup, Any, str | None, f
             payloads.append((at, codec.encode(value), dataset, seconds))
         except codec.NotEncodable as exc:
             log.info("result %s is not persisted: %s", at.kind, exc)
+    if not payloads:
+        return not items
     try:
         with Store.open(path, read_only=False, wait_s=wait_s) as store:
             for at, payload, dataset, seconds in payloads:
