@@ -230,9 +230,14 @@ class ReadAnchors:
         self._wake = threading.Event()
         self._closer: threading.Thread | None = None
 
+    @staticmethod
+    def _key(path: str) -> str:
+        return os.path.abspath(path)  # one file, however a caller spells it (DuckDB's own instances do the same)
+
     def keep(self, path: str, linger_s: float) -> None:
         """Hold ``path`` open until ``linger_s`` from now; called while a connection to it is still open."""
         deadline = time.monotonic() + linger_s
+        path = self._key(path)
         with self._lock:
             held = self._held.get(path)
             if held is not None:
@@ -250,13 +255,13 @@ class ReadAnchors:
 
     def drop(self, path: str) -> None:
         with self._lock:
-            held = self._held.pop(path, None)
+            held = self._held.pop(self._key(path), None)
         if held is not None:
             held[0].close()
 
     def holds(self, path: str) -> bool:
         with self._lock:
-            return path in self._held
+            return self._key(path) in self._held
 
     def _close_expired(self) -> None:
         while True:
