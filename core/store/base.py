@@ -192,17 +192,20 @@ def write_intent_path(path: str) -> Path:
     return Path(path + ".write-wanted")
 
 
+def _intent_is_fresh(path: str) -> bool:
+    """Whether a writer has announced itself and is still trying (an older intent was left by one that gave up
+    or died)."""
+    try:
+        age = time.time() - write_intent_path(path).stat().st_mtime
+    except OSError:
+        return False
+    return age <= WRITE_INTENT_TTL_S
+
+
 def _await_writer(path: str, wait_s: float) -> None:
     """Before a read: let a waiting writer go first (bounded by ``wait_s`` and the intent's freshness)."""
-    intent = write_intent_path(path)
     deadline = time.monotonic() + min(wait_s, WRITE_INTENT_TTL_S)
-    while True:
-        try:
-            age = time.time() - intent.stat().st_mtime
-        except OSError:
-            return  # no writer waiting
-        if age > WRITE_INTENT_TTL_S:
-            return  # left by a writer that gave up or died
+    while _intent_is_fresh(path):
         READ_ANCHORS.drop(path)  # this process's lingering instance would keep the writer out
         if time.monotonic() >= deadline:
             return
@@ -227,6 +230,7 @@ class ReadAnchors:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._held: dict[str, tuple[duckdb.DuckDBPyConnection, float]] = {}
+        self._writers: dict[str, int] = {}  # writers of this process trying to get in, per file
         self._wake = threading.Event()
         self._closer: threading.Thread | None = None
 
@@ -237,8 +241,12 @@ class ReadAnchors:
     def keep(self, path: str, linger_s: float) -> None:
         """Hold ``path`` open until ``linger_s`` from now; called while a connection to it is still open."""
         deadline = time.monotonic() + linger_s
+        if _intent_is_fresh(path):
+            return  # another process's writer is waiting: no new anchor in its way
         path = self._key(path)
         with self._lock:
+            if self._writers.get(path):
+                return  # nor in the way of one of this process
             held = self._held.get(path)
             if held is not None:
                 self._held[path] = (held[0], max(held[1], deadline))
@@ -252,6 +260,21 @@ class ReadAnchors:
                 self._closer = threading.Thread(target=self._close_expired, name="store-read-anchors", daemon=True)
                 self._closer.start()
         self._wake.set()
+
+    @contextmanager
+    def writer_waiting(self, path: str) -> Iterator[None]:
+        """While a writer of this process tries to get in: the anchor goes, and no reader makes a new one."""
+        key = self._key(path)
+        with self._lock:
+            self._writers[key] = self._writers.get(key, 0) + 1
+        self.drop(path)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._writers[key] -= 1
+                if not self._writers[key]:
+                    del self._writers[key]
 
     def drop(self, path: str) -> None:
         with self._lock:
@@ -289,8 +312,12 @@ def _connect(path: str, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnec
         return duckdb.connect(path, read_only=read_only)
     if read_only:
         _await_writer(path, wait_s)
-    else:
-        READ_ANCHORS.drop(path)  # our own lingering reader would make DuckDB refuse this writer
+        return _connect_retrying(path, True, wait_s)
+    with READ_ANCHORS.writer_waiting(path):  # our own lingering readers would make DuckDB refuse this writer
+        return _connect_retrying(path, False, wait_s)
+
+
+def _connect_retrying(path: str, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
     start = time.monotonic()
     delay = 0.01
     intent = write_intent_path(path)
