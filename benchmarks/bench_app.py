@@ -22,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,27 +113,14 @@ def _first_leaderboard_in_chromium(db: Path, rounds: int = 3) -> dict[str, list[
 
 
 def _start_floor_app() -> tuple[subprocess.Popen, str]:
-    from tests.test_browser import _free_port
+    from tests.test_browser import _start_streamlit
 
-    port = _free_port()
     # its modules imported before the server starts, as serve.py imports the dashboard's
     launch = (
         "import sys, numpy, pandas, plotly.graph_objects; from streamlit.web import cli; "
         "sys.argv = ['streamlit', 'run', *sys.argv[1:]]; sys.exit(cli.main())"
     )
-    cmd = [sys.executable, "-c", launch, str(ROOT / "benchmarks" / "floor_app.py")]
-    flags = ["--server.headless", "true", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen([*cmd, *flags], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://localhost:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-            return proc, url
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("the floor app did not start within 60 s")
+    return _start_streamlit(["-c", launch, str(ROOT / "benchmarks" / "floor_app.py")])
 
 
 def _first_draw(proc: subprocess.Popen, url: str, landing: str | None = None) -> float:

@@ -50,23 +50,18 @@ def _free_port() -> int:
 def _start_app(db: Path, extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
     """The dashboard on a free port, started as ``make run`` starts it: ``serve.py`` (``streamlit run app.py``
     with the page modules imported first)."""
+    return _start_streamlit([str(ROOT / "serve.py")], {"ARENA_DB": str(db), **(extra_env or {})})
+
+
+def _start_streamlit(launch: list[str], extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """``python *launch`` (a launcher that ends in ``streamlit run``, given the server's options) headless on
+    a free local port, once the server answers its health check; (process, URL)."""
     port = _free_port()
-    env = {**os.environ, "ARENA_DB": str(db), **(extra_env or {})}
+    options = ["--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1"]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "serve.py"),
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
-        ],
+        [sys.executable, *launch, *options, "--browser.gatherUsageStats", "false"],
         cwd=ROOT,
-        env=env,
+        env={**os.environ, **(extra_env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -77,7 +72,7 @@ def _start_app(db: Path, extra_env: dict[str, str] | None = None) -> tuple[subpr
             urllib.request.urlopen(url + "/_stcore/health", timeout=1)
             return proc, url
         except OSError:
-            time.sleep(0.5)
+            time.sleep(0.2)
     proc.kill()
     pytest.fail("streamlit did not start within 60 s")
 
