@@ -22,7 +22,7 @@ st.title("Analyses")
 
 @st.cache_data(show_spinner=False)
 def alignment(dataset: str, judge: str | None, token: str) -> analyses.AlignmentResult | Unavailable:
-    bar, progress = progress_callback("Bootstrapping prompts…")
+    bar, progress = progress_callback("Fitting each ranking…")
     try:
         return read_persisted(analyses.alignment, dataset, judge, token=token, progress=progress)
     finally:
@@ -63,8 +63,10 @@ with page_guard("The analyses page"):
             st.dataframe(res.table().round(3), hide_index=True)
             caption(
                 "Kendall's τ between the accuracy ranking and each pairwise ranking, with K_D = (1 − τ)/2 the "
-                "share of model pairs to swap; intervals resample prompts. Discriminative pairs: exactly one "
-                f"answer correct ({res.discriminative_share:.0%} of graded battles)."
+                "share of model pairs to swap; 95% percentile intervals from resampling the compared models (they "
+                "say how much τ depends on which models are compared; resampling prompts would pull every "
+                "resampled τ below the estimate). Discriminative pairs: exactly one answer correct "
+                f"({res.discriminative_share:.0%} of graded battles)."
             )
             ranking = st.selectbox("ranking", sorted(res.scores["ranking"].unique()), key="align_ranking")
             show_chart(partial(charts.alignment_scatter, res.scores, ranking), key="alignment_scatter")

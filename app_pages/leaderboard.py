@@ -259,33 +259,20 @@ with page_guard("The leaderboard"):
         st.warning(view.note)
     available = [m for m in DASHBOARD_METHODS if f"{m}_elo" in view.table]
     shown = available if present else shown_methods(available)
-    labels = {
-        "human": "human Elo",
-        "hard": "Hard-Elo (judge labels)",
-        "soft": f"Soft-Elo (τ = {tau:.3g})" if tau else "Soft-Elo",
-    }
-    methods = {f"{m}_elo": labels[m] for m in shown}
-    plot = rows.copy()
-    interval_col, interval_label = None, ""
-    if view.has_intervals and f"{view.interval_method}_elo" in methods:
-        interval_col = f"{view.interval_method}_elo"
-        plot[f"{interval_col}_lower"], plot[f"{interval_col}_upper"] = plot["interval_lower"], plot["interval_upper"]
-        interval_label = f"{1 - alpha:.0%} conformal intervals for human Elo"
-    elif "human_elo" in methods:
-        interval_col, interval_label = "human_elo", "95% intervals of the human Elo"
-    if not methods:
+    drawn = lb.chart_input(view, shown, rows)
+    if not drawn.methods:
         notice("select at least one leaderboard to draw.")
     else:
         fig = partial(
             charts.leaderboard_intervals,
-            plot,
-            methods,
-            interval=interval_col,
-            interval_label=interval_label,
+            drawn.frame,
+            drawn.methods,
+            interval=drawn.interval,
+            interval_label=drawn.interval_label,
             highlight=pinned,
         )
         around = {"soft": "Soft-Elo", "hard": "Hard-Elo", "human": "human Elo"}
-        drawn_around = around.get((interval_col or "").replace("_elo", ""), "")
+        drawn_around = around.get((drawn.interval or "").replace("_elo", ""), "")
         show_chart(
             fig,
             key="leaderboard_chart",
@@ -297,10 +284,10 @@ with page_guard("The leaderboard"):
                     f"The bar around the {drawn_around} marker is "
                     + (
                         "the conformal interval where the model's human Elo should lie."
-                        if view.has_intervals and interval_col != "human_elo"
+                        if drawn.conformal
                         else "its 95% confidence interval."
                     )
-                    if interval_col
+                    if drawn.interval
                     else "No intervals are drawn for the methods shown."
                 )
             ),

@@ -575,10 +575,34 @@ def display_table(view: LeaderboardView, rows: pd.DataFrame | None = None) -> pd
             out[f"{label.split('-')[0]} CI"] = _interval_text(t[f"{m}_lower"], t[f"{m}_upper"], d)
     if "n_judged" in t:
         out["Judged"] = t["n_judged"].astype("Int64")
-    if "human_rank" in t and view.interval_method is not None and f"{view.interval_method}_rank" in t:
-        shift = t["human_rank"].astype("Float64") - t[f"{view.interval_method}_rank"].astype("Float64")
-        out["Δ rank"] = shift.astype("Int64")
+    shift = rank_change(view, t)
+    if shift is not None:
+        out["Δ rank"] = shift
     return out.reset_index(drop=True)
+
+
+def ordinal_rank(elo: pd.Series) -> pd.Series:
+    """1 for the highest Elo, 2 for the next…; equal Elo share the better place; NaN stays unranked."""
+    return elo.astype(float).rank(ascending=False, method="min").astype("Int64")
+
+
+def rank_change(view: LeaderboardView, rows: pd.DataFrame | None = None) -> pd.Series | None:
+    """How many places the judge moves each model against the human ranking (positive: the judge ranks it higher).
+
+    Both ranks are ordinal (by point estimate) over the models that have both a human Elo and the judge's Elo,
+    so that the column compares like with like: a tie-aware rank against an ordinal one only moves one way.
+    None when the view has no human Elo or no judge Elo.
+    """
+    t = view.table
+    judge_col = f"{view.interval_method}_elo"
+    if "human_elo" not in t or view.interval_method is None or judge_col not in t:
+        return None
+    both = t["human_elo"].notna() & t[judge_col].notna()
+    shift = pd.Series(pd.NA, index=t.index, dtype="Int64")
+    shift[both] = ordinal_rank(t.loc[both, "human_elo"]) - ordinal_rank(t.loc[both, judge_col])
+    by_model = dict(zip(t["model"], shift))
+    target = t if rows is None else rows
+    return pd.Series([by_model.get(m, pd.NA) for m in target["model"]], index=target.index, dtype="Int64")
 
 
 def column_help(view: LeaderboardView) -> dict[str, str]:
@@ -600,7 +624,8 @@ def column_help(view: LeaderboardView) -> dict[str, str]:
         "Hard-Elo": "Bradley–Terry on the judge's hard labels",
         "Hard CI": "95% interval of the Hard-Elo (±1.96 bootstrap SE)",
         "Judged": "battles with a judge label",
-        "Δ rank": f"human rank − {judge} rank: positive when the judge ranks the model higher than humans do",
+        "Δ rank": f"places the {judge} moves the model: its place by human Elo minus its place by {judge}, both "
+        "ordinal (by point estimate, over models rated by both); positive: the judge ranks it higher than humans do",
     }
 
 
@@ -621,7 +646,45 @@ def export_table(view: LeaderboardView) -> pd.DataFrame:
         cols["votes"] = t["n_votes"].astype("Int64")
     if "n_judged" in t:
         cols["judged battles"] = t["n_judged"].astype("Int64")
+    shift = rank_change(view)
+    if shift is not None:
+        cols["rank change by judge"] = shift
     return pd.DataFrame(cols)
+
+
+# --------------------------------------------------------------- the chart
+METHOD_LABELS = {"human": "human Elo", "hard": "Hard-Elo (judge labels)", "soft": "Soft-Elo"}
+
+
+@dataclass(frozen=True)
+class ChartInput:
+    """What :func:`core.charts.leaderboard_intervals` draws for a view: the rows, the methods' markers, and which
+    marker carries bars (``interval``: its ``<col>_lower``/``<col>_upper`` columns are in ``frame``)."""
+
+    frame: pd.DataFrame
+    methods: dict[str, str]
+    interval: str | None
+    interval_label: str
+    conformal: bool  # the bars are the conformal intervals for human Elo (else the human Elo's own 95% CI)
+
+
+def chart_input(view: LeaderboardView, shown: Sequence[str], rows: pd.DataFrame | None = None) -> ChartInput:
+    """The chart of the methods in ``shown`` ('human', 'hard', 'soft'): the conformal bars around the judge's
+    Elo when that marker is drawn, else the human Elo's 95% interval when the human marker is drawn, else none.
+    One place for the page and the report, so that a legend never promises bars that are not drawn."""
+    plot = (view.table if rows is None else rows).copy()
+    labels = dict(METHOD_LABELS)
+    if view.tau:
+        labels["soft"] = f"Soft-Elo (τ = {view.tau:.3g})"
+    methods = {f"{m}_elo": labels[m] for m in shown if f"{m}_elo" in plot}
+    judge_col = f"{view.interval_method}_elo"
+    if view.has_intervals and judge_col in methods:
+        plot[f"{judge_col}_lower"], plot[f"{judge_col}_upper"] = plot["interval_lower"], plot["interval_upper"]
+        return ChartInput(plot, methods, judge_col, f"{1 - view.alpha:.0%} conformal intervals for human Elo", True)
+    if "human_elo" in methods and "human_lower" in plot:
+        plot["human_elo_lower"], plot["human_elo_upper"] = plot["human_lower"], plot["human_upper"]
+        return ChartInput(plot, methods, "human_elo", "95% intervals of the human Elo", False)
+    return ChartInput(plot, methods, None, "", False)
 
 
 # ------------------------------------------------------------ head to head

@@ -22,7 +22,7 @@ import pandas as pd
 from core import charts
 from core.app import Unavailable
 from core.app.calibration import reliability_curves
-from core.app.leaderboard import LeaderboardView, display_table, view_for
+from core.app.leaderboard import LeaderboardView, chart_input, display_table, view_for
 from core.stats.bias import position_bias
 from core.stats.calibration import fit_tau
 from core.store import Store
@@ -130,29 +130,9 @@ def report_html(
     parts.append(f'<p class="headline">{_md(headline or "No model could be rated on this dataset.")}</p>')
     parts.append("<h2>Leaderboard</h2>")
     parts.append(display_table(view).to_html(index=False, na_rep="—", border=0, escape=True))
-    shown = {
-        f"{m}_elo": label
-        for m, label in (("human", "human Elo"), ("hard", "Hard-Elo"), ("soft", "Soft-Elo"))
-        if f"{m}_elo" in view.table
-    }
-    plot = view.table.copy()
-    interval = None
-    if view.has_intervals and view.interval_method is not None:
-        interval = f"{view.interval_method}_elo"
-        plot[f"{interval}_lower"], plot[f"{interval}_upper"] = plot["interval_lower"], plot["interval_upper"]
-    elif "human_elo" in plot:
-        interval = "human_elo"
+    drawn = chart_input(view, ("human", "hard", "soft"))
     fig = charts.leaderboard_intervals(
-        plot,
-        shown,
-        interval=interval,
-        interval_label=(
-            f"{1 - alpha:.0%} conformal intervals for human Elo"
-            if view.has_intervals
-            else "95% intervals of the human Elo"
-            if interval
-            else ""
-        ),
+        drawn.frame, drawn.methods, interval=drawn.interval, interval_label=drawn.interval_label
     )
     parts.append(_figure(fig, first=True))
 

@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("alignment", help="accuracy vs pairwise rankings (Kendall τ, K_D; discriminative pairs)")
     _common_args(p)
-    p.add_argument("--bootstrap", type=int, default=100, help="prompt-bootstrap replicates for the intervals")
+    p.add_argument(
+        "--bootstrap", type=int, default=100, help="bootstrap replicates (models resampled) for the Kendall τ intervals"
+    )
     p.set_defaults(func=run_alignment)
 
     p = sub.add_parser("aggregation", help="win rate vs Bradley–Terry vs online Elo vs TrueSkill")

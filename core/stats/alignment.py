@@ -10,8 +10,12 @@ its Bradley–Terry score from pairwise judgments:
 
 plus the direct-judge baseline (a judge grading single answers as correct /
 incorrect / not attempted, ranked by its own accuracy estimate).  Kendall's
-τ and K_D get basic bootstrap intervals from resampling prompts (the unit
-that both accuracy and battles share).
+τ and K_D get 95% percentile intervals from resampling the compared models
+(the statistic's own bootstrap distribution, so the interval is about the
+estimate shown).  Resampling prompts instead refits every score and adds a
+second dose of sampling noise to the accuracies: its replicates of τ fall
+below the estimate (on the demo arena all 100 of them), so neither its
+percentile nor its basic interval contains the τ that is shown.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.stats.agreement import Agreement, agreement
+from core.stats.agreement import Agreement, agreement, kendall_tau
 
 SUBSETS = ("all", "discriminative", "non_discriminative")
 
@@ -83,6 +87,28 @@ def _bt_scores(models: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray) -
     return out
 
 
+def kendall_percentile_interval(
+    x: np.ndarray, y: np.ndarray, rng: np.random.Generator, n_boot: int, level: float = 0.95
+) -> tuple[float, float]:
+    """Percentile interval of Kendall's τ between ``x`` and ``y`` over models resampled with replacement.
+
+    A model drawn twice forms a pair tied in both scorings, which τ = (C − D)/(C + D) leaves out.  NaN bounds
+    when fewer than 3 models have both scores or fewer than 10 replicates have a defined τ.
+    """
+    ok = np.isfinite(x) & np.isfinite(y)
+    xa, ya = np.asarray(x, float)[ok], np.asarray(y, float)[ok]
+    n = len(xa)
+    if n < 3:
+        return (np.nan, np.nan)
+    taus = np.array([kendall_tau(xa[i], ya[i]) for i in (rng.integers(0, n, n) for _ in range(n_boot))])
+    taus = taus[np.isfinite(taus)]
+    if len(taus) < 10:
+        return (np.nan, np.nan)
+    tail = (1 - level) / 2
+    lo, hi = np.quantile(taus, [tail, 1 - tail])
+    return (float(lo), float(hi))
+
+
 def model_accuracy(completions: pd.DataFrame) -> pd.DataFrame:
     """Per-model accuracy on graded completions, and the direct judge's estimate."""
     graded = completions[completions["correct"].notna()]
@@ -133,23 +159,6 @@ def accuracy_alignment(
     disc_share = float(masks["discriminative"].mean()) if len(both) else float("nan")
 
     rng = np.random.default_rng(seed)
-    prompt_ids = both["prompt_id"].to_numpy()
-    uniq_prompts = np.unique(prompt_ids)
-    comp_graded = completions[completions["correct"].notna() & completions["model"].isin(models)]
-    comp_prompt = comp_graded["prompt_id"].to_numpy()
-    comp_model = comp_graded["model"].map({m: i for i, m in enumerate(models)}).to_numpy()
-    comp_correct = comp_graded["correct"].astype(bool).to_numpy().astype(float)
-    # Bootstrap: resample prompts with replacement; counts per prompt weight battles and completions.
-    boot_counts = [
-        np.bincount(rng.integers(0, len(uniq_prompts), len(uniq_prompts)), minlength=len(uniq_prompts))
-        for _ in range(n_boot)
-    ]
-    battle_pos = np.searchsorted(uniq_prompts, prompt_ids)
-    comp_pos = np.searchsorted(uniq_prompts, comp_prompt)
-    comp_ok = (comp_pos < len(uniq_prompts)) & (
-        uniq_prompts[np.minimum(comp_pos, len(uniq_prompts) - 1)] == comp_prompt
-    )
-
     rows, score_rows = [], []
     total = max(1, len(labels) * len(SUBSETS))
     step = 0
@@ -160,27 +169,11 @@ def accuracy_alignment(
             a, b, y = both["model_a"].to_numpy()[m], both["model_b"].to_numpy()[m], y_all[m]
             scores = _bt_scores(models, a, b, y)
             agr = agreement(accuracy, scores)
-            taus = []
-            for counts in boot_counts:
-                w_b = counts[battle_pos[m]]
-                keep = w_b > 0
-                rep = np.repeat(np.arange(keep.sum()), w_b[keep])
-                s_rep = _bt_scores(models, a[keep][rep], b[keep][rep], y[keep][rep])
-                w_c = np.where(comp_ok, counts[np.minimum(comp_pos, len(uniq_prompts) - 1)], 0)
-                num = np.bincount(comp_model, weights=w_c * comp_correct, minlength=len(models))
-                den = np.bincount(comp_model, weights=w_c, minlength=len(models))
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    acc_rep = num / den
-                taus.append(agreement(acc_rep, s_rep).kendall)
-            tau_reps = np.array(taus, float)
-            tau_reps = tau_reps[np.isfinite(tau_reps)]
-            # Basic (reverse-percentile) interval: resampling prompts adds noise to both
-            # accuracy and scores, which biases τ downward; the basic interval corrects it.
-            if len(tau_reps) >= 10 and np.isfinite(agr.kendall):
-                q_lo, q_hi = np.quantile(tau_reps, [0.025, 0.975])
-                ci = (max(-1.0, 2 * agr.kendall - q_hi), min(1.0, 2 * agr.kendall - q_lo))
-            else:
-                ci = (np.nan, np.nan)
+            ci = (
+                kendall_percentile_interval(accuracy, scores, rng, n_boot)
+                if np.isfinite(agr.kendall)
+                else (np.nan,) * 2
+            )
             kd_ci = ((1 - ci[1]) / 2, (1 - ci[0]) / 2)
             rows.append(AlignmentRow(name, subset, int(m.sum()), agr, ci, kd_ci))
             score_rows.append(

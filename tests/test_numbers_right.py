@@ -1,0 +1,111 @@
+"""Issue 32: the numbers on presented views, each defect with a test that failed on the code before the fix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core import charts
+from core.app.leaderboard import chart_input, display_table, export_table, leaderboard_view, rank_change, view_for
+from core.simulate import DemoConfig, simulate_arena
+from core.store import Store
+
+
+def _view_with_wide_human_intervals():
+    """Six models; the human Elo's intervals are wide (every human rank is a tie at 1), the judge's narrow: the
+    old Δ rank (tie-aware human rank − nearly ordinal judge rank) was ≤ 0 for every model."""
+    models = [f"m{k}" for k in range(6)]
+    human_elo = np.array([1560.0, 1540.0, 1520.0, 1500.0, 1480.0, 1460.0])
+    human = pd.DataFrame(
+        {"model": models, "elo": human_elo, "lower": human_elo - 200, "upper": human_elo + 200, "n_battles": 50}
+    )
+    # the judge swaps m0/m1 and m4/m5: it moves m1 and m5 up one place, m0 and m4 down one
+    judge_elo = np.array([1540.0, 1560.0, 1520.0, 1500.0, 1460.0, 1480.0])
+    hard = pd.DataFrame({"model": models, "elo": judge_elo, "se": 1.0, "n_battles": 100})
+    return leaderboard_view(human, hard, None, None, 0.1, None, models=None)
+
+
+def test_rank_change_compares_ordinal_places_and_moves_both_ways():
+    view = _view_with_wide_human_intervals()
+    shift = dict(zip(view.table["model"], rank_change(view)))
+    assert shift == {"m0": -1, "m1": 1, "m2": 0, "m3": 0, "m4": -1, "m5": 1}
+    shown = display_table(view).set_index("Model")["Δ rank"]
+    assert shown.to_dict() == shift
+    # the export carries the same column with the same values
+    exported = export_table(view).set_index("model")["rank change by judge"]
+    assert exported.to_dict() == shift
+
+
+def test_rank_change_sums_to_zero_and_has_both_signs_on_the_demo(demo_view):
+    shift = rank_change(demo_view).dropna()
+    assert int(shift.sum()) == 0  # a permutation of places
+    assert (shift > 0).any() and (shift < 0).any()
+
+
+def _error_bars(fig):
+    return {tr.name: tr.error_x.array is not None for tr in fig.data}
+
+
+def test_the_legend_never_promises_human_bars_that_are_not_drawn(demo_view):
+    for shown in (("human", "hard"), ("human",), ("human", "hard", "soft"), ("hard",)):
+        drawn = chart_input(demo_view, shown)
+        fig = charts.leaderboard_intervals(
+            drawn.frame, drawn.methods, interval=drawn.interval, interval_label=drawn.interval_label
+        )
+        bars = _error_bars(fig)
+        if drawn.interval is None:
+            assert not any(bars.values())
+            continue
+        # exactly the marker named as carrying the bars has them, and they are finite
+        assert [n for n, has in bars.items() if has] == [drawn.methods[drawn.interval]]
+        tr = next(t for t in fig.data if t.name == drawn.methods[drawn.interval])
+        assert np.isfinite(np.asarray(tr.error_x.array, float)).any()
+    human_only = chart_input(demo_view, ("human", "hard"))
+    assert human_only.interval == "human_elo" and "human Elo" in human_only.interval_label
+
+
+# ------------------------------------------------------------------ fixtures
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("numbers") / "demo.duckdb"
+    with Store.open(path) as s:
+        s.write_dataset(simulate_arena(0, DemoConfig()))
+    return path
+
+
+@pytest.fixture(scope="module")
+def demo_view(demo_db):
+    with Store.open(demo_db, read_only=True) as s:
+        view, _ = view_for(s, "demo", "judge-strong", None, 0.2)
+    return view
+
+
+def test_kendall_intervals_contain_their_estimates_over_seeds(demo_db):
+    from core.app.analyses import alignment
+
+    with Store.open(demo_db, read_only=True) as s:
+        for seed in range(4):
+            res = alignment(s, "demo", "judge-strong", n_boot=100, seed=seed)
+            table = res.table()
+            assert len(table) == 6
+            assert (table["kendall_lo"] <= table["kendall"]).all() and (table["kendall"] <= table["kendall_hi"]).all()
+            kd = table["kendall_distance"]
+            assert (table["kd_lo"] <= kd).all() and (kd <= table["kd_hi"]).all()
+
+
+def test_kendall_percentile_interval_is_the_quantiles_of_resampled_models():
+    from core.stats.agreement import kendall_tau
+    from core.stats.alignment import kendall_percentile_interval
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=30)
+    y = x + rng.normal(scale=0.7, size=30)
+    lo, hi = kendall_percentile_interval(x, y, np.random.default_rng(1), 400)
+    # the same draws by hand
+    r = np.random.default_rng(1)
+    reps = [kendall_tau(x[i], y[i]) for i in (r.integers(0, 30, 30) for _ in range(400))]
+    np.testing.assert_allclose([lo, hi], np.quantile(reps, [0.025, 0.975]), rtol=0, atol=1e-12)
+    assert lo <= kendall_tau(x, y) <= hi
