@@ -9,6 +9,8 @@ underlying vote, the clustered 95% intervals cover the true strengths about
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -141,3 +143,21 @@ def test_the_note_on_pandalm(shared_dir):
     stated = _stated_ratio(res.issues)
     # three labels per battle that mostly agree: wider than naive, at most √3 (perfectly copied votes)
     assert stated is not None and 1.2 < stated <= np.sqrt(3) + 0.01, res.issues
+
+
+def test_no_note_when_a_few_repeated_votes_change_nothing_a_reader_could_see(tmp_path):
+    rng = np.random.default_rng(0)
+    arena = _arena(rng, 3_000, 1, np.linspace(-1.0, 1.0, len(MODELS)), 0.1)
+    # one battle of 3,000 gets a second vote: 1.0003 votes a battle, intervals 1.00× as wide
+    extra = arena.votes.iloc[[0]].assign(annotator="voter1")
+    arena = dataclasses.replace(
+        arena,
+        votes=pd.concat([arena.votes, extra], ignore_index=True),
+        annotators=pd.DataFrame({"annotator": ["voter0", "voter1"]}),
+    )
+    with Store.open(tmp_path / "few.duckdb") as s:
+        s.write_dataset(arena)
+        res = ratings(s, "c", "human", ci="sandwich")
+    assert not isinstance(res, Unavailable)
+    assert _stated_ratio(res.issues) is None
+    assert not any("votes on average" in i for i in res.issues)

@@ -109,3 +109,72 @@ def test_kendall_percentile_interval_is_the_quantiles_of_resampled_models():
     reps = [kendall_tau(x[i], y[i]) for i in (r.integers(0, 30, 30) for _ in range(400))]
     np.testing.assert_allclose([lo, hi], np.quantile(reps, [0.025, 0.975]), rtol=0, atol=1e-12)
     assert lo <= kendall_tau(x, y) <= hi
+
+
+def _softelo_csv_without_gaps(path, n_models=12, n_battles=600, seed=3):
+    """A SoftElo-layout file whose rubric scores are equal on both sides: every score gap is 0, so τ is undefined."""
+    rng = np.random.default_rng(seed)
+    strength = np.linspace(-1, 1, n_models)
+    rows = ["row_id,model_a,model_b,human_pref,judge_pref,scores_a,scores_b,meta_lang"]
+    same = "\"{'helpfulness': 7.0}\""
+    for k in range(n_battles):
+        a, b = rng.choice(n_models, 2, replace=False)
+        p = 1 / (1 + np.exp(-(strength[a] - strength[b])))
+        human = 1.0 if rng.random() < p else 0.0
+        judge = 1.0 if rng.random() < p else 0.0
+        rows.append(f"r{k},m{a},m{b},{human},{judge},{same},{same},en")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_heldout_without_a_fittable_tau_keeps_hard_elo_and_says_why_soft_is_missing(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    f = _softelo_csv_without_gaps(tmp_path / "flat.csv")
+    done = subprocess.run(
+        [sys.executable, "-m", "core", "heldout", str(f), "--json"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["tau"]["full"] is None and out["tau"]["heldout_mean"] is None and out["tau"]["reason"]
+    hard = out["methods"]["hard"]
+    assert hard["n_models"] == 12 and np.isfinite(hard["mae"])
+    assert out["methods"]["soft"]["n_models"] == 0 and out["methods"]["soft"]["undefined"].startswith("τ undefined")
+    text = subprocess.run(
+        [sys.executable, "-m", "core", "heldout", str(f)], capture_output=True, text=True, timeout=300
+    )
+    assert text.returncode == 0 and "soft     undefined: τ undefined" in text.stdout
+    assert "nan" not in text.stdout.lower()
+
+
+@pytest.mark.parametrize(
+    "name, family",
+    [
+        ("cerebras-gpt-6.7B", "cerebras"),  # was "openai": a substring match on "gpt"
+        ("opt-7b", "meta"),  # was "other"
+        ("gpt-j-6b", "eleutherai"),
+        ("gpt4_1106_preview", "openai"),
+        ("meta-llama/Llama-2-7b-chat-hf", "meta"),
+        ("phind-codellama-34b", None),  # "phi" must be a whole prefix
+        ("dynamo-7b", None),  # unknown: blank, never a guess
+    ],
+)
+def test_organisation_only_when_a_known_prefix_names_it(name, family):
+    from core.ingest.common import known_family
+
+    assert known_family(name) == family
+
+
+@pytest.mark.shared
+def test_pandalm_models_carry_their_known_organisations(tmp_path):
+    from core.app.data import import_path
+    from tests.conftest import shared_path
+
+    src = shared_path("pandalm_testset_v1")
+    with Store.open(tmp_path / "p.duckdb") as s:
+        import_path(s, src, "pandalm")
+        fam = dict(zip(*s.models_frame("pandalm")[["model", "family"]].to_numpy().T))
+    assert fam["cerebras-gpt-6.7B"] == "cerebras" and fam["opt-7b"] == "meta" and fam["llama-7b"] == "meta"
+    assert "other" not in fam.values()

@@ -101,10 +101,20 @@ def heldout_report(
     res = leave_one_model_out(frame, n_boot=n_boot, seed=seed)
     table, summary = res.table, res.summary().set_index("method")
     methods = {}
+    fold_taus = pd.to_numeric(table["tau"], errors="coerce") if "tau" in table else pd.Series(dtype=float)
     for name in res.methods:
         if name not in summary.index:
             continue
         s = summary.loc[name]
+        if int(s["n_models"]) == 0:
+            # e.g. Soft-Elo where τ cannot be fitted: say why instead of a row of NaN (and keep the others)
+            methods[name] = {
+                "n_models": 0,
+                "undefined": f"τ undefined: {res.tau_reason}"
+                if name == "soft" and res.tau_full is None
+                else f"no held-out model has a {name} Elo",
+            }
+            continue
         ev = evaluate_splits(table[f"{name}_resid"], table[f"{name}_se"], alpha, n_splits=n_splits, seed=seed)
         q = conformal_quantile(scores(table[f"{name}_resid"], table[f"{name}_se"]), alpha)
         n_cal = int(round(q.n / 2))
@@ -154,7 +164,7 @@ def heldout_report(
         for r in table.to_dict("records")
     ]
     out: dict = {
-        "tau": {"full": res.tau_full, "heldout_mean": float(np.nanmean(table["tau"])) if len(table) else None},
+        "tau": {"full": res.tau_full, "heldout_mean": float(fold_taus.mean()) if fold_taus.notna().any() else None},
         "methods": methods,
         "models": models,
         "skipped": res.skipped,

@@ -62,8 +62,16 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(clean_json(out))
         return 0
-    print(f"τ (all battles) = {out['tau']['full']}; mean held-out τ = {out['tau']['heldout_mean']}")
+    tau = out["tau"]
+    if tau["full"] is None:
+        print(f"τ undefined: {tau.get('reason')}")
+    else:
+        mean = "undefined" if tau["heldout_mean"] is None else f"{tau['heldout_mean']:.4g}"
+        print(f"τ (all battles) = {tau['full']:.4g}; mean held-out τ = {mean}")
     for name, m in out["methods"].items():
+        if "undefined" in m:
+            print(f"{name:8s} undefined: {m['undefined']}")
+            continue
         c = m["conformal"]
         q = "∞ (" + c.get("reason", "") + ")" if c["qhat_all_models"] is None else f"{c['qhat_all_models']:.2f}"
         print(f"{name:8s} MAE {m['mae']:6.1f}  Spearman {m['spearman']:.3f}  Kendall {m['kendall']:.3f}  q̂ {q}")

@@ -43,7 +43,7 @@ from core.ingest.common import (
     MAX_QUOTE,
     MAX_TEXT_CHARS,
     IngestError,
-    guess_family,
+    known_family,
     load_json,
     models_frame,
     quote,
@@ -148,7 +148,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         battles=battles_df,
         prompts=pd.DataFrame(prompts),
         completions=with_style(comps),
-        judges=pd.DataFrame({"judge": names, "family": [guess_family(n) for n in names], "prompt_version": "imported"}),
+        judges=pd.DataFrame({"judge": names, "family": [known_family(n) for n in names], "prompt_version": "imported"}),
         judgments=judgments,
         meta={
             "format": "alpaca-eval",

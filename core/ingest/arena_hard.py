@@ -47,7 +47,7 @@ from core.domain import DatasetTables
 from core.ingest.common import (
     MAX_QUOTE,
     IngestError,
-    guess_family,
+    known_family,
     message_text,
     models_frame,
     quote,
@@ -135,7 +135,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
             prompts=pd.DataFrame(prompts),
             completions=completions,
             judges=pd.DataFrame(
-                {"judge": names, "family": [guess_family(n) for n in names], "prompt_version": "imported"}
+                {"judge": names, "family": [known_family(n) for n in names], "prompt_version": "imported"}
             ),
             judgments=judgments,
             meta={

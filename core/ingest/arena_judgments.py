@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from core.domain import SCORE_COLUMNS, DatasetTables
-from core.ingest.common import MAX_QUOTE, IngestError, guess_family, quote
+from core.ingest.common import MAX_QUOTE, IngestError, known_family, quote
 from core.store.bulk import (
     BulkJudgments,
     ParquetFile,
@@ -99,7 +99,7 @@ def bulk_plan(path: str | Path, dataset: str | None = None, judge: str | None = 
     judges = pd.DataFrame(
         {
             "judge": names,
-            "family": [guess_family(j) for j in names],
+            "family": [known_family(j) for j in names],
             "prompt_version": "imported",
             "template": "rubric" if scores else None,
         }

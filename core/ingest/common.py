@@ -328,58 +328,85 @@ def parse_scores(path: Path, raw: str, row: int, field: str) -> dict[str, float]
 
 def models_frame(names: Iterable[str]) -> pd.DataFrame:
     names = sorted(set(names))
-    return pd.DataFrame({"model": names, "family": [guess_family(n) for n in names]})
+    return pd.DataFrame({"model": names, "family": [known_family(n) for n in names]})
 
 
-def guess_family(name: str) -> str:
-    """Provider family from a model name (used for self-preference); 'other' if unknown."""
-    n = name.lower()
-    for key, fam in (
-        ("gpt", "openai"),
-        ("chatgpt", "openai"),
-        ("o1", "openai"),
-        ("claude", "anthropic"),
-        ("gemini", "google"),
-        ("gemma", "google"),
-        ("palm", "google"),
-        ("llama", "meta"),
-        ("mistral", "mistral"),
-        ("mixtral", "mistral"),
-        ("qwen", "qwen"),
-        ("phi", "microsoft"),
-        ("yi-", "01-ai"),
-        ("deepseek", "deepseek"),
-        ("command", "cohere"),
-        ("vicuna", "lmsys"),
-        ("rwkv", "rwkv"),
-        ("glm", "zhipu"),
-        ("athene", "nexusflow"),
-        ("reka", "reka"),
-        ("grok", "xai"),
-        ("nemotron", "nvidia"),
-        ("jamba", "ai21"),
-        ("wizard", "microsoft"),
-        ("alpaca", "stanford"),
-        ("koala", "berkeley"),
-        ("dolly", "databricks"),
-        ("dbrx", "databricks"),
-        ("starling", "nexusflow"),
-        ("openchat", "openchat"),
-        ("zephyr", "huggingface"),
-        ("tulu", "allenai"),
-        ("olmo", "allenai"),
-        ("falcon", "tii"),
-        ("mpt", "mosaic"),
-        ("stablelm", "stability"),
-        ("chatglm", "zhipu"),
-        ("guanaco", "uw"),
-        ("oasst", "laion"),
-        ("fastchat", "lmsys"),
-        ("solar", "upstage"),
-    ):
-        if key in n:
-            return fam
-    return "other"
+# Organisation by the prefix a model or judge name starts with (after an "org/" part, case-insensitive).  The
+# prefix must end the name or be followed by a digit or a separator, so that "phind" is not "phi" and the "gpt" in
+# "cerebras-gpt" or "gpt-j" is not OpenAI's.  Longer prefixes are tried first.  A name no prefix matches has no
+# organisation: it is left blank rather than guessed (self-preference then treats it as unknown).
+KNOWN_PREFIXES: dict[str, str] = {
+    "gpt-j": "eleutherai",
+    "gpt-neo": "eleutherai",
+    "pythia": "eleutherai",
+    "gpt": "openai",
+    "chatgpt": "openai",
+    "text-davinci": "openai",
+    "davinci": "openai",
+    "o1": "openai",
+    "o3": "openai",
+    "o4": "openai",
+    "claude": "anthropic",
+    "gemini": "google",
+    "gemma": "google",
+    "palm": "google",
+    "bard": "google",
+    "flan-t5": "google",
+    "llama-3.1-nemotron": "nvidia",
+    "nemotron": "nvidia",
+    "llama": "meta",
+    "meta-llama": "meta",
+    "opt": "meta",
+    "mistral": "mistral",
+    "mixtral": "mistral",
+    "ministral": "mistral",
+    "codestral": "mistral",
+    "qwen": "qwen",
+    "phi": "microsoft",
+    "wizardlm": "microsoft",
+    "yi": "01-ai",
+    "deepseek": "deepseek",
+    "command": "cohere",
+    "c4ai-aya": "cohere",
+    "vicuna": "lmsys",
+    "fastchat": "lmsys",
+    "rwkv": "rwkv",
+    "glm": "zhipu",
+    "chatglm": "zhipu",
+    "athene": "nexusflow",
+    "starling": "nexusflow",
+    "reka": "reka",
+    "grok": "xai",
+    "jamba": "ai21",
+    "alpaca": "stanford",
+    "koala": "berkeley",
+    "dolly": "databricks",
+    "dbrx": "databricks",
+    "openchat": "openchat",
+    "zephyr": "huggingface",
+    "tulu": "allenai",
+    "olmo": "allenai",
+    "falcon": "tii",
+    "mpt": "mosaic",
+    "stablelm": "stability",
+    "guanaco": "uw",
+    "oasst": "laion",
+    "solar": "upstage",
+    "cerebras-gpt": "cerebras",
+    "bloom": "bigscience",
+}
+_PREFIX_ORDER = sorted(KNOWN_PREFIXES, key=len, reverse=True)
+
+
+def known_family(name: str) -> str | None:
+    """The organisation behind a model or judge name by :data:`KNOWN_PREFIXES`; None when no prefix matches."""
+    n = name.strip().lower().rsplit("/", 1)[-1]
+    for prefix in _PREFIX_ORDER:
+        if n.startswith(prefix):
+            rest = n[len(prefix) :]
+            if not rest or not rest[0].isalpha():
+                return KNOWN_PREFIXES[prefix]
+    return None
 
 
 def read_table_file(path: Path) -> pd.DataFrame:

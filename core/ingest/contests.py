@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from core.domain import DatasetTables
-from core.ingest.common import IngestError, guess_family, models_frame, quote, read_csv, require_names, text_column
+from core.ingest.common import IngestError, known_family, models_frame, quote, read_csv, require_names, text_column
 
 
 def read(path: str | Path, dataset: str | None = None, judge: str | None = None) -> DatasetTables:
@@ -68,7 +68,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
             path, "the same judge judged the same contest in the same order twice", row=r + 1, field="judge"
         )
     judges = pd.DataFrame({"judge": sorted(set(df["judge"])), "prompt_version": "imported", "template": "two-stage"})
-    judges["family"] = [guess_family(j) for j in judges["judge"]]
+    judges["family"] = [known_family(j) for j in judges["judge"]]
     return DatasetTables(
         name=dataset or path.stem,
         source="contests",

@@ -2075,6 +2075,8 @@ def _clustering_note(pairs: pd.DataFrame, comps: Comparisons, frame: pd.DataFram
     if not ok.any():
         return None
     ratio = float(np.median(width[ok] / naive_width[ok]))
+    if round(per_battle, 2) <= 1.0 or round(ratio, 2) <= 1.0:
+        return None  # "1.00 votes … 1.00× as wide": nothing to read with care
     return (
         f"Battles here carry several votes (a vote's battle holds {per_battle:.2f} votes on average). The 95% "
         f"intervals are cluster-robust by battle: votes on one battle count as one piece of evidence about the "
