@@ -328,7 +328,9 @@ class Ratings:
     ``frame``: :data:`RATING_COLUMNS` first (``lower``/``upper`` the 95%
     interval, NaN without one), then method-specific columns; best first.
     ``issues``: reasons to read the fit with care (disconnected graph, a
-    perfect record, ...), never silently fixed.
+    perfect record, ...), never silently fixed.  ``n_battles`` counts battles;
+    a leaderboard of human votes also counts its votes (``n_votes``, and a
+    per-model ``n_votes`` column), since one battle may carry several.
     """
 
     method: str
@@ -340,17 +342,20 @@ class Ratings:
     ci: str | None = None
     issues: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)
+    n_votes: int | None = None  # human votes behind a human leaderboard (several may fall on one battle)
 
     def to_json(self) -> dict:
+        columns = [*RATING_COLUMNS, *(["n_votes"] if "n_votes" in self.frame else [])]
         return {
             "method": self.method,
             "n_battles": self.n_battles,
+            "n_votes": self.n_votes,
             "converged": self.converged,
             "iterations": self.iterations,
             "tau": self.tau,
             "ci": self.ci,
             "issues": list(self.issues),
-            "models": self.frame[list(RATING_COLUMNS)].to_dict("records"),
+            "models": self.frame[columns].to_dict("records"),
         }
 
 

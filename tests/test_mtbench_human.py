@@ -216,3 +216,42 @@ def test_fastchat_list_judges_are_model_judgments_with_their_prompt(tmp_path):
     assert set(t.judgments["judge"]) == {"gpt-4"}
     assert list(t.judgments["prompt_version"]) == ["pair-v2", "pair-v2-multi-turn"]
     assert list(t.judgments["verdict"]) == ["b", "a"]  # turn 2's battle is oriented by this gpt-3.5-turbo-first row
+
+
+def test_the_human_leaderboard_counts_battles_and_votes_apart(tmp_path):
+    db = tmp_path / "s.duckdb"
+    assert _cli(db, _write(tmp_path / "human.jsonl", HUMAN), "--dataset", "mt").returncode == 0
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "core",
+            "leaderboard",
+            "--db",
+            str(db),
+            "--dataset",
+            "mt",
+            "--method",
+            "human",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    # 7 votes on 4 battles (the first battle has three votes); was n_battles = 7
+    assert (out["n_battles"], out["n_votes"]) == (4, 7)
+    per = {r["model"]: (r["n_battles"], r["n_votes"]) for r in out["models"]}
+    # alpaca-13b is in 3 battles with 6 votes; gpt-3.5-turbo in 2 battles with 4 votes
+    assert per["alpaca-13b"] == (3, 6)
+    assert per["gpt-3.5-turbo"] == (2, 4)
+    assert per["claude-v1"] == (2, 3) and per["vicuna-13b-v1.2"] == (1, 1)
+    text = subprocess.run(
+        [sys.executable, "-m", "core", "leaderboard", "--db", str(db), "--dataset", "mt", "--method", "human"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert "(4 battles, 7 votes)" in text.stdout

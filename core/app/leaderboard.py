@@ -86,12 +86,24 @@ def ratings(
             weight = bf["n_votes"].astype(float) if m.target == "human" else 1.0
             battles = pd.DataFrame({"model_a": bf["model_a"], "model_b": bf["model_b"], "y": bf[col], "w": weight})
         res: Ratings = fit_fn(pairs, battles, ci=ci, n_boot=n_boot, seed=seed, progress=progress)
+        if "battles" in pairs:
+            res = _votes_and_battles(res, pairs)
     else:
         votes = store.votes_frame(dataset)
         if votes.empty:
             return Unavailable(f"dataset {dataset!r} has no human votes: {method} rates human votes")
         res = fit_fn(votes, ci=ci, n_boot=n_boot, seed=seed, progress=progress)
     return dataclasses.replace(res, method=method, tau=tau if m.needs_tau else None)
+
+
+def _votes_and_battles(res: Ratings, pairs: pd.DataFrame) -> Ratings:
+    """A fit of human votes counts votes; say so (``n_votes``) and count the battles voted on apart."""
+    ends = [pairs[[side, "battles"]].rename(columns={side: "model"}) for side in ("model_a", "model_b")]
+    per_model = pd.concat(ends).groupby("model")["battles"].sum()
+    frame = res.frame.copy()
+    frame["n_votes"] = frame["n_battles"]
+    frame["n_battles"] = frame["model"].map(per_model).fillna(0).round().astype(int)
+    return dataclasses.replace(res, frame=frame, n_battles=int(round(pairs["battles"].sum())), n_votes=res.n_battles)
 
 
 @dataclass(frozen=True)
@@ -302,7 +314,7 @@ class LeaderboardView:
     primary, primary_lower, primary_upper, and per method ``<m>_elo``,
     ``<m>_lower``, ``<m>_upper`` (human: 95% sandwich; hard/soft: ±Z95·bootstrap
     SE; ``interval_lower``/``_upper``: the conformal interval for human Elo),
-    ``<m>_rank``, ``n_votes`` (battles with a human vote), ``n_judged``.
+    ``<m>_rank``, ``n_votes`` (human votes on the model's battles), ``n_judged``.
     """
 
     table: pd.DataFrame
@@ -409,13 +421,14 @@ def leaderboard_view(
     else:
         t["family"] = None
     if human is not None:
-        keep = ["model", "elo", "lower", "upper", "n_battles"] + (["interval_note"] if "interval_note" in human else [])
+        votes = "n_votes" if "n_votes" in human else "n_battles"
+        keep = ["model", "elo", "lower", "upper", votes] + (["interval_note"] if "interval_note" in human else [])
         h = human[keep].rename(
             columns={
                 "elo": "human_elo",
                 "lower": "human_lower",
                 "upper": "human_upper",
-                "n_battles": "n_votes",
+                votes: "n_votes",
                 "interval_note": "human_note",
             }
         )
@@ -615,7 +628,7 @@ def column_help(view: LeaderboardView) -> dict[str, str]:
         "95% CI": "95% sandwich confidence interval of the human Elo; 'undefined (perfect record)': the model "
         "never lost (or never won), so its Elo is unbounded and a ridge value is shown; '(ties only)': only ties, "
         "the interval uses the largest outcome variance p(1 − p)",
-        "Votes": "battles with a human vote",
+        "Votes": "human votes on the model's battles (one battle may carry several votes)",
         "Predicted human Elo": f"the judge's {judge}, used as a prediction of the human Elo",
         f"Conformal {1 - view.alpha:.0%}": f"split-conformal interval for the model's human Elo around its {judge} "
         f"(covers a new model's human Elo with probability ≥ {1 - view.alpha:.0%})",

@@ -55,13 +55,15 @@ def run(args: argparse.Namespace) -> int:
         print_json(clean_json(out))
         return 0
     print(
-        f"{args.method} leaderboard of {args.dataset} ({res.n_battles} battles"
+        f"{args.method} leaderboard of {args.dataset} ({res.n_battles:,} battles"
+        + (f", {res.n_votes:,} votes" if res.n_votes is not None else "")
         + (f", τ = {res.tau:.3f}" if res.tau else "")
         + ")"
     )
     for r in res.frame.itertuples():
         ci = f"  [{r.lower:7.1f}, {r.upper:7.1f}]" if r.lower == r.lower else ""
-        print(f"{r.rank:3d}  {r.model:40s} {r.elo:7.1f}{ci}  n={r.n_battles}")
+        votes = f" votes={r.n_votes}" if "n_votes" in res.frame else ""
+        print(f"{r.rank:3d}  {r.model:40s} {r.elo:7.1f}{ci}  battles={r.n_battles}{votes}")
     for issue in res.issues:
         print(f"note: {issue}")
     return 0

@@ -521,7 +521,7 @@ class Queries(StoreBase):
 
     @staticmethod
     def _human_pair_sql(ids_filter: str) -> str:
-        """Per ordered pair: every vote (n, Σy, Σy²) and the cluster sums of its battles (``CLUSTER_COLUMNS``).
+        """Per ordered pair: every vote (n, Σy, Σy²), the battles voted on, their cluster sums (``CLUSTER_COLUMNS``).
 
         Each vote counts; the votes on one battle are one cluster for the sandwich.
         """
@@ -534,7 +534,8 @@ class Queries(StoreBase):
                 SELECT battle_id, count(*) AS n_b, sum(y) AS s_b, sum(y * y) AS ss_b
                 FROM votes_y WHERE y IS NOT NULL {ids_filter} GROUP BY battle_id
             )
-            SELECT b.model_a, b.model_b, sum(n_b)::DOUBLE AS n, sum(s_b) AS s, sum(ss_b) AS ss,
+            SELECT b.model_a, b.model_b, sum(n_b)::DOUBLE AS n, count(*)::DOUBLE AS battles, sum(s_b) AS s,
+                   sum(ss_b) AS ss,
                    sum(s_b * s_b) AS cluster_ss, sum(n_b * s_b) AS cluster_ns, sum(n_b * n_b)::DOUBLE AS cluster_nn
             FROM per_battle JOIN battles b USING (battle_id)
             GROUP BY b.model_a, b.model_b ORDER BY b.model_a, b.model_b
