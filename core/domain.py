@@ -319,6 +319,9 @@ def battle_frame(columns: dict[str, object]) -> pd.DataFrame:
 
 # ================================================================= ratings
 RATING_COLUMNS: tuple[str, ...] = ("model", "elo", "lower", "upper", "se", "rank", "n_battles")
+# Carried into every export when a method has them: votes beside battles, why an interval is undefined, and
+# online Elo's spread over replay orders (which is not an interval).
+OPTIONAL_RATING_COLUMNS: tuple[str, ...] = ("n_votes", "interval_note", "order_lower", "order_upper", "order_sd")
 
 
 @dataclass(frozen=True)
@@ -345,7 +348,7 @@ class Ratings:
     n_votes: int | None = None  # human votes behind a human leaderboard (several may fall on one battle)
 
     def to_json(self) -> dict:
-        columns = [*RATING_COLUMNS, *(["n_votes"] if "n_votes" in self.frame else [])]
+        columns = [*RATING_COLUMNS, *(c for c in OPTIONAL_RATING_COLUMNS if c in self.frame)]
         return {
             "method": self.method,
             "n_battles": self.n_battles,
@@ -357,6 +360,20 @@ class Ratings:
             "issues": list(self.issues),
             "models": self.frame[columns].to_dict("records"),
         }
+
+
+def with_vote_counts(frame: pd.DataFrame, votes: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (one row per model) with ``n_battles`` (battles voted on) and ``n_votes`` from a votes frame
+    (battle_id, model_a, model_b; one row per vote)."""
+    import pandas as pd
+
+    per_vote = pd.concat([votes["model_a"], votes["model_b"]])
+    battles = votes.drop_duplicates("battle_id") if "battle_id" in votes else votes
+    per_battle = pd.concat([battles["model_a"], battles["model_b"]])
+    out = frame.copy()
+    out["n_battles"] = out["model"].map(per_battle.value_counts()).fillna(0).astype(int)
+    out["n_votes"] = out["model"].map(per_vote.value_counts()).fillna(0).astype(int)
+    return out
 
 
 def ranked(frame: pd.DataFrame) -> pd.DataFrame:

@@ -178,3 +178,28 @@ def test_pandalm_models_carry_their_known_organisations(tmp_path):
         fam = dict(zip(*s.models_frame("pandalm")[["model", "family"]].to_numpy().T))
     assert fam["cerebras-gpt-6.7B"] == "cerebras" and fam["opt-7b"] == "meta" and fam["llama-7b"] == "meta"
     assert "other" not in fam.values()
+
+
+def _votes(rows):
+    frame = pd.DataFrame(rows, columns=["battle_id", "model_a", "model_b", "y"])
+    frame["annotator"] = "a0"
+    return frame
+
+
+def test_online_elo_shows_its_order_spread_apart_and_names_degenerate_records():
+    from core.stats.ratings import ratings_from_votes
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for k in range(400):
+        a, b = rng.choice(["p", "q", "r"], 2, replace=False)
+        rows.append((k, a, b, float(rng.random() < 0.6)))
+    rows += [(400 + k, "tied", "p", 0.5) for k in range(5)]  # a record of ties only
+    res = ratings_from_votes(_votes(rows), n_boot=30)
+    f = res.frame.set_index("model")
+    assert res.ci is None and f[["lower", "upper", "se"]].isna().all().all()  # no CI in the CI fields
+    assert (f["order_lower"] <= f["elo"]).all() and (f["elo"] <= f["order_upper"]).all()
+    assert any("only ties: tied (5)" in i for i in res.issues)
+    assert any("not sampling uncertainty" in i for i in res.issues)
+    records = {r["model"]: r for r in res.to_json()["models"]}
+    assert "order_lower" in records["tied"] and (res.n_battles, res.n_votes) == (405, 405)

@@ -62,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     )
     for r in res.frame.itertuples():
         ci = f"  [{r.lower:7.1f}, {r.upper:7.1f}]" if r.lower == r.lower else ""
+        if "order_lower" in res.frame:
+            ci = f"  order spread {r.order_lower:7.1f}–{r.order_upper:7.1f}"
         votes = f" votes={r.n_votes}" if "n_votes" in res.frame else ""
         print(f"{r.rank:3d}  {r.model:40s} {r.elo:7.1f}{ci}  battles={r.n_battles}{votes}")
     for issue in res.issues:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.domain import Z95, Ratings, ranked, theta_to_elo
+from core.domain import Z95, Ratings, ranked, theta_to_elo, with_vote_counts
 
 MIN_RECORDS = 50
 EPSILON = 0.0
@@ -334,13 +334,12 @@ def ratings_from_votes(
 ) -> Ratings:
     """am-ELO as a leaderboard (no intervals: the paper gives none)."""
     res = fit_amelo(votes)
-    f = res.models.copy()
-    counts = pd.concat([votes["model_a"], votes["model_b"]]).value_counts()
-    f["n_battles"] = f["model"].map(counts).fillna(0).astype(int)
+    f = with_vote_counts(res.models, votes)
     return Ratings(
         method="am-elo",
         frame=ranked(f),
-        n_battles=len(votes),
+        n_battles=int(votes["battle_id"].nunique()) if "battle_id" in votes else len(votes),
+        n_votes=len(votes),
         converged=bool(res.converged),
         iterations=int(res.iterations),
         ci=None,

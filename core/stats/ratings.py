@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.domain import ELO_BASE, Z95, Ratings, ranked
+from core.domain import ELO_BASE, Ratings, ranked, with_vote_counts
 
 K_FACTOR = 4.0
 INIT = 1000.0
@@ -61,7 +61,7 @@ def online_elo(
 
 @dataclass(frozen=True)
 class ShuffleStudy:
-    frame: pd.DataFrame  # model, mean, sd, min, max, rank_min, rank_max, m_elo, m_elo_sd
+    frame: pd.DataFrame  # model, mean, sd, min, max, q025, q975, rank_min, rank_max, m_elo, m_elo_sd
     n_shuffles: int
     online_spread: float  # mean over models of the sd across shuffles
     mle_spread: float  # the same for m-ELO (zero up to solver tolerance)
@@ -107,6 +107,8 @@ def online_elo_shuffles(
             "sd": samples.std(axis=0, ddof=1),
             "min": samples.min(axis=0),
             "max": samples.max(axis=0),
+            "q025": np.quantile(samples, 0.025, axis=0),
+            "q975": np.quantile(samples, 0.975, axis=0),
             "rank_min": ranks.min(axis=0),
             "rank_max": ranks.max(axis=0),
             "m_elo": mle_elo[0],
@@ -136,18 +138,45 @@ def sample_statement(n: int, population: int | None, what: str) -> str | None:
 def ratings_from_votes(
     votes: pd.DataFrame, *, ci: str | None = "shuffles", n_boot: int = 100, seed: int = 0, progress: object = None
 ) -> Ratings:
-    """Online Elo as a leaderboard: the mean over ``n_boot`` shuffled orders, ± Z95·sd across them."""
+    """Online Elo as a leaderboard: the mean over ``n_boot`` shuffled orders, with no confidence interval.
+
+    The spread across orders (``order_lower``/``order_upper``: the 2.5% and 97.5% quantiles, ``order_sd``) says
+    how much the replay order alone moves a rating; it is not sampling uncertainty, so it is never put in the
+    interval columns.  A model whose record is all ties, all wins or all losses is named in ``issues``.
+    """
     study = online_elo_shuffles(votes, n_shuffles=max(n_boot, 2) if ci else 100, seed=seed)
-    f = study.frame.rename(columns={"mean": "elo"})
-    f["se"] = f["sd"]
-    f["lower"] = f["elo"] - Z95 * f["sd"]
-    f["upper"] = f["elo"] + Z95 * f["sd"]
-    counts = pd.concat([votes["model_a"], votes["model_b"]]).value_counts()
-    f["n_battles"] = f["model"].map(counts).fillna(0).astype(int)
+    f = study.frame.rename(columns={"mean": "elo", "sd": "order_sd", "q025": "order_lower", "q975": "order_upper"})
+    f["se"] = f["lower"] = f["upper"] = np.nan
+    f = with_vote_counts(f, votes)
     return Ratings(
         method="online-elo",
         frame=ranked(f),
-        n_battles=len(votes),
-        ci="shuffles",
+        n_battles=int(votes["battle_id"].nunique()) if "battle_id" in votes else len(votes),
+        n_votes=len(votes),
+        ci=None,
+        issues=(
+            f"Online Elo has no confidence interval: order_lower–order_upper is the spread of each rating over "
+            f"{study.n_shuffles} random replay orders of the same votes, not sampling uncertainty.",
+            *degenerate_records(votes),
+        ),
         extra={"n_shuffles": study.n_shuffles},
     )
+
+
+def degenerate_records(votes: pd.DataFrame) -> list[str]:
+    """Models whose votes are all ties, all wins or all losses: an Elo says nothing reliable about them."""
+    y = votes["y"].to_numpy(float)
+    score = pd.concat(
+        [pd.DataFrame({"model": votes["model_a"], "y": y}), pd.DataFrame({"model": votes["model_b"], "y": 1 - y})]
+    ).dropna()
+    kinds = score.groupby("model")["y"].agg(["min", "max", "size"])
+    out = []
+    for label, rows in (
+        ("only ties", kinds[(kinds["min"] == 0.5) & (kinds["max"] == 0.5)]),
+        ("won every vote", kinds[kinds["min"] == 1.0]),
+        ("lost every vote", kinds[kinds["max"] == 0.0]),
+    ):
+        if len(rows):
+            names = ", ".join(f"{m} ({int(n)})" for m, n in rows["size"].items())
+            out.append(f"{label}: {names}; their online Elo reflects the step size and the order, not a strength")
+    return out
