@@ -170,6 +170,6 @@ with page_guard("The selective judging page"):
             "Bradley–Terry Elo on all hard judge labels, on the accepted judgments only, and on the accepted "
             "ones plus the abstained battles handed to their human vote. Battles used: "
             + ", ".join(f"{k}: {n:,}" for k, n in at.counts.items())
-            + ". A model marked 'not estimable' has a perfect record or is cut off in that leaderboard: its "
-            "number is a bound from a ridge-regularised fit, not an Elo estimate."
+            + ". A blank cell: the model won or lost every battle left in that leaderboard, so it has no "
+            "Elo there (the caveat says where)."
         )

@@ -658,7 +658,7 @@ def coverage_risk(table: pd.DataFrame, methods: list[str], alpha_marker: float |
                 customdata=np.c_[t["coverage_mean"], t["empty_splits"], t["share_over_alpha"]],
                 hovertemplate=(
                     m + "<br>α %{x:.2f}<br>mean risk %{y:.3f}<br>accepted share %{customdata[0]:.2f}"
-                    "<br>splits with nothing accepted %{customdata[1]}<br>share of splits over α "
+                    "<br>splits with nothing accepted %{customdata[1]}<br>share of all splits over α "
                     "%{customdata[2]:.2f}<extra></extra>"
                 ),
             )

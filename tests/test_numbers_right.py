@@ -203,3 +203,36 @@ def test_online_elo_shows_its_order_spread_apart_and_names_degenerate_records():
     assert any("not sampling uncertainty" in i for i in res.issues)
     records = {r["model"]: r for r in res.to_json()["models"]}
     assert "order_lower" in records["tied"] and (res.n_battles, res.n_votes) == (405, 405)
+
+
+def test_the_share_of_splits_over_alpha_counts_every_split():
+    from core.stats.selective import _split_statistics
+
+    # 10 splits: 2 accept something (one over α = 0.1, one under), 8 accept nothing
+    n_acc = np.array([10, 10, 0, 0, 0, 0, 0, 0, 0, 0])
+    n_err = np.array([5, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+    row, risk, _ = _split_statistics("ltt", 0.1, n_acc, n_err, np.full(10, 20))
+    assert row["share_over_alpha"] == 0.1  # was 0.5: 1 of the 2 splits that accepted something
+    assert row["empty_splits"] == 8 and np.isnan(risk[2:]).all()
+
+
+def test_the_accepted_only_leaderboard_prints_no_ridge_bound_as_an_elo(demo_db):
+    from core.app.selective import scope_at_alpha
+    from core.stats import selective
+
+    with Store.open(demo_db, read_only=True) as s:
+        bf = s.battle_frame("demo", "judge-verbose")
+    found = False
+    for alpha in (0.1, 0.15, 0.2):
+        at = scope_at_alpha(bf, "rubric", alpha, "scope")
+        if not hasattr(at, "leaderboard") or "accepted only" not in at.leaderboard:
+            continue
+        sl = selective.fit_selective_leaderboard(bf, "rubric", alpha, "scope")
+        fit = sl.part("accepted only").fit
+        no_mle = {str(m) for i in fit.issues if i.kind == "no_mle" for m in i.models}
+        col = at.leaderboard["accepted only"]
+        absent = set(col.index) - {str(m) for m in fit.models}  # no battle left in this leaderboard
+        assert set(col[col.isna()].index) == (no_mle & set(col.index)) | absent  # blank exactly where no MLE
+        assert all("no Elo in accepted only" in at.leaderboard.loc[m, "caveat"] for m in no_mle & set(col.index))
+        found |= bool(no_mle)
+    assert found, "no α left a model with a perfect record in the accepted-only fit"

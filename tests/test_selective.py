@@ -98,7 +98,7 @@ def _loop_evaluate(score, conf, err, masks, alphas, methods, delta=0.1):
                 "risk_pooled": err_total / acc_total if acc_total else np.nan,
                 "coverage_mean": np.mean(covs),
                 "coverage_sd": np.std(covs, ddof=1),
-                "share_over_alpha": np.mean(r > alpha) if len(r) else np.nan,
+                "share_over_alpha": np.sum(r > alpha) / len(masks),  # every split; an empty one is not over α
                 "empty_splits": empty,
             }
     return out
@@ -162,11 +162,20 @@ def test_thresholds_property(data, alpha):
     if np.isfinite(lam):  # the accepted calibration set meets the constraint; no larger score does
         assert sum(e[s <= lam] - alpha) <= -1 + 1e-9
         assert all(sum(e[s <= v] - alpha) > -1 + 1e-9 for v in set(s[s > lam]))
-    # a looser α never lowers any threshold
-    for method in ("scope", "naive", "ltt"):
+    # a looser α never lowers SCOPE's or the naive threshold (LTT's fixed sequence may: see below)
+    for method in ("scope", "naive"):
         assert (
             selective.thresholds(s, e, alpha, method)[0] <= selective.thresholds(s, e, min(alpha + 0.1, 0.6), method)[0]
         )
+
+
+def test_ltt_fixed_sequence_is_not_monotone_in_alpha():
+    # Found by the property above.  The fixed sequence starts at the fewest accepted instances that could pass
+    # at all: 4 at α = 0.5 (0.5⁴ ≤ δ), so the first candidate is the whole set (ties enter together), which
+    # passes; 3 at α = 0.6 (0.4³ ≤ δ), the first tie group with 1 error, which fails and stops the walk.
+    s, e = np.array([0, 0, 0, 0.05, 0.05, 0.05, 0.05]), np.array([0, 0, 1, 0, 0, 0, 0.0])
+    assert selective.thresholds(s, e, 0.5, "ltt")[0] == 0.05
+    assert selective.thresholds(s, e, 0.6, "ltt")[0] == -np.inf
 
 
 # ---------------------------------------------------------------------------- evaluation

@@ -86,6 +86,10 @@ def scope_curves(
     return ScopeCurves(source, len(f), res.table, res.n_splits, quality)
 
 
+# Fit issues under which a model's number is the ridge fallback's bound rather than an Elo estimate.
+UNDEFINED_ELO_ISSUES = ("no_mle",)
+
+
 @dataclass(frozen=True)
 class ScopeAtAlpha:
     alpha: float
@@ -132,15 +136,33 @@ def scope_at_alpha(frame: pd.DataFrame, source: str, alpha: float, method: str =
         wide = wide.sort_values(wide.columns[0], ascending=False)
     notes = tuple(f"{p.name}: {p.reason}" for p in sl.parts if p.reason)
     if len(wide):
-        # A model named in a fit's issues (a perfect record, a disconnected graph) has no maximum-likelihood
-        # Elo in that leaderboard: its number is a bound from the ridge fallback, not an estimate.
+        # A model with no maximum-likelihood Elo in a leaderboard (it won or lost every battle there) gets no
+        # number in that column: the ridge fallback's value is a bound, not an Elo, and reads like one
+        # (3,000+).  Other issues (few battles, a cut-off graph, a record that never varies) keep the number
+        # and say so.
+        undefined: dict[str, list[str]] = {}
         flagged: dict[str, list[str]] = {}
         for part in sl.parts:
             for issue in () if part.fit is None else part.fit.issues:
                 for m in issue.models:
-                    flagged.setdefault(str(m), []).append(part.name)
+                    if issue.kind in UNDEFINED_ELO_ISSUES:
+                        undefined.setdefault(str(m), []).append(part.name)
+                    elif issue.kind in ("few_battles", "disconnected", "degenerate"):
+                        flagged.setdefault(str(m), []).append(f"{part.name} ({issue.kind.replace('_', ' ')})")
         wide = wide.round(0).astype("Int64")
-        wide["caveat"] = [("not estimable in: " + ", ".join(flagged[m])) if m in flagged else "" for m in wide.index]
+        for m, parts in undefined.items():
+            if m in wide.index:
+                wide.loc[m, [p for p in dict.fromkeys(parts) if p in wide.columns]] = pd.NA
+
+        def caveat(m: str) -> str:
+            parts = []
+            if m in undefined:
+                parts.append(f"no Elo in {', '.join(dict.fromkeys(undefined[m]))}: won or lost every battle there")
+            if m in flagged:
+                parts.append(f"uncertain in {', '.join(dict.fromkeys(flagged[m]))}")
+            return "; ".join(parts)
+
+        wide["caveat"] = [caveat(str(m)) for m in wide.index]
     return ScopeAtAlpha(alpha, th, ex, wide, sl.counts(), notes)
 
 

@@ -426,8 +426,9 @@ class CurveResult:
 
     ``table`` columns: method, alpha, risk_mean, risk_sd (ddof 1, over splits
     that accepted something), risk_pooled (all accepted errors over all
-    accepted instances), coverage_mean, coverage_sd, share_over_alpha (among
-    splits with a defined risk, the share whose test risk exceeds α),
+    accepted instances), coverage_mean, coverage_sd, share_over_alpha (the
+    share of all splits whose test risk exceeds α; a split that accepts
+    nothing counts as not over α),
     empty_splits (nothing accepted: excluded from the risk statistics, never
     averaged in as zero), exceeds_alpha (risk_mean > α: what a chart marks).
     """
@@ -478,7 +479,9 @@ def _split_statistics(
             "risk_pooled": float(n_err.sum() / n_acc.sum()) if n_acc.sum() else float("nan"),
             "coverage_mean": float(cov.mean()),
             "coverage_sd": float(cov.std(ddof=1)) if len(cov) > 1 else float("nan"),
-            "share_over_alpha": float(np.mean(r > alpha + 1e-12)) if len(r) else float("nan"),
+            # over every split: one that accepts nothing has no error among its accepted judgments, so it is
+            # not over α (LTT's 1 − δ promise is over all splits, and so is this share)
+            "share_over_alpha": float(np.sum(r > alpha + 1e-12) / len(n_acc)) if len(n_acc) else float("nan"),
             "empty_splits": int((~defined).sum()),
             "exceeds_alpha": bool(mean > alpha + 1e-12) if len(r) else False,
         },
