@@ -246,6 +246,9 @@ with page_guard("The leaderboard"):
         )
     if not present and len(rows) < len(view.table):
         st.caption(f"{len(rows)} of {len(view.table)} models shown.")
+    apart = view.set_apart_statement()
+    if apart and not present:
+        st.caption(apart)
     if human_fit is not None and human_fit.issues and not present:
         with st.expander(f"Read the human Elo with care ({len(human_fit.issues)})", icon="⚠️"):
             for issue in human_fit.issues:

@@ -319,9 +319,17 @@ def battle_frame(columns: dict[str, object]) -> pd.DataFrame:
 
 # ================================================================= ratings
 RATING_COLUMNS: tuple[str, ...] = ("model", "elo", "lower", "upper", "se", "rank", "n_battles")
-# Carried into every export when a method has them: votes beside battles, why an interval is undefined, and
+# Carried into every export when a method has them: votes beside battles, why an Elo (``elo_note``: the
+# maximum-likelihood Elo does not exist) or an interval is undefined, and
 # online Elo's spread over replay orders (which is not an interval).
-OPTIONAL_RATING_COLUMNS: tuple[str, ...] = ("n_votes", "interval_note", "order_lower", "order_upper", "order_sd")
+OPTIONAL_RATING_COLUMNS: tuple[str, ...] = (
+    "n_votes",
+    "elo_note",
+    "interval_note",
+    "order_lower",
+    "order_upper",
+    "order_sd",
+)
 
 
 @dataclass(frozen=True)

@@ -236,3 +236,79 @@ def test_the_accepted_only_leaderboard_prints_no_ridge_bound_as_an_elo(demo_db):
         assert all("no Elo in accepted only" in at.leaderboard.loc[m, "caveat"] for m in no_mle & set(col.index))
         found |= bool(no_mle)
     assert found, "no α left a model with a perfect record in the accepted-only fit"
+
+
+def _perfect_record_arena():
+    """Six models in a round robin with wins and losses, plus 'lucky' that won its single battle."""
+    from core.domain import DatasetTables
+
+    rng = np.random.default_rng(2)
+    models = [f"m{k}" for k in range(6)]
+    rows, votes = [], []
+    key = 0
+    for _ in range(40):
+        for i in range(6):
+            for j in range(i + 1, 6):
+                rows.append((key, models[i], models[j]))
+                votes.append((key, "a" if rng.random() < 0.5 + 0.05 * (j - i) else "b"))
+                key += 1
+    rows.append((key, "lucky", "m5"))
+    votes.append((key, "a"))
+    battles = pd.DataFrame(rows, columns=["battle_key", "model_a", "model_b"])
+    v = pd.DataFrame(votes, columns=["battle_key", "winner"]).assign(annotator="h0")
+    return DatasetTables(
+        name="pr",
+        source="test",
+        models=pd.DataFrame({"model": [*models, "lucky"]}),
+        battles=battles,
+        votes=v,
+        annotators=pd.DataFrame({"annotator": ["h0"]}),
+    )
+
+
+def test_a_perfect_record_is_never_the_headline_nor_ranked_by_the_penalty(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    db = tmp_path / "pr.duckdb"
+    with Store.open(db) as s:
+        s.write_dataset(_perfect_record_arena())
+        view, _ = view_for(s, "pr", None, None, 0.1)
+    top = view.table.iloc[0]
+    assert top["model"] != "lucky" and view.headline() is not None and "lucky" not in view.headline()
+    row = view.table.set_index("model").loc["lucky"]
+    assert (
+        pd.isna(row["rank"])
+        and pd.isna(row["human_elo"])
+        and row["human_elo_note"] == "undefined: won all its 1 battle"
+    )
+    assert view.table["model"].iloc[-1] == "lucky"  # listed apart, last
+    assert "lucky (undefined: won all its 1 battle)" in (view.set_apart_statement() or "")
+    shown = display_table(view).set_index("Model").loc["lucky"]
+    assert shown["95% CI"] == "undefined: won all its 1 battle" and pd.isna(shown["Human Elo"])
+    exported = export_table(view).set_index("model").loc["lucky"]
+    assert exported["human Elo note"] == "undefined: won all its 1 battle" and pd.isna(exported["human Elo"])
+    # the CLI's JSON carries the reason per model, and no number
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "core",
+            "leaderboard",
+            "--db",
+            str(db),
+            "--dataset",
+            "pr",
+            "--method",
+            "human",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    rec = {r["model"]: r for r in json.loads(done.stdout)["models"]}
+    assert rec["lucky"]["elo"] is None and rec["lucky"]["rank"] is None
+    assert rec["lucky"]["elo_note"] == "undefined: won all its 1 battle"
+    assert rec["m0"]["elo_note"] == "" and rec["m0"]["elo"] is not None

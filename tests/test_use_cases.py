@@ -151,7 +151,8 @@ def test_pooled_reliability_bins_merge_one_confidence_and_recompute_ece():
 
 
 def test_a_degenerate_human_interval_says_why_in_the_table():
-    """A model that never lost has no interval: the table says 'undefined (perfect record)', not '—' or a number."""
+    """A model that never lost has no Elo nor interval: the table says why ('undefined: won all its 1 battle'),
+    not '—' or a number."""
     rng = np.random.default_rng(5)
     a = rng.choice(["x", "y", "z"], 600)
     b = np.where(a == "x", "y", np.where(a == "y", "z", "x"))
@@ -162,7 +163,7 @@ def test_a_degenerate_human_interval_says_why_in_the_table():
     human = ratings_from_pairs(pairs, ci="sandwich")
     view = leaderboard_view(human.frame, None, None, None, alpha=0.2, tau=None)
     table = display_table(view).set_index("Model")
-    assert table.loc["new", "95% CI"] == "undefined (perfect record)"
+    assert table.loc["new", "95% CI"] == "undefined: won all its 1 battle" and pd.isna(table.loc["new", "Human Elo"])
     assert table.loc["tied", "95% CI"].endswith("(ties only)") and "–" in table.loc["tied", "95% CI"]
     for m in ("x", "y", "z"):
         lo, hi = (float(v) for v in table.loc[m, "95% CI"].split("–"))

@@ -330,6 +330,26 @@ class LeaderboardView:
     def has_intervals(self) -> bool:
         return self.quantile is not None and self.quantile.finite and "interval_lower" in self.table
 
+    def set_apart_statement(self, limit: int = 10) -> str | None:
+        """ "Not ranked: a (undefined: won all its 1 battle); …" — None when every model has its human Elo."""
+        apart = self.set_apart()
+        if not apart:
+            return None
+        named = "; ".join(f"{m} ({why})" for m, why in apart[:limit])
+        more = f"; and {len(apart) - limit} more (the table lists them last)" if len(apart) > limit else ""
+        return (
+            f"Not ranked, with no human Elo: {len(apart)} model{'s' if len(apart) != 1 else ''} whose "
+            f"maximum-likelihood Elo does not exist (a penalised fit would give a number that only reflects the "
+            f"penalty): {named}{more}."
+        )
+
+    def set_apart(self) -> list[tuple[str, str]]:
+        """(model, why) for the models with no human Elo because its maximum-likelihood value does not exist."""
+        if "human_elo_note" not in self.table:
+            return []
+        t = self.table[self.table["human_elo_note"].fillna("").astype(bool)]
+        return list(zip(t["model"].astype(str), t["human_elo_note"].astype(str)))
+
     @property
     def tied_at_top(self) -> list[str]:
         """The models at rank 1: none of them is statistically below another model."""
@@ -422,14 +442,15 @@ def leaderboard_view(
         t["family"] = None
     if human is not None:
         votes = "n_votes" if "n_votes" in human else "n_battles"
-        keep = ["model", "elo", "lower", "upper", votes] + (["interval_note"] if "interval_note" in human else [])
-        h = human[keep].rename(
+        notes = [c for c in ("interval_note", "elo_note") if c in human]
+        h = human[["model", "elo", "lower", "upper", votes, *notes]].rename(
             columns={
                 "elo": "human_elo",
                 "lower": "human_lower",
                 "upper": "human_upper",
                 votes: "n_votes",
                 "interval_note": "human_note",
+                "elo_note": "human_elo_note",
             }
         )
         t = t.merge(h, on="model", how="left")
@@ -532,6 +553,8 @@ def _interval_text(lower: pd.Series, upper: pd.Series, decimals: int, notes: pd.
     """'lo–hi'; an undefined interval says why when the fit gave a reason, a stated bound is marked."""
 
     def one(lo: float, hi: float, note: object) -> str:
+        if isinstance(note, str) and note.startswith("undefined: "):
+            return note  # the estimate itself is undefined: say why in full
         tag = interval_tag(note)
         if not (np.isfinite(lo) and np.isfinite(hi)):
             if np.isinf(lo) or np.isinf(hi):
@@ -575,7 +598,11 @@ def display_table(view: LeaderboardView, rows: pd.DataFrame | None = None) -> pd
     if "human_elo" in t and t["human_elo"].notna().any():
         d = _decimals(view, "human")
         out["Human Elo"] = _rounded(t["human_elo"], d)
-        out["95% CI"] = _interval_text(t["human_lower"], t["human_upper"], d, t.get("human_note"))
+        notes = t.get("human_note")
+        if "human_elo_note" in t:
+            why = t["human_elo_note"].fillna("").astype(str)
+            notes = why.where(why != "", notes if notes is not None else "")
+        out["95% CI"] = _interval_text(t["human_lower"], t["human_upper"], d, notes)
         out["Votes"] = t["n_votes"].astype("Int64")
     if view.has_intervals:
         if view.primary == "predicted":
@@ -657,6 +684,10 @@ def export_table(view: LeaderboardView) -> pd.DataFrame:
         cols[f"human Elo {1 - view.alpha:.0%} conformal upper"] = _rounded(t["interval_upper"], 0)
     if "n_votes" in t:
         cols["votes"] = t["n_votes"].astype("Int64")
+    if "human_elo_note" in t:
+        cols["human Elo note"] = t["human_elo_note"].fillna("")
+    if "human_note" in t:
+        cols["human Elo interval note"] = t["human_note"].fillna("")
     if "n_judged" in t:
         cols["judged battles"] = t["n_judged"].astype("Int64")
     shift = rank_change(view)

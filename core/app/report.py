@@ -87,6 +87,9 @@ def caveats(view: LeaderboardView, frame: pd.DataFrame | None, human_issues: tup
             "Human Elo intervals are 95% sandwich intervals of the Bradley–Terry fit on the human votes; ranks "
             "count the models whose interval lies entirely above (models sharing a rank are statistically tied)."
         )
+    apart = view.set_apart_statement()
+    if apart:
+        out.append(apart)
     out.extend(human_issues)
     if frame is not None:
         pos = position_bias(frame)

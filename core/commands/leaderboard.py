@@ -60,12 +60,19 @@ def run(args: argparse.Namespace) -> int:
         + (f", τ = {res.tau:.3f}" if res.tau else "")
         + ")"
     )
+    apart = res.frame["elo_note"].astype(bool) if "elo_note" in res.frame else None
     for r in res.frame.itertuples():
+        if apart is not None and r.elo_note:
+            continue
         ci = f"  [{r.lower:7.1f}, {r.upper:7.1f}]" if r.lower == r.lower else ""
         if "order_lower" in res.frame:
             ci = f"  order spread {r.order_lower:7.1f}–{r.order_upper:7.1f}"
         votes = f" votes={r.n_votes}" if "n_votes" in res.frame else ""
         print(f"{r.rank:3d}  {r.model:40s} {r.elo:7.1f}{ci}  battles={r.n_battles}{votes}")
+    if apart is not None and apart.any():
+        print("not ranked (no maximum-likelihood Elo):")
+        for r in res.frame[apart].itertuples():
+            print(f"     {r.model:40s} {r.elo_note}")
     for issue in res.issues:
         print(f"note: {issue}")
     return 0

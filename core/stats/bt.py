@@ -875,6 +875,46 @@ def _names(models: Sequence[Any] | np.ndarray, limit: int = 8) -> str:
     return shown + (f", … ({len(models)} in all)" if len(models) > limit else "")
 
 
+def _win_mass_edges(c: Comparisons) -> tuple[np.ndarray, np.ndarray]:
+    """The directed "took win mass from" graph: an edge i → j where i won (or tied) against j at least once."""
+    win = c.s > 1e-12 * np.maximum(c.n, 1)
+    loss = (c.n - c.s) > 1e-12 * np.maximum(c.n, 1)
+    return np.concatenate([c.i[win], c.j[loss]]), np.concatenate([c.j[win], c.i[loss]])
+
+
+def separated_models(c: Comparisons) -> set[str]:
+    """The models whose Elo has no maximum-likelihood value relative to the bulk of their component.
+
+    Distinct strongly connected groups of the "took win mass from" graph are driven infinitely far apart by
+    the likelihood, so only the largest group of each component has finite Elo differences among its members;
+    every model outside it (the one that won its single battle, a group that never beat the rest) is
+    separated.  Empty when the MLE exists.
+    """
+    from scipy import sparse
+    from scipy.sparse.csgraph import connected_components
+
+    m = c.n_models
+    if m == 0:
+        return set()
+    src, dst = _win_mass_edges(c)
+    directed = sparse.coo_matrix((np.ones(len(src)), (src, dst)), shape=(m, m))
+    _, strong = connected_components(directed, directed=True, connection="strong")
+    _, weak = connected_components(directed, directed=True, connection="weak")
+    size = np.bincount(strong)
+    models = np.array(c.models, dtype=object)
+    out: set[str] = set()
+    for k in np.unique(weak):
+        members = np.flatnonzero(weak == k)
+        groups = strong[members]
+        if len(np.unique(groups)) == 1:
+            continue
+        # the largest group is the reference (on a tie in size, the one holding the most battles)
+        battles = np.bincount(groups, weights=c.battles_per_model()[members], minlength=len(size))
+        best = max(np.unique(groups), key=lambda g: (size[g], battles[g]))
+        out |= {str(x) for x in models[members[groups != best]]}
+    return out
+
+
 def diagnose(c: Comparisons, min_battles: int = DEFAULT_MIN_BATTLES) -> tuple[list[FitIssue], np.ndarray, bool]:
     """Ill-posedness checks: graph components, existence of the MLE, thin models.
 
@@ -906,10 +946,7 @@ def diagnose(c: Comparisons, min_battles: int = DEFAULT_MIN_BATTLES) -> tuple[li
                 "within a component (each is centred on its own)",
             )
         )
-    win = c.s > 1e-12 * np.maximum(c.n, 1)
-    loss = (c.n - c.s) > 1e-12 * np.maximum(c.n, 1)
-    src = np.concatenate([c.i[win], c.j[loss]])
-    dst = np.concatenate([c.j[win], c.i[loss]])
+    src, dst = _win_mass_edges(c)
     if m <= SPARSE_MIN_MODELS and _strongly_connected_within(src, dst, comps):
         n_strong, strong = n_comp, None
     else:
@@ -2041,6 +2078,8 @@ def ratings_from_pairs(
     res = fit_with_ci(comps, ci=ci, n_boot=n_boot, seed=seed, progress=progress)
     issues = [str(i) for i in res.fit.issues]
     frame = ranked(res.frame())
+    if any(issue.kind == "no_mle" for issue in res.fit.issues):
+        frame = set_apart(frame, separated_models(comps), pairs)
     clustering = _clustering_note(pairs, comps, frame) if ci == "sandwich" else None
     if clustering:
         issues.append(clustering)
@@ -2053,6 +2092,47 @@ def ratings_from_pairs(
         ci=ci,
         issues=tuple(issues),
     )
+
+
+def set_apart(frame: pd.DataFrame, undefined: set[str], pairs: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard with the models whose maximum-likelihood Elo does not exist listed apart, last.
+
+    Their number is the ridge fallback's bound (a single won battle gives 1840; long tails reach 3,000), so
+    they get no Elo, interval or rank, and ``elo_note`` says why: "undefined: won all its 3 battles".
+    ``pairs`` (model_a, model_b, n, s[, battles]) gives each model's record.
+    """
+    import pandas as pd
+
+    count = pairs["battles"] if "battles" in pairs else pairs["n"]
+    record = (
+        pd.concat(
+            [
+                pd.DataFrame({"model": pairs["model_a"], "n": pairs["n"], "s": pairs["s"], "count": count}),
+                pd.DataFrame(
+                    {"model": pairs["model_b"], "n": pairs["n"], "s": pairs["n"] - pairs["s"], "count": count}
+                ),
+            ]
+        )
+        .groupby("model")[["n", "s", "count"]]
+        .sum()
+    )
+
+    def why(model: str) -> str:
+        n, won, k = (float(record.at[model, c]) for c in ("n", "s", "count"))
+        battles = f"{k:,.0f} battle{'s' if round(k) != 1 else ''}"
+        if won >= n - 1e-9:
+            return f"undefined: won all its {battles}"
+        if won <= 1e-9:
+            return f"undefined: lost all its {battles}"
+        return "undefined: its group never lost to (or never beat) a model outside it"
+
+    out = frame.copy()
+    apart = out["model"].astype(str).isin(undefined)
+    out["elo_note"] = [why(str(m)) if a else "" for m, a in zip(out["model"], apart)]
+    out.loc[apart, ["elo", "se", "lower", "upper"]] = np.nan
+    out["rank"] = out["rank"].astype("Int64")
+    out.loc[apart, "rank"] = pd.NA
+    return pd.concat([out[~apart], out[apart]], ignore_index=True)
 
 
 def _clustering_note(pairs: pd.DataFrame, comps: Comparisons, frame: pd.DataFrame) -> str | None:
