@@ -50,7 +50,11 @@ with page_guard("The judge bias page"):
     c[0].metric(
         "first-shown answer wins",
         _pct(p["first_win_rate"]),
-        help=f"over {p['n_decisive']:,} decisive verdicts" if p["n_decisive"] else "no decisive verdicts",
+        help=f"over {p['n_decisive']:,} decisive verdicts"
+        if p["n_decisive"]
+        else "the shown order of the decisive verdicts is unknown"
+        if p.get("n_order_merged") or p.get("n_order_unknown")
+        else "no decisive verdicts",
     )
     c[1].metric(
         "verdict flips when the order is swapped",
@@ -63,7 +67,7 @@ with page_guard("The judge bias page"):
         if p["first_score_advantage"] is None or pd.isna(p["first_score_advantage"])
         else f"{p['first_score_advantage']:+.2f}",
     )
-    say(("Position bias", "No decisive", "No flip rate", *([p["note"]] if p["note"] else [])))
+    say(("Position bias", "No decisive", "No flip rate", "Shown order unknown", *([p["note"]] if p["note"] else [])))
     if p["elo"]:
         show_chart(
             partial(charts.position_deflection, pd.DataFrame(p["elo"])),

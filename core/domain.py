@@ -42,7 +42,9 @@ CRITERIA: tuple[str, ...] = (
 )
 SCORE_COLUMNS: tuple[str, ...] = tuple(f"{side}_{c}" for side in ("a", "b") for c in CRITERIA)
 
-ORDERS = ("ab", "ba", "avg")  # presentation order of a judgment; 'avg' = both orders already merged
+# Presentation order of a judgment: 'avg' = both orders already merged; 'unknown' = shown in one order that the
+# source did not record (no position statement can be made from it).
+ORDERS = ("ab", "ba", "avg", "unknown")
 HUMAN_WINNERS = ("a", "b", "tie", "both_bad")
 VERDICTS = ("a", "b", "tie")
 

@@ -58,7 +58,7 @@ def test_annotations_become_battles_with_p_a_and_verdicts(tmp_path):
     assert len(t.battles) == 10 and len(t.judgments) == 10 and len(t.prompts) == 5
     assert len(t.completions) == 15  # the reference's answer to each instruction once, plus each model's
     assert set(t.battles["model_a"]) == {REF} and set(t.judges["judge"]) == {ANNOTATOR}
-    assert set(t.judgments["order"]) == {"ab"}
+    assert set(t.judgments["order"]) == {"unknown"}  # AlpacaEval randomised the shown order and did not keep it
     j = t.judgments.merge(t.battles, on="battle_key")
     weak = j[j["model_b"] == "weak"].sort_values("prompt_key")
     assert weak["p_a"].round(6).tolist()[:4] == [0.9, 1.0, 0.5, 0.2]

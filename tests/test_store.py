@@ -515,3 +515,44 @@ def test_sessions_of_one_process_writing_the_same_row_take_turns_instead_of_fail
     assert failures == []
     with Store.open(db, read_only=True) as s:
         assert len(s.results_frame()) == 1
+
+
+def test_a_v10_store_gains_the_unknown_order_and_keeps_every_judgment(tmp_path):
+    from core.store.schema import MIGRATIONS
+
+    path = tmp_path / "v10.duckdb"
+    con = duckdb.connect(str(path))
+    for sql in MIGRATIONS[:10]:
+        con.execute(sql)
+    con.execute("INSERT INTO meta VALUES ('schema_version', '10')")
+    con.execute(
+        'INSERT INTO judgments (judgment_id, battle_id, judge_id, "order", prompt_version, verdict, grade) '
+        "VALUES (1, 1, 1, 'ab', 'v', 'a', 3), (2, 1, 1, 'ba', 'v', 'b', NULL)"
+    )
+    with pytest.raises(duckdb.ConstraintException):
+        con.execute(
+            'INSERT INTO judgments (judgment_id, battle_id, judge_id, "order", prompt_version) '
+            "VALUES (3, 2, 1, 'unknown', 'v')"
+        )
+    con.close()
+    with Store.open(path) as s:
+        assert s.schema_version == SCHEMA_VERSION
+        cur = s._cur()
+        rows = cur.execute('SELECT judgment_id, "order", verdict, grade FROM judgments ORDER BY 1').fetchall()
+        assert rows == [(1, "ab", "a", 3), (2, "ba", "b", None)]
+        cur.execute(
+            'INSERT INTO judgments (judgment_id, battle_id, judge_id, "order", prompt_version) '
+            "VALUES (3, 2, 1, 'unknown', 'v')"
+        )
+        with pytest.raises(duckdb.ConstraintException):  # the other constraints hold as before
+            cur.execute(
+                'INSERT INTO judgments (judgment_id, battle_id, judge_id, "order", prompt_version) '
+                "VALUES (4, 2, 1, 'sideways', 'v')"
+            )
+        with pytest.raises(duckdb.ConstraintException):
+            cur.execute(
+                'INSERT INTO judgments (judgment_id, battle_id, judge_id, "order", prompt_version) '
+                "VALUES (5, 2, 1, 'unknown', 'v')"
+            )  # unique per battle, judge, order, version
+        indexes = cur.execute("SELECT index_name FROM duckdb_indexes() WHERE table_name = 'judgments'").fetchall()
+        assert indexes == [("judgments_battle",)]

@@ -100,6 +100,8 @@ def bias_report(store: Store, dataset: str, judge: str) -> dict:
             "first_score_advantage": pos.first_score_advantage,
             "biased": pos.biased,
             "note": pos.note,
+            "n_order_merged": pos.n_order_merged,
+            "n_order_unknown": pos.n_order_unknown,
             "elo": None if pos.elo is None else pos.elo.to_dict("records"),
         },
         "verbosity": {
@@ -159,9 +161,9 @@ def claims(report: dict) -> list[Claim]:
                 "excludes 0.5.",
             )
         )
-    elif p["n_decisive"] == 0:
+    elif p["n_decisive"] == 0 and not (p.get("n_order_merged") or p.get("n_order_unknown")):
         out.append(("info", "No decisive verdicts: the first-position win rate is undefined."))
-    if p["flip_rate"] is None:
+    if p["flip_rate"] is None and p["n_decisive"]:
         out.append(
             (
                 "info",

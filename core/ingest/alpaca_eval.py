@@ -15,7 +15,10 @@ carry both outputs).
 * A battle per (instruction, generator_1, generator_2) with model_a =
   generator_1; ``external_id`` is the 1-based position of its first record.
 * Each record is a judgment of judge = ``annotator`` (the ``--judge`` name
-  when the record has none) in order ``ab`` (output_1 is shown first), with
+  when the record has none) in order ``unknown``: AlpacaEval shows the two
+  outputs in a random order and stores the preference un-swapped, so which
+  one the annotator saw first is not in the file (output_1 is always the
+  baseline's); with
   ``p_a = 2 − preference`` (the probability that model_a is better) and the
   verdict 'a' when p_a > 0.5, 'b' when < 0.5, 'tie' at 0.5.  A null
   preference is kept as an unparsed judgment (verdict None, parse_error "no
@@ -128,7 +131,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
             {
                 "battle_key": bk,
                 "judge": annotator,
-                "order": "ab",
+                "order": "unknown",
                 "prompt_version": "imported",
                 "verdict": verdict,
                 "p_a": p_a,

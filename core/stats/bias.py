@@ -30,6 +30,9 @@ class PositionBias:
     first_score_advantage: float | None  # rubric points the first-shown answer gains
     elo: pd.DataFrame | None  # model, first_order, second_order, swap_averaged, deflection
     note: str | None = None
+    # decisive verdicts whose shown order is not known: merged over both orders, or never recorded
+    n_order_merged: int = 0
+    n_order_unknown: int = 0
 
     @property
     def biased(self) -> bool:
@@ -68,8 +71,26 @@ def position_bias(bf: pd.DataFrame) -> PositionBias:
         elo["deflection"] = (elo["first_order"] - elo["second_order"]) / 2
     else:
         note = "the judge never saw both presentation orders: no flip rate or single-order comparison"
+    # Decisive judge labels with no verdict in a known order: merged over both orders ('avg'), or shown in an
+    # order the source did not keep ('unknown', e.g. AlpacaEval, which randomised it and stored the
+    # preference un-swapped).  Neither can say anything about the first position.
+    hard = bf["judge_hard"].to_numpy(float) if "judge_hard" in bf else np.full(len(bf), np.nan)
+    free = ab.isna().to_numpy() & ba.isna().to_numpy() & np.isin(hard, (0.0, 1.0))
+    merged = free & bf["verdict_avg"].notna().to_numpy() if "verdict_avg" in bf else np.zeros(len(bf), bool)
+    n_merged, n_unknown = int(merged.sum()), int((free & ~merged).sum())
     if decisive == 0:
-        note = "no decisive verdicts in known presentation order"
+        if n_merged or n_unknown:
+            kinds = []
+            if n_unknown:
+                kinds.append(f"{n_unknown:,} were shown in an order the source did not record")
+            if n_merged:
+                kinds.append(f"{n_merged:,} are averaged over both orders")
+            note = (
+                f"Shown order unknown: of the judge's {n_merged + n_unknown:,} decisive verdicts, "
+                f"{' and '.join(kinds)}, so no statement about the first position can be made."
+            )
+        else:
+            note = "no decisive verdicts in known presentation order"
     return PositionBias(
         first_wins / decisive if decisive else float("nan"),
         wilson(first_wins, decisive),
@@ -79,6 +100,8 @@ def position_bias(bf: pd.DataFrame) -> PositionBias:
         adv,
         elo,
         note,
+        n_merged,
+        n_unknown,
     )
 
 

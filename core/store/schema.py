@@ -271,6 +271,38 @@ ALTER TABLE votes ADD COLUMN shown_order VARCHAR;
 ALTER TABLE votes ADD COLUMN voted_at TIMESTAMP;
 ALTER TABLE votes ADD COLUMN source VARCHAR;
 """,
+    # 11: a judgment's shown order may be unknown (AlpacaEval randomised it and kept only the un-swapped
+    # preference): 'unknown' joins the orders.  DuckDB cannot alter a CHECK, so the table is rebuilt as it is.
+    f"""
+CREATE TABLE judgments_v11 (
+    judgment_id BIGINT PRIMARY KEY,
+    battle_id BIGINT NOT NULL,
+    judge_id INTEGER NOT NULL,
+    "order" VARCHAR NOT NULL CHECK ("order" IN ('ab', 'ba', 'avg', 'unknown')),
+    prompt_version VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL DEFAULT 'original',
+    verdict VARCHAR CHECK (verdict IN ('a', 'b', 'tie')),
+    {_SCORE_DDL},
+    p_a DOUBLE,
+    confidence DOUBLE,
+    raw_output VARCHAR,
+    parse_error VARCHAR,
+    latency_ms DOUBLE,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    run_id INTEGER,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    call_failed BOOLEAN DEFAULT false,
+    raw_truncated BOOLEAN DEFAULT false,
+    grade SMALLINT,
+    UNIQUE (battle_id, judge_id, "order", prompt_version, variant)
+);
+INSERT INTO judgments_v11 SELECT * FROM judgments;
+DROP INDEX judgments_battle;
+DROP TABLE judgments;
+ALTER TABLE judgments_v11 RENAME TO judgments;
+CREATE INDEX judgments_battle ON judgments (battle_id);
+""",
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
