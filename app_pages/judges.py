@@ -13,6 +13,7 @@ from app_pages._shared import notice, page_guard, read_persisted, require_select
 from core import charts
 from core.app import Unavailable
 from core.app import judges as app_judges
+from core.app.judges import AgreementFigure
 from core.app.precompute import AMELO_MIN_RECORDS, SHUFFLES
 
 st.title("Judges & annotators")
@@ -28,6 +29,11 @@ def load_consistency(
     dataset: str, token: str, judge_elo: pd.Series | None
 ) -> app_judges.ConsistencyStudy | Unavailable:
     return read_persisted(app_judges.consistency_study, dataset, judge_elo, token=token)
+
+
+@st.cache_data(show_spinner=False)
+def load_agreement(dataset: str, judge: str, token: str) -> dict[str, AgreementFigure] | Unavailable:
+    return read_persisted(app_judges.human_agreement, dataset, judge, token=token)
 
 
 @st.cache_data(show_spinner="Fitting am-ELO…")
@@ -110,6 +116,19 @@ with page_guard("The judges & annotators page"):
                 "first_position_win_rate": st.column_config.NumberColumn("first-position win rate", format="%.3f"),
             },
         )
+
+    # ------------------------------------------------------- agreement with humans
+    if ctx.judge is not None:
+        st.subheader(f"Agreement of {ctx.judge} with the human votes")
+        agreement = load_agreement(dataset, ctx.judge, v)
+        if isinstance(agreement, Unavailable):
+            notice(agreement.reason)
+        else:
+            st.dataframe(app_judges.agreement_table(agreement), hide_index=True, width="stretch")
+            st.caption(
+                "The MT-Bench paper's two setups (vote level, with and without ties) beside the battle-level figure "
+                "on unanimous human votes; each counts different pairs, so the three differ on the same data."
+            )
 
     total_votes, n_annotators = n_votes(dataset, ctx.votes_token)
     # --------------------------------------------------------------- am-ELO

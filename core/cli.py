@@ -31,6 +31,7 @@ COMMAND_MODULES = [
     "scope",
     "consistency",
     "bias",
+    "agreement",
     "judge",
     "runs",
     "generate",

@@ -298,3 +298,21 @@ def test_sidebar_says_which_pages_cannot_run_and_why(store, blocked, request, mo
 def test_empty_store_says_so_on_every_page(empty_db, monkeypatch):
     at = _app(empty_db, monkeypatch)
     assert any("store is empty" in i.value for i in at.sidebar.info)
+
+
+def test_the_judges_page_shows_the_agreement_figures_of_the_selected_judge(demo_db, monkeypatch):
+    from core.app.judges import agreement_table, human_agreement
+
+    at = _app(demo_db, monkeypatch, "app_pages/judges.py")
+    _no_errors(at)
+    shown = next(df.value for df in at.dataframe if "pairs counted" in df.value.columns)
+    judge = next(h.value for h in at.subheader if h.value.startswith("Agreement of "))
+    name = judge.removeprefix("Agreement of ").removesuffix(" with the human votes")
+    with Store.open(demo_db, read_only=True) as s:
+        want = agreement_table(human_agreement(s, "demo", name))
+    assert shown.reset_index(drop=True).equals(want)
+    assert list(shown["figure"]) == [
+        "with ties (MT-Bench setup S1)",
+        "without ties (MT-Bench setup S2)",
+        "unanimous battles",
+    ]

@@ -255,3 +255,25 @@ def test_the_human_leaderboard_counts_battles_and_votes_apart(tmp_path):
         text=True,
     )
     assert "(4 battles, 7 votes)" in text.stdout
+
+
+def test_judge_human_agreement_under_the_mt_bench_papers_two_setups(tmp_path):
+    db = tmp_path / "s.duckdb"
+    assert _cli(db, _write(tmp_path / "both.jsonl", HUMAN + GPT4), "--dataset", "mt").returncode == 0
+    done = subprocess.run(
+        [sys.executable, "-m", "core", "agreement", "--db", str(db), "--dataset", "mt", "--judge", "gpt-4", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    # By hand, battle by battle (battle terms; GPT-4's label / the human votes):
+    #   81 t1 alpaca–gpt-3.5: b / b, tie, b      81 t2: b (gpt-3.5 chosen as model_a of a swapped row) / a
+    #   81 t1 claude–vicuna: tie / a             82 t2 claude–alpaca: b / b, b
+    # with ties: 7 vote pairs, 4 match; without ties: 5 pairs (the human tie and GPT-4's tie out), 4 match;
+    # unanimous battles with a decisive GPT-4 label: 81 t2 (a vs b) and 82 t2 (b, b): 1 of 2.
+    assert (out["with_ties"]["n"], out["with_ties"]["agreement"]) == (7, pytest.approx(4 / 7))
+    assert (out["without_ties"]["n"], out["without_ties"]["agreement"]) == (5, pytest.approx(0.8))
+    assert (out["unanimous_battles"]["n"], out["unanimous_battles"]["agreement"]) == (2, pytest.approx(0.5))
+    assert all(out[k]["definition"] for k in ("with_ties", "without_ties", "unanimous_battles"))

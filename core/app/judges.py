@@ -13,6 +13,7 @@ from core.app import Unavailable
 from core.app.data import REPLAY_SAMPLE
 from core.datahome import shared_file
 from core.domain import Z95
+from core.stats.agreement import AgreementFigure, judge_human_agreement
 from core.stats.amelo import fit_amelo
 from core.stats.consistency import ConsistencyStudy, study
 from core.stats.ratings import ShuffleStudy, online_elo_shuffles
@@ -169,3 +170,34 @@ def consistency_from_contests(
 def contests(store: Store, dataset: str) -> pd.DataFrame:
     """The dataset's judge verdicts as contests in presentation order (judge_contests.csv layout)."""
     return store.contests_frame(dataset)
+
+
+def human_agreement(store: Store, dataset: str, judge: str) -> dict[str, AgreementFigure] | Unavailable:
+    """The judge's agreement with the human votes, as the MT-Bench paper defines it and battle by battle."""
+    votes = store.votes_frame(dataset)
+    if votes.empty:
+        return Unavailable(f"dataset {dataset!r} has no human votes to compare judge {judge!r} with")
+    bf = store.battle_frame(dataset, judge)
+    judged = bf[bf["judge_hard"].notna()]
+    if judged.empty:
+        return Unavailable(f"judge {judge!r} labelled no battle of {dataset!r}")
+    return judge_human_agreement(votes["winner"], votes["battle_id"], judged["judge_hard"], judged["battle_id"])
+
+
+AGREEMENT_LABELS = {
+    "with_ties": "with ties (MT-Bench setup S1)",
+    "without_ties": "without ties (MT-Bench setup S2)",
+    "unanimous_battles": "unanimous battles",
+}
+
+
+def agreement_table(figures: dict[str, AgreementFigure]) -> pd.DataFrame:
+    """One row per figure: its name, the agreement ('undefined' when it counts nothing), n and definition."""
+    return pd.DataFrame(
+        {
+            "figure": [AGREEMENT_LABELS[k] for k in figures],
+            "agreement": ["undefined" if f.n == 0 else f"{f.agreement:.1%}" for f in figures.values()],
+            "pairs counted": [f.n for f in figures.values()],
+            "definition": [f.definition for f in figures.values()],
+        }
+    )

@@ -33,8 +33,17 @@ def run(args: argparse.Namespace) -> int:
         print_json(clean_json(out))
     else:
         p = out["position"]
-        print(f"first-position win rate {p['first_win_rate']:.3f} {p['ci']}, flip rate {p['flip_rate']}")
-        print(f"verbosity: longer answer wins {out['verbosity']['longer_win_rate']:.3f} of near-ties")
+        if p["n_decisive"]:
+            lo, hi = p["ci"]
+            flips = "none (one order only)" if p["flip_rate"] is None else f"{p['flip_rate']:.3f}"
+            print(f"first-position win rate {p['first_win_rate']:.3f} [{lo:.3f}, {hi:.3f}], flip rate {flips}")
+        else:
+            print(f"position: {p['note']}")
+        v = out["verbosity"]
+        if v["n_near_ties"]:
+            print(f"verbosity: longer answer wins {v['longer_win_rate']:.3f} of {v['n_near_ties']:,} near-ties")
+        else:
+            print(f"verbosity: {v['note'] or 'no near-tie battles'}")
         for c in out["style"]["coefficients"]:
             print(f"style {c['feature']:12s} {c['coef']:+.3f} [{c['lower']:+.3f}, {c['upper']:+.3f}]")
     return 0

@@ -8,7 +8,7 @@ share of model pairs that must be swapped to turn one ranking into the other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -70,3 +70,68 @@ def agreement(x: ArrayLike, y: ArrayLike) -> Agreement:
         concordant=c,
         discordant=d,
     )
+
+
+# ---------------------------------------------------------------- judge vs human
+@dataclass(frozen=True)
+class AgreementFigure:
+    """One judge–human agreement figure: its value, the pairs it counts, and its definition in words."""
+
+    agreement: float  # NaN when nothing is counted
+    n: int
+    definition: str = field(compare=False)
+
+    def as_dict(self) -> dict:
+        return {"agreement": self.agreement, "n": self.n, "definition": self.definition}
+
+
+def judge_human_agreement(
+    vote_winner: ArrayLike, vote_battle: ArrayLike, judge_y: ArrayLike, judge_battle: ArrayLike
+) -> dict[str, AgreementFigure]:
+    """Judge–human agreement under the MT-Bench paper's two setups, beside the unanimous-battle figure.
+
+    ``vote_winner``/``vote_battle``: one row per human vote ('a', 'b', 'tie', 'both_bad'; a both-bad vote is a
+    tie); ``judge_y``/``judge_battle``: the judge's battle-level label (1 a, 0 b, 0.5 tie, NaN none).
+
+    * ``with_ties``: every (human vote, judge label) pair on a battle both labelled, three outcomes (a, b, tie),
+      the share that match (MT-Bench's setup S1).
+    * ``without_ties``: the same pairs where neither the human nor the judge said tie (setup S2).
+    * ``unanimous_battles``: battles whose human votes all chose the same side and the judge did not tie, the
+      share where the judge chose that side.
+    """
+    code = {"a": 1.0, "b": 0.0, "tie": 0.5, "both_bad": 0.5}
+    human = np.array([code.get(str(w), np.nan) for w in np.asarray(vote_winner, dtype=object)], float)
+    vb = np.asarray(vote_battle)
+    jy = np.asarray(judge_y, float)
+    jb = np.asarray(judge_battle)
+    label = dict(zip(jb.tolist(), jy.tolist()))
+    judge = np.array([label.get(b, np.nan) for b in vb.tolist()], float)
+    both = np.isfinite(human) & np.isfinite(judge)
+    decisive = both & (human != 0.5) & (judge != 0.5)
+
+    def share(mask: np.ndarray) -> tuple[float, int]:
+        n = int(mask.sum())
+        return (float((human[mask] == judge[mask]).mean()) if n else float("nan")), n
+
+    out = {}
+    a, n = share(both)
+    out["with_ties"] = AgreementFigure(
+        a, n, "vote level, ties included: each human vote against the judge's label (a, b or tie) of its battle"
+    )
+    a, n = share(decisive)
+    out["without_ties"] = AgreementFigure(
+        a, n, "vote level, ties excluded: human votes and judge labels that both pick a side"
+    )
+    # battle level: the battles whose decisive human votes all agree (no tie among them), judge ties skipped
+    per: dict[object, set[float]] = {}
+    for b, h in zip(vb[np.isfinite(human)].tolist(), human[np.isfinite(human)].tolist()):
+        per.setdefault(b, set()).add(h)
+    unanimous = {b: next(iter(s)) for b, s in per.items() if len(s) == 1 and 0.5 not in s}
+    pairs = [(h, label[b]) for b, h in unanimous.items() if b in label and np.isfinite(label[b]) and label[b] != 0.5]
+    n = len(pairs)
+    out["unanimous_battles"] = AgreementFigure(
+        float(np.mean([h == j for h, j in pairs])) if n else float("nan"),
+        n,
+        "battle level: battles whose human votes all pick the same side, the judge's ties skipped",
+    )
+    return out
