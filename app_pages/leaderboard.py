@@ -94,6 +94,7 @@ def load_view(
     votes_token: str,
     held_stamp: str | None,
     _held: lb.HeldoutResult | Unavailable | None,
+    tau_reference: lb.TauReference | None = None,
 ) -> lb.LeaderboardView:
     """The joined leaderboard at (τ, α), shared by every session showing it; ``_held`` is the held-out table
     computed at data ``held_stamp`` (which keys the cache in its place)."""
@@ -105,7 +106,7 @@ def load_view(
         hard = load_judge_elo(dataset, judge, "hard", None, judge_token)
         soft = load_judge_elo(dataset, judge, "soft", tau, judge_token) if has_gap and tau is not None else None
     models = load_models(dataset, votes_token)
-    return lb.leaderboard_view(human, hard, soft, _held, alpha, tau, tau_fitted, models)
+    return lb.leaderboard_view(human, hard, soft, _held, alpha, tau, tau_fitted, models, tau_reference)
 
 
 def shown_methods(available: list[str]) -> list[str]:
@@ -163,6 +164,9 @@ with page_guard("The leaderboard"):
                 )
             else:
                 tau, tau_fitted = (selection().tau, False) if selection().tau is not None else (tau_fit.tau, True)
+        if not tau_fit.ok and selection().tau is None:
+            # τ cannot be fitted: no Soft-Elo at a τ nobody chose (the slider's resting place is not a τ)
+            tau, tau_fitted = None, False
     elif human_fit is None:
         notice(f"dataset **{dataset}** has neither human votes nor judgments: there is nothing to rank yet.")
         st.stop()
@@ -184,11 +188,17 @@ with page_guard("The leaderboard"):
         ctx.votes_token,
         None if held is None else held.stamp,
         None if held is None else held.value,
+        lb.TauReference.of(tau_fit) if judge is not None else None,
     )
 
     # ------------------------------------------------------------ the answer
     headline = view.headline()
     st.markdown(f"### {headline}" if headline else "### No model can be ranked on this dataset yet")
+    tau_note = view.tau_note()
+    if tau_note:
+        (st.warning if view.tau_far else st.info)(tau_note, icon=":material/tune:")
+    elif judge is not None and has_gap and tau is None:
+        notice(f"τ undefined: {tau_fit.reason}. Soft-Elo is not drawn; choose a τ on the slider to draw it there.")
     basis = {
         "human": "ranked by human Elo from human votes (95% CI)",
         "predicted": f"ranked by {judge}'s predicted human Elo with its {1 - alpha:.0%} conformal interval "
@@ -257,7 +267,7 @@ with page_guard("The leaderboard"):
     # --------------------------------------------------------------- the chart
     statement = view.coverage_statement()
     if statement and not present:
-        st.success(statement)
+        (st.success if view.coverage_level() == "success" else st.warning)(statement)
     elif view.note and not present:
         st.warning(view.note)
     available = [m for m in DASHBOARD_METHODS if f"{m}_elo" in view.table]

@@ -121,7 +121,11 @@ def test_sliders_change_the_figure_and_the_statement_names_the_procedure(demo_db
     after_tau = _figure(at)
     soft = lambda fig: next(t["x"] for t in fig["data"] if t["name"].startswith("Soft-Elo"))
     assert soft(after_tau) != soft(after_alpha)
-    assert f"τ fixed at {tau:.3g} in every fold" in at.success[0].value  # the statement follows the slider
+    # the statement follows the slider; at a τ the votes reject it is a warning, not a green box
+    boxes = [b.value for b in (*at.success, *at.warning) if "in every fold" in b.value]
+    assert len(boxes) == 1 and f"τ fixed at {tau:.3g} in every fold" in boxes[0]
+    assert boxes[0] in [w.value for w in at.warning] and boxes[0].startswith(f"**τ = {tau:.3g} is not a τ")
+    assert any(w.value.startswith(f"τ = {tau:.3g}, chosen: outside") for w in at.warning)  # beside the headline
     assert at.query_params["tau"] == f"{tau:.3g}" and at.query_params["alpha"] == "0.30"
     at.button(key="back_to_fitted_tau").click().run()  # back to the fitted τ and its procedure
     assert "τ refitted on every fold" in at.success[0].value and "tau" not in at.query_params

@@ -371,3 +371,41 @@ def test_the_softelo_sample_says_its_verdicts_are_averaged_over_both_orders(tmp_
     assert any(
         f"of the judge's {decisive:,} decisive verdicts, {decisive:,} are averaged over both orders" in t for t in texts
     )
+
+
+@pytest.mark.parametrize("tau", [None, 0.02, 0.49, 0.89, 5.0])
+def test_the_coverage_box_is_green_only_where_the_data_supports_the_tau(demo_db, tau):
+    from core.stats.calibration import fit_tau
+
+    with Store.open(demo_db, read_only=True) as s:
+        view, frame = view_for(s, "demo", "judge-strong", tau, 0.2)
+    fit = fit_tau(frame["gap"].to_numpy(float), frame["human_y"].to_numpy(float))
+    supported = tau is None or fit.lower <= tau <= fit.upper
+    assert view.coverage_level() == ("success" if supported else "warning")
+    statement = view.coverage_statement()
+    assert statement is not None and statement.startswith("**τ =") is (not supported)
+    # the check sentence counts exactly what is drawn
+    t = view.table
+    both = t["human_elo"].notna() & t["interval_lower"].notna()
+    inside = both & t["human_elo"].between(t["interval_lower"], t["interval_upper"])
+    assert f"Here {int(inside.sum())} of the {int(both.sum())} models with a human Elo" in statement
+    note = view.tau_note()
+    if tau is None:
+        assert note is None
+    else:
+        assert note is not None and note.startswith(f"τ = {tau:.3g}, chosen") and f"fitted {fit.tau:.3g}" in note
+        assert ("inside" in note) is supported
+
+
+def test_an_unfittable_tau_is_never_used_silently(tmp_path):
+    from core.app.data import import_path
+
+    f = _softelo_csv_without_gaps(tmp_path / "flat.csv")
+    with Store.open(tmp_path / "flat.duckdb") as s:
+        ds = import_path(s, f, "softelo").dataset
+        default, _ = view_for(s, ds, "softelo-judge", None, 0.2)
+        chosen, _ = view_for(s, ds, "softelo-judge", 1.0, 0.2)
+    assert "soft_elo" not in default.table and default.interval_method == "hard"  # no Soft-Elo at a τ nobody chose
+    assert default.tau_note() is None and not default.tau_far
+    assert chosen.tau_far and chosen.coverage_level() == "warning"
+    assert (chosen.tau_note() or "").startswith("τ = 1, chosen (τ cannot be fitted: ")

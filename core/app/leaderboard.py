@@ -28,7 +28,7 @@ import pandas as pd
 from core.app import Unavailable
 from core.domain import Z95, Ratings, sigmoid
 from core.methods import RATING_METHODS, resolve
-from core.stats.calibration import fit_tau
+from core.stats.calibration import TauFit, fit_tau
 from core.stats.conformal import Quantile, deploy, min_pool
 from core.stats.heldout import HeldoutResult, Method, full_judge_elo, leave_one_model_out
 from core.store import Store
@@ -304,6 +304,29 @@ PRIMARY_LABELS = {
 
 
 @dataclass(frozen=True)
+class TauReference:
+    """The fitted τ a chosen τ is read against: its value and 95% profile interval (None bounds: the interval
+    reaches a search bound), or why τ cannot be fitted."""
+
+    fitted: float | None
+    lower: float | None = None
+    upper: float | None = None
+    reason: str | None = None
+
+    @classmethod
+    def of(cls, fit: TauFit) -> TauReference:
+        return cls(fit.tau, fit.lower, fit.upper, fit.reason) if fit.ok else cls(None, reason=fit.reason)
+
+    def contains(self, tau: float) -> bool:
+        """``tau`` lies in the fitted τ's 95% profile interval (a missing bound is the search bound)."""
+        if self.fitted is None:
+            return False
+        lo = self.lower if self.lower is not None else 0.0
+        hi = self.upper if self.upper is not None else math.inf
+        return lo <= tau <= hi
+
+
+@dataclass(frozen=True)
 class LeaderboardView:
     """One row per model, ordered by the primary score, with every method's Elo and interval.
 
@@ -325,6 +348,42 @@ class LeaderboardView:
     tau: float | None
     tau_fitted: bool
     note: str | None
+    tau_reference: TauReference | None = None
+
+    @property
+    def tau_far(self) -> bool:
+        """Soft-Elo is drawn at a chosen τ outside the fitted τ's 95% interval, or τ cannot be fitted at all."""
+        if self.tau is None or self.tau_fitted or self.interval_method != "soft":
+            return False
+        return self.tau_reference is None or not self.tau_reference.contains(self.tau)
+
+    def tau_note(self) -> str | None:
+        """What the first screen says beside the headline when Soft-Elo is drawn at a τ that is not the fitted one:
+        "τ = 0.02 (fitted 0.49, 95% interval 0.41–0.58)"; None at the fitted τ or without Soft-Elo."""
+        if self.tau is None or self.tau_fitted or "soft_elo" not in self.table:
+            return None
+        ref = self.tau_reference
+        if ref is None or ref.fitted is None:
+            why = f": {ref.reason}" if ref is not None and ref.reason else ""
+            return f"τ = {self.tau:.3g}, chosen (τ cannot be fitted{why})"
+        lo = "…" if ref.lower is None else f"{ref.lower:.3g}"
+        hi = "…" if ref.upper is None else f"{ref.upper:.3g}"
+        where = "inside" if ref.contains(self.tau) else "outside"
+        return f"τ = {self.tau:.3g}, chosen: {where} the fitted τ's 95% interval (fitted {ref.fitted:.3g}, {lo}–{hi})"
+
+    def drawn_coverage(self) -> tuple[int, int] | None:
+        """(models whose human Elo lies inside their conformal bar, models with both), for the models drawn."""
+        if not self.has_intervals or "human_elo" not in self.table:
+            return None
+        t = self.table
+        both = t["human_elo"].notna() & t["interval_lower"].notna() & t["interval_upper"].notna()
+        inside = both & (t["human_elo"] >= t["interval_lower"]) & (t["human_elo"] <= t["interval_upper"])
+        return int(inside.sum()), int(both.sum())
+
+    def coverage_level(self) -> str:
+        """'success' (green) only where the promise is the one the page is about: intervals at the fitted τ or
+        within its 95% interval; 'warning' at a τ far from the fit."""
+        return "warning" if self.tau_far else "success"
 
     @property
     def has_intervals(self) -> bool:
@@ -394,12 +453,32 @@ class LeaderboardView:
                 f"leave-one-model-out residuals with τ fixed at {self.tau:.3g} in every fold, the τ the bars are "
                 "drawn at"
             )
-        return (
+        text = (
             f"Each bar is a split-conformal interval for the model's **human** Elo around its {label}: with "
             f"α = {self.alpha:.2f}, it covers the human Elo of a new model with probability ≥ {1 - self.alpha:.0%} "
             f"(marginally, models exchangeable). Calibrated on {q.n} held-out models by {procedure}; "
             f"q̂ = {q.qhat:.2f} SEs, median width {float(np.nanmedian(width)):.0f} Elo."
         )
+        drawn = self.drawn_coverage()
+        if drawn is not None and drawn[1]:
+            k, n = drawn
+            text += (
+                f" Here {k} of the {n} models with a human Elo ({k / n:.0%}) have it inside their bar (these models "
+                "also calibrated the bars, so this is a check, not the promise)."
+            )
+        if self.tau_far:
+            ref = self.tau_reference
+            where = (
+                "τ cannot be fitted on this data, so nothing says the soft targets are calibrated at this τ"
+                if ref is None or ref.fitted is None
+                else f"the human votes reject it (outside the fitted τ's 95% interval; fitted {ref.fitted:.3g})"
+            )
+            text = (
+                f"**τ = {self.tau:.3g} is not a τ the data supports: {where}.** The promise below is about the "
+                "procedure run at this τ, on average over new models; the Soft-Elo the bars surround is fitted to "
+                "soft targets at this τ. " + text
+            )
+        return text
 
 
 def _judge_columns(t: pd.DataFrame, name: str, frame: pd.DataFrame | None) -> pd.DataFrame:
@@ -422,6 +501,7 @@ def leaderboard_view(
     tau: float | None,
     tau_fitted: bool = True,
     models: pd.DataFrame | None = None,
+    tau_reference: TauReference | None = None,
 ) -> LeaderboardView:
     """Join the leaderboards and give each model its conformal interval for its human Elo.
 
@@ -510,7 +590,7 @@ def leaderboard_view(
     t = t.sort_values(["primary", "model"], ascending=[False, True], na_position="last").reset_index(drop=True)
     t.loc[t["primary"].isna(), "rank"] = pd.NA
     t["rank"] = t["rank"].astype("Int64")
-    return LeaderboardView(t, primary, q, interval_method, alpha, tau, tau_fitted, note)
+    return LeaderboardView(t, primary, q, interval_method, alpha, tau, tau_fitted, note, tau_reference)
 
 
 def smallest_alpha(n_calibration: int, step: float = 0.01) -> float:
@@ -873,7 +953,7 @@ def view_for(
         return leaderboard_view(human_frame, None, None, None, alpha, None, True, models), None
     frame = store.battle_frame(dataset, judge)
     has_gap = bool(frame["gap"].notna().any())
-    fit = fit_tau(frame["gap"].to_numpy(float), frame["human_y"].to_numpy(float), interval=False)
+    fit = fit_tau(frame["gap"].to_numpy(float), frame["human_y"].to_numpy(float))
     fitted = tau is None
     use_tau = tau if tau is not None else fit.tau
     hard = judge_elo(frame, "hard", None)
@@ -881,5 +961,5 @@ def view_for(
     held = None
     if human_frame is not None:
         held = heldout(frame, tau=None if fitted or soft is None else use_tau)
-    view = leaderboard_view(human_frame, hard, soft, held, alpha, use_tau, fitted, models)
+    view = leaderboard_view(human_frame, hard, soft, held, alpha, use_tau, fitted, models, TauReference.of(fit))
     return view, frame

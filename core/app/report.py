@@ -131,6 +131,9 @@ def report_html(
     ]
     headline = view.headline()
     parts.append(f'<p class="headline">{_md(headline or "No model could be rated on this dataset.")}</p>')
+    tau_note = view.tau_note()
+    if tau_note:
+        parts.append(f'<p class="sub">{_md(tau_note)}</p>')
     parts.append("<h2>Leaderboard</h2>")
     parts.append(display_table(view).to_html(index=False, na_rep="—", border=0, escape=True))
     drawn = chart_input(view, ("human", "hard", "soft"))
