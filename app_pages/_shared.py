@@ -673,17 +673,25 @@ def _shared_figure(
     return for_presentation(fig) if present else fig
 
 
-def show_chart(chart: partial[Any], key: str | None = None, how_to_read: str | None = None, detail: str = "") -> None:
+def show_chart(
+    chart: partial[Any],
+    key: str | None = None,
+    how_to_read: str | None = None,
+    detail: str = "",
+    judge: str | None = None,
+) -> None:
     """Draw ``chart`` (``partial(charts.some_builder, *args)``) in the Streamlit theme with a PNG download.
 
     The figure comes from a server-wide cache keyed by the builder's
     arguments (:func:`_shared_figure`).  The modebar's camera button saves
     the chart as PNG in the browser (no kaleido); the file is named after the
     chart's title, and a second title line names the dataset and judge (plus
-    ``detail``, e.g. τ and α) so that the PNG says what it shows.
+    ``detail``, e.g. τ and α) so that the PNG says what it shows; ``judge`` names the chart's judge where it
+    is not the sidebar's (a saved evaluation's).
     """
     sel = selection()
-    context = " · ".join(x for x in (sel.dataset, f"judge {sel.judge}" if sel.judge else "", detail) if x)
+    named = judge or sel.judge
+    context = " · ".join(x for x in (sel.dataset, f"judge {named}" if named else "", detail) if x)
     fig = _shared_figure(chart.func, chart.args, dict(chart.keywords), context, bool(sel.present))
     name = "".join(ch if ch.isalnum() else "_" for ch in title_of(fig).lower()).strip("_")[:60] or "chart"
     st.plotly_chart(

@@ -25,11 +25,12 @@ from app_pages._shared import (
     version,
 )
 from core import charts
-from core.app import Unavailable, generation, judging
+from core.app import Unavailable, generation, judging, newmodel
 from core.app import data as app_data
 from core.app import evaluate as app_evaluate
 from core.app.escalation import Escalations
 from core.app.judging import TEMPLATES, ConfigError, PlanError, WorkerProcess, from_mapping
+from core.app.newmodel import Standing
 from core.redact import ADMIN_TOKEN_ENV, key_env_allowed, key_env_patterns, redact
 
 st.title("Evaluate a model")
@@ -66,6 +67,12 @@ def load_one(evaluation_id: int, token: str) -> app_evaluate.SavedEvaluation | U
 @st.cache_data(show_spinner="Calibrating SCOPE on the judge's human-voted battles…", max_entries=64)
 def load_escalations(dataset: str, judge: str, model: str, alpha: float, token: str) -> Escalations | Unavailable:
     return read_store(app_evaluate.model_escalations, dataset, judge, model, alpha)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def load_standing(dataset: str, judge: str, model: str, alpha: float, token: str) -> Standing | Unavailable:
+    """The model's standing as the Leaderboard computes it now (one use case: ``newmodel.standing``)."""
+    return read_store(newmodel.standing, dataset, judge, model, alpha)
 
 
 @st.cache_data(show_spinner=False)
@@ -120,6 +127,18 @@ def show_saved(dataset: str, token: str) -> None:
                 "judged against); the diamond is the new model's predicted human Elo and the band its conformal "
                 "interval. Models inside the band are those it may rank above or below.",
                 detail=f"α {st_.alpha:.2f}",
+                judge=str(row["judge"]),
+            )
+        now = load_standing(dataset, str(row["judge"]), str(row["model"]), float(st_.alpha), token)
+        if isinstance(now, Unavailable):
+            st.caption(redact(f"On the Leaderboard now (judge {row['judge']}, fitted τ): {now.reason}."))
+        elif (now.predicted, now.lower, now.upper) != (st_.predicted, st_.lower, st_.upper):
+            st.info(
+                redact(
+                    f"On the Leaderboard now (judge {row['judge']}, fitted τ, α = {st_.alpha:.2f}; the data changed "
+                    f"since this evaluation ran): {now.text()}"
+                ),
+                icon=":material/update:",
             )
     st.subheader("Battles SCOPE would send to humans")
     stored = one.details.get("escalations") or {}

@@ -94,6 +94,19 @@ def test_a_saved_evaluation_shows_its_interval_and_the_battles_to_escalate(saved
     assert point["x"] == [row["predicted"]] and point["y"] == [new]
     assert point["error_x"]["array"] == [pytest.approx(row["upper"] - row["predicted"])]
     assert point["error_x"]["arrayminus"] == [pytest.approx(row["predicted"] - row["lower"])]
+    # the chart names the evaluation's judge, whichever judge the sidebar has
+    assert f"judge {row['judge']}" in fig["layout"]["title"]["text"]
+    other = next(j for j in ("judge-strong", "judge-position", "judge-verbose") if j != row["judge"])
+    at.query_params["judge"] = other
+    at.run()
+    assert at.sidebar.selectbox(key="judge").value == other
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert (
+        f"judge {row['judge']}" in fig["layout"]["title"]["text"]
+        and f"judge {other}" not in fig["layout"]["title"]["text"]
+    )
+    # unchanged data: the Leaderboard's standing now is the saved one, so no second answer is shown
+    assert not any(i.value.startswith("On the Leaderboard now") for i in at.info)
     anchors = next(t for t in fig["data"] if t["name"].startswith("anchor"))
     assert sorted(anchors["y"]) == sorted(json.loads(row["result_json"])["anchors"])
     # the escalation table is SCOPE's at the slider's α (the evaluation's own by default): the model's battles

@@ -171,3 +171,23 @@ def test_predicted_intervals_cover_held_out_models_human_elo_at_the_stated_rate(
     print(f"covered {covered} of {total}")
     assert total == 20
     assert covered >= 15, f"{covered}/20 covered"  # 90% nominal: P(≤ 14 of 20) ≈ 1% by chance
+
+
+def test_the_leaderboard_and_the_evaluate_use_case_give_one_answer(demo_without_one_models_votes, monkeypatch):
+    """The same inputs (dataset, judge, fitted τ, α) give the same prediction, interval and ranks, to the digit,
+    on the Leaderboard page and through ``newmodel.standing`` (which the Evaluate page and ``evaluate`` read)."""
+    from streamlit.testing.v1 import AppTest
+
+    db, new, judge = demo_without_one_models_votes
+    monkeypatch.setenv("ARENA_DB", str(db))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+    at.query_params.update({"dataset": "demo", "judge": judge, "alpha": "0.2"})
+    at.run()
+    at.switch_page("app_pages/leaderboard.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    line = next(m.value for m in at.markdown if m.value.startswith(f"- {new}: predicted human Elo"))
+    with Store.open(db, read_only=True) as s:
+        res = standing(s, "demo", judge, new, alpha=0.2)
+    assert not isinstance(res, Unavailable)
+    assert line == f"- {res.text()}"

@@ -6,6 +6,7 @@ carry, completions with correctness labels), so it is cheap on any store.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from core.store import Store
@@ -40,10 +41,19 @@ def dataset_facts(store: Store, dataset: str, judge: str | None) -> DatasetFacts
         judge=judge if row is not None else None,
         judge_rubric=bool(row is not None and row["n_rubric"] > 0),
         judge_both_orders=bool(row is not None and {"ab", "ba"} <= set(row["orders"])),
-        judge_template=None if row is None or row["template"] is None else str(row["template"]),
-        judge_description=None if row is None or row["profile"] is None else str(row["profile"]),
+        judge_template=None if row is None else _text(row["template"]),
+        judge_description=None if row is None else _text(row["profile"]),
         n_graded=int(comps["correct"].notna().sum()) if len(comps) else 0,
     )
+
+
+def _text(value: object) -> str | None:
+    """A text column's value, None when missing (pandas reads a missing value of such a column as NaN, and
+    str(NaN) is "nan")."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    text = str(value).strip()
+    return text or None
 
 
 DATA_PAGES = ("leaderboard", "calibration", "residuals", "bias", "selective", "judges", "analyses")
