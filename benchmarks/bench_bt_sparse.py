@@ -1,7 +1,10 @@
-"""Bradley–Terry at 10,000 and 100,000 long-tailed models: whole-process CLI timings vs arena-rank 0.1.1.
+"""Bradley–Terry at 10,000 and 100,000 models, with hubs and without: whole-process CLI timings vs arena-rank.
 
-    python benchmarks/bench_bt_sparse.py [--sizes 10000:30000,100000:1000000] [--skip-arena-rank]
-                                         [--skip-dense] [--arena-timeout 300]
+    python benchmarks/bench_bt_sparse.py [--sizes 10000:30000,100000:1000000] [--graphs zipf,hubless]
+                                         [--skip-arena-rank] [--skip-dense] [--arena-timeout 300]
+
+The hubless graph (a ring with random chords, as a Swiss-style schedule makes) is the hard case for the SE
+solves: see ``core.stats.bt.DENSE_SPEEDUP``.
 
 For each size a seeded LMArena-style Parquet file (model_a, model_b, winner)
 is written to benchmarks/out/ (reused when present).  Popularity is Zipf
@@ -84,11 +87,35 @@ def make_battles(n_models: int, n_battles: int, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame({"model_a": names[a[order]], "model_b": names[b[order]], "winner": winner[order]})
 
 
-def battle_file(n_models: int, n_battles: int) -> Path:
-    path = OUT / f"sparse_{n_models // 1000}k_models_{n_battles // 1000}k_battles.parquet"
+def make_hubless_battles(n_models: int, n_battles: int, seed: int = 0) -> pd.DataFrame:
+    """Seeded battles without hubs (a Swiss-style schedule): a ring (each model against the next) plus random
+    chords.  The graph is an expander: no model is in more than a few dozen battles, Jacobi-preconditioned CG
+    needs many iterations, and a sparse LU fills in (~14% dense at 10,000 models)."""
+    if n_battles < n_models:
+        raise ValueError("need at least one battle per model")
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0.0, 1.0, n_models)
+    a = np.r_[np.arange(n_models), rng.integers(0, n_models, n_battles - n_models)]
+    b = np.r_[(np.arange(n_models) + 1) % n_models, rng.integers(0, n_models, n_battles - n_models)]
+    same = a == b
+    while same.any():
+        b[same] = rng.integers(0, n_models, int(same.sum()))
+        same = a == b
+    p_a = 1.0 / (1.0 + np.exp(-(theta[a] - theta[b])))
+    winner = np.where(rng.random(n_battles) < 0.1, "tie", np.where(rng.random(n_battles) < p_a, "model_a", "model_b"))
+    names = np.array([f"model-{k:06d}" for k in range(n_models)])
+    return pd.DataFrame({"model_a": names[a], "model_b": names[b], "winner": winner})
+
+
+GRAPHS = {"zipf": make_battles, "hubless": make_hubless_battles}
+
+
+def battle_file(n_models: int, n_battles: int, graph: str = "zipf") -> Path:
+    prefix = "sparse" if graph == "zipf" else graph
+    path = OUT / f"{prefix}_{n_models // 1000}k_models_{n_battles // 1000}k_battles.parquet"
     if not path.exists():
         OUT.mkdir(parents=True, exist_ok=True)
-        make_battles(n_models, n_battles).to_parquet(path, index=False)
+        GRAPHS[graph](n_models, n_battles).to_parquet(path, index=False)
     return path
 
 
@@ -184,6 +211,12 @@ def _fmt(x: float | None, spec: str, missing: str = "did not finish") -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000:30000,100000:1000000", help="models:battles,…")
+    ap.add_argument(
+        "--graphs",
+        default="zipf,hubless",
+        help="zipf (long tail with hubs) and/or hubless (ring + random chords); hubless runs at 10,000 models or "
+        "fewer (its dense path needs (m+k)² doubles)",
+    )
     ap.add_argument("--skip-arena-rank", action="store_true")
     ap.add_argument("--skip-dense", action="store_true")
     ap.add_argument("--timeout", type=float, default=600, help="seconds allowed for each CLI run")
@@ -191,12 +224,14 @@ def main() -> None:
     args = ap.parse_args()
     sizes = [tuple(int(v) for v in part.split(":")) for part in args.sizes.split(",")]
 
+    graphs = args.graphs.split(",")
+    cases = [(g, n, b) for n, b in sizes for g in graphs if g == "zipf" or n <= DENSE_MAX_MODELS]
     rows = []
-    for n_models, n_battles in sizes:
-        path = battle_file(n_models, n_battles)
+    for graph, n_models, n_battles in cases:
+        path = battle_file(n_models, n_battles, graph)
         run = ours_cli(path, args.timeout)
         row = {
-            "case": f"{n_models:,} models / {n_battles:,} battles",
+            "case": f"{graph}: {n_models:,} models / {n_battles:,} battles",
             "tool": "this project: python -m core bt --json (sparse)",
             "seconds": run["seconds"],
             "rss_mb": run["rss_mb"],
@@ -251,10 +286,10 @@ def main() -> None:
                 }
             )
 
-    print(f"\n{'case':34s} {'tool':50s} {'wall s':>14s} {'peak RSS MB':>12s}  detail")
+    print(f"\n{'case':42s} {'tool':50s} {'wall s':>14s} {'peak RSS MB':>12s}  detail")
     for r in rows:
         print(
-            f"{r['case']:34s} {r['tool']:50s} {_fmt(r['seconds'], '14.2f', r.get('missing', 'did not finish')):>14s} "
+            f"{r['case']:42s} {r['tool']:50s} {_fmt(r['seconds'], '14.2f', r.get('missing', 'did not finish')):>14s} "
             f"{_fmt(r['rss_mb'], '12.0f', '-'):>12s}  {r['detail']}"
         )
 

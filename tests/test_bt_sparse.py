@@ -220,3 +220,44 @@ def test_auto_picks_sparse_above_the_threshold_and_the_sandwich_follows():
         bt.fit_bt(chain(10), solver="cholmod")
     with pytest.raises(ValueError, match="unknown solver"):
         bt.sandwich_intervals(chain(10), at, solver="cholmod")
+
+
+def _hubless(rng, m, n):
+    """A ring with random chords (a Swiss-style schedule): no hubs, and a sparse LU that fills in."""
+    theta = rng.normal(0, 1, m)
+    a = np.r_[np.arange(m), rng.integers(0, m, n - m)]
+    b = np.r_[(np.arange(m) + 1) % m, rng.integers(0, m, n - m)]
+    b = np.where(a == b, (b + 1) % m, b)
+    p = 1 / (1 + np.exp(-(theta[a] - theta[b])))
+    y = np.where(rng.random(n) < 0.1, 0.5, (rng.random(n) < p).astype(float))
+    names = np.array([f"h{k:04d}" for k in range(m)])
+    return names[a], names[b], y
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_hubless_graph_takes_the_dense_inverse_and_keeps_every_se(monkeypatch, seed):
+    rng = np.random.default_rng(seed)
+    c = bt.comparisons_from_battles(*_hubless(rng, 1800, 5400))
+    fit = bt.fit_bt(c, solver="sparse")
+    used = []
+    dense_inverse = bt._grounded_dense_inverse
+    monkeypatch.setattr(bt, "_grounded_dense_inverse", lambda *a: used.append(1) or dense_inverse(*a))
+    got = bt.sandwich_intervals(c, fit)
+    assert used  # the LU's fill made the dense inverse the cheaper way
+    monkeypatch.setattr(bt, "DENSE_SPEEDUP", 0.0)  # the sparse LU path on the same fit
+    lu = bt.sandwich_intervals(c, fit)
+    np.testing.assert_allclose(got.se_elo, lu.se_elo, rtol=1e-9)
+    reference = bt.sandwich_intervals(c, fit, solver="dense")  # the dense sandwich: H⁻¹ G H⁻¹ in full
+    np.testing.assert_allclose(got.se_elo, reference.se_elo, rtol=1e-6)
+
+
+def test_the_dense_solve_reads_columns_for_unit_right_hand_sides_and_multiplies_the_rest():
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(40, 40))
+    inverse = a @ a.T
+    comps = np.repeat([0, 1], 20)
+    rhs = np.zeros((40, 6))
+    rhs[[0, 5, 25, 30, 39, 7], np.arange(6)] = 1.0
+    rhs = bt._centre(rhs.T, comps).T  # P e_m, as the SE solves build them
+    rhs[:, 5] = rng.normal(size=40)  # a general right-hand side too
+    np.testing.assert_allclose(bt._dense_solve(inverse, rhs), inverse @ rhs, rtol=1e-12, atol=1e-12)

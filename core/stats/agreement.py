@@ -14,6 +14,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from core.domain import outcome_y
+
 
 @dataclass(frozen=True)
 class Agreement:
@@ -99,8 +101,7 @@ def judge_human_agreement(
     * ``unanimous_battles``: battles whose human votes all chose the same side and the judge did not tie, the
       share where the judge chose that side.
     """
-    code = {"a": 1.0, "b": 0.0, "tie": 0.5, "both_bad": 0.5}
-    human = np.array([code.get(str(w), np.nan) for w in np.asarray(vote_winner, dtype=object)], float)
+    human = outcome_y(np.asarray(vote_winner, dtype=object))  # a both-bad vote is a tie
     vb = np.asarray(vote_battle)
     jy = np.asarray(judge_y, float)
     jb = np.asarray(judge_battle)

@@ -657,6 +657,13 @@ SE_TOP_MODELS = 500
 # 20 s, 22M non-zeros; 100,000 / 1M: 180 s, 70M), so larger tables use
 # Jacobi-preconditioned CG, whose cost is predictable (~50 sparse products).
 SPLU_MAX_MODELS = 10_000
+# When the LU fills in (a graph without hubs, e.g. a Swiss-style schedule: a ring with random chords is an
+# expander, whose factor is ~14% dense at 10,000 models), a dense Cholesky and inverse (LAPACK, BLAS 3) beat
+# 10,000 sparse triangular solves: measured at 10,000 models / 30,000 battles on 2 cores, sparse LU 44 s,
+# Jacobi CG 34 s, dense 11.5 s (potrf 3.5 s + potri 8 s).  Per flop the dense kernels ran ~12x faster than
+# SuperLU's solves, so dense wins once 2·solves·nnz(LU) > size³ / DENSE_SPEEDUP; the Zipf long tail
+# (250k non-zeros) stays sparse.
+DENSE_SPEEDUP = 12.0
 _CG_RTOL = 1e-10  # per solve, relative residual: far below what moves Elo or an SE by 1e-6
 # Comparison graphs with hubs need ~50 iterations.  Long chains of models
 # (each compared only with its neighbours) need thousands, but a chain has no
@@ -773,6 +780,29 @@ def _pcg(
     return out, converged
 
 
+def _dense_solve(inverse: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``inverse @ rhs`` for a block of right-hand sides that are mostly one unit column each plus a constant
+    per component (``P e_m``): the product is read off the columns instead of multiplied (m² flops a column
+    would make the whole table m³ again); what is left is multiplied once per distinct remainder."""
+    units = np.abs(rhs).argmax(axis=0)
+    cols = np.arange(rhs.shape[1])
+    rest = rhs.copy()
+    rest[units, cols] -= 1.0
+    out = inverse[:, units]
+    # Group equal remainders (up to the rounding of 1 − 1/n − 1 at the unit's own row) by a random projection,
+    # then check each member against its group's first: a remainder off by 1e-12 moves no SE.
+    key = np.round(np.random.default_rng(0).standard_normal(rhs.shape[0]) @ rest, 9)
+    _, first, where = np.unique(key, return_index=True, return_inverse=True)
+    if np.abs(rest - rest[:, first[where.ravel()]]).max(initial=0.0) > 1e-12:
+        first, where = cols, cols  # a collision: multiply every remainder
+    nonzero = np.flatnonzero(np.any(rest[:, first] != 0, axis=0))
+    if len(nonzero):
+        product = np.zeros((inverse.shape[0], len(first)))
+        product[:, nonzero] = inverse @ rest[:, first[nonzero]]
+        out += product[:, where.ravel()]
+    return out
+
+
 def _gauge_projector(components: np.ndarray, m: int, lam: float) -> Callable[[np.ndarray], np.ndarray] | None:
     """Centre the θ rows of a (params, B) block per component (None when λ > 0: no null space)."""
     if lam > 0:
@@ -785,8 +815,8 @@ def _gauge_projector(components: np.ndarray, m: int, lam: float) -> Callable[[np
     return project
 
 
-def _grounded_lu(h: sparse.csr_matrix, components: np.ndarray, lam: float) -> Callable[[np.ndarray], np.ndarray]:
-    """A sparse LU solve of ``h z = b`` for right-hand sides that sum to zero per component.
+def _grounded(h: sparse.csr_matrix, components: np.ndarray, lam: float) -> sparse.csc_matrix:
+    """``h`` made non-singular for right-hand sides that sum to zero per component.
 
     With λ = 0 the information is singular along each component's ones
     vector; adding its own diagonal value at one model per component (the
@@ -795,7 +825,6 @@ def _grounded_lu(h: sparse.csr_matrix, components: np.ndarray, lam: float) -> Ca
     the meat does not see the gauge, so no re-centring is needed.
     """
     from scipy import sparse
-    from scipy.sparse.linalg import splu
 
     m = len(components)
     h = h.tocsc(copy=True)
@@ -806,8 +835,45 @@ def _grounded_lu(h: sparse.csr_matrix, components: np.ndarray, lam: float) -> Ca
         ground = np.zeros(h.shape[0])
         ground[first] = np.where(diag[first] > 0, diag[first], 1.0)
         h = (h + sparse.diags(ground, format="csc")).tocsc()
-    lu = splu(h, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
-    return lu.solve
+    return h
+
+
+def _grounded_splu(h: sparse.csr_matrix, components: np.ndarray, lam: float) -> Any:
+    """The sparse LU factorisation (SuperLU) of :func:`_grounded` ``h``."""
+    from scipy.sparse.linalg import splu
+
+    grounded = _grounded(h, components, lam)
+    return splu(grounded, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+
+
+def _grounded_lu(h: sparse.csr_matrix, components: np.ndarray, lam: float) -> Callable[[np.ndarray], np.ndarray]:
+    """A sparse LU solve of ``h z = b`` for right-hand sides that sum to zero per component (:func:`_grounded`)."""
+    return _grounded_splu(h, components, lam).solve
+
+
+def _grounded_dense_inverse(h: sparse.csr_matrix, components: np.ndarray, lam: float) -> np.ndarray | None:
+    """The inverse of :func:`_grounded` ``h`` by dense Cholesky (LAPACK potrf + potri), in Fortran order and
+    symmetric; None if not positive definite (the caller keeps its sparse solver)."""
+    from scipy.linalg import lapack
+
+    coo = _grounded(h, components, lam).tocoo()
+    dense = np.zeros(coo.shape, order="F")  # calloc'd: pages are touched by the factorisation itself
+    dense[coo.row, coo.col] = coo.data
+    factor, info = lapack.dpotrf(dense, lower=1, overwrite_a=1, clean=0)
+    if info != 0:
+        return None
+    inv, info = lapack.dpotri(factor, lower=1, overwrite_c=1)
+    if info != 0:
+        return None
+    # potri fills the lower triangle: mirror it block by block (whole-matrix triangle indices cost seconds)
+    n, step = inv.shape[0], 512
+    for j0 in range(0, n, step):
+        j1 = min(j0 + step, n)
+        block = inv[j0:j1, j0:j1]
+        block[np.triu_indices(j1 - j0, 1)] = block.T[np.triu_indices(j1 - j0, 1)]
+        if j1 < n:
+            inv[j0:j1, j1:] = inv[j1:, j0:j1].T
+    return np.asarray(inv)
 
 
 def _components(c: Comparisons) -> np.ndarray:
@@ -1380,12 +1446,19 @@ def sandwich_variances(c: Comparisons, fit: BTFit, params: np.ndarray) -> np.nda
     anchor_pos = np.searchsorted(solved, anchors[leaves])
 
     project = _gauge_projector(fit.components, m, fit.lam)
-    lu: Callable[[np.ndarray], np.ndarray] | None = (
-        _grounded_lu(h, fit.components, fit.lam) if m <= SPLU_MAX_MODELS else None
-    )
+    lu: Callable[[np.ndarray], np.ndarray] | None = None
+    inverse: np.ndarray | None = None
+    if m <= SPLU_MAX_MODELS:
+        factor = _grounded_splu(h, fit.components, fit.lam)
+        size = m + k
+        if 2.0 * len(solved) * (factor.L.nnz + factor.U.nnz) * DENSE_SPEEDUP > float(size) ** 3:
+            inverse = _grounded_dense_inverse(h, fit.components, fit.lam)
+        lu = factor.solve
 
     def solve(rhs: np.ndarray) -> np.ndarray:
         nonlocal lu
+        if inverse is not None:
+            return _dense_solve(inverse, rhs)
         if lu is not None:
             return lu(rhs)
         z, ok = _pcg(h, rhs, project)
