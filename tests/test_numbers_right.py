@@ -409,3 +409,42 @@ def test_an_unfittable_tau_is_never_used_silently(tmp_path):
     assert default.tau_note() is None and not default.tau_far
     assert chosen.tau_far and chosen.coverage_level() == "warning"
     assert (chosen.tau_note() or "").startswith("τ = 1, chosen (τ cannot be fitted: ")
+
+
+def test_the_export_carries_every_column_the_leaderboard_shows_with_the_same_values(demo_db):
+    from core.app.bundle import leaderboard_files
+
+    with Store.open(demo_db, read_only=True) as s:
+        table, record = leaderboard_files(s, "demo", "judge-strong", 0.2)
+        view, _ = view_for(s, "demo", "judge-strong", None, 0.2)
+    shown = display_table(view).set_index("Model")
+    exported = table.set_index("model")
+    pairs = {
+        "Rank": "rank",
+        "Organisation": "organisation",
+        "Human Elo": "human Elo",
+        "Votes": "votes",
+        "Soft-Elo": "Soft-Elo",
+        "Hard-Elo": "Hard-Elo",
+        "Judged": "judged battles",
+        "Δ rank": "rank change by judge",
+    }
+    assert set(pairs) <= set(shown.columns)
+    for page_col, file_col in pairs.items():
+        assert shown[page_col].astype(str).to_dict() == exported.loc[shown.index, file_col].astype(str).to_dict(), (
+            page_col
+        )
+    for label, lo, hi in (("95% CI", "human Elo 95% lower", "human Elo 95% upper"), ("Conformal 80%", None, None)):
+        assert label in shown.columns
+        if lo:
+            text = exported[lo].astype(str) + "–" + exported[hi].astype(str)
+            assert (shown[label] == text.loc[shown.index]).all()
+    conformal = (
+        exported["human Elo 80% conformal lower"].astype(str)
+        + "–"
+        + exported["human Elo 80% conformal upper"].astype(str)
+    )
+    assert (shown["Conformal 80%"] == conformal.loc[shown.index]).all()
+    rows = {r["model"]: r for r in record["rows"]}
+    assert all(rows[m]["rank_change"] == v for m, v in shown["Δ rank"].items())
+    assert record["coverage_level"] == "success" and record["tau_note"] is None

@@ -101,7 +101,10 @@ def leaderboard_files(
         "tau_fitted": view.tau_fitted,
         "interval_method": view.interval_method,
         "headline": view.headline(),
+        "tau_note": view.tau_note(),
         "coverage_statement": view.coverage_statement(),
+        "coverage_level": view.coverage_level() if view.has_intervals else None,
+        "set_apart": view.set_apart_statement(),
         "note": view.note,
         "rows": _json_ready(view.table.to_dict(orient="records")),
     }

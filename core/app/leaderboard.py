@@ -587,6 +587,9 @@ def leaderboard_view(
     t["primary_lower"] = t.get(lo, np.nan)
     t["primary_upper"] = t.get(hi, np.nan)
     t["rank"] = rank_with_ties(t["primary_lower"].to_numpy(float), t["primary_upper"].to_numpy(float))
+    shift = _rank_change(t, interval_method)
+    if shift is not None:
+        t["rank_change"] = shift
     t = t.sort_values(["primary", "model"], ascending=[False, True], na_position="last").reset_index(drop=True)
     t.loc[t["primary"].isna(), "rank"] = pd.NA
     t["rank"] = t["rank"].astype("Int64")
@@ -706,21 +709,28 @@ def ordinal_rank(elo: pd.Series) -> pd.Series:
     return elo.astype(float).rank(ascending=False, method="min").astype("Int64")
 
 
-def rank_change(view: LeaderboardView, rows: pd.DataFrame | None = None) -> pd.Series | None:
+def _rank_change(t: pd.DataFrame, interval_method: str | None) -> pd.Series | None:
     """How many places the judge moves each model against the human ranking (positive: the judge ranks it higher).
 
     Both ranks are ordinal (by point estimate) over the models that have both a human Elo and the judge's Elo,
     so that the column compares like with like: a tie-aware rank against an ordinal one only moves one way.
-    None when the view has no human Elo or no judge Elo.
+    None when the table has no human Elo or no judge Elo.
     """
-    t = view.table
-    judge_col = f"{view.interval_method}_elo"
-    if "human_elo" not in t or view.interval_method is None or judge_col not in t:
+    judge_col = f"{interval_method}_elo"
+    if "human_elo" not in t or interval_method is None or judge_col not in t:
         return None
     both = t["human_elo"].notna() & t[judge_col].notna()
     shift = pd.Series(pd.NA, index=t.index, dtype="Int64")
     shift[both] = ordinal_rank(t.loc[both, "human_elo"]) - ordinal_rank(t.loc[both, judge_col])
-    by_model = dict(zip(t["model"], shift))
+    return shift
+
+
+def rank_change(view: LeaderboardView, rows: pd.DataFrame | None = None) -> pd.Series | None:
+    """The view's ``rank_change`` column (:func:`_rank_change`) for ``rows`` (default: every row)."""
+    t = view.table
+    if "rank_change" not in t:
+        return None
+    by_model = dict(zip(t["model"], t["rank_change"]))
     target = t if rows is None else rows
     return pd.Series([by_model.get(m, pd.NA) for m in target["model"]], index=target.index, dtype="Int64")
 
