@@ -253,6 +253,63 @@ def test_tau_and_alpha_survive_a_trip_to_another_page_and_the_statement_follows_
     assert f"τ fixed at {tau} in every fold" in page.get_by_text("covers the human Elo").first.inner_text()
 
 
+def _tau_note_beside_the_headline(pg, tau: str, height: int) -> str:
+    """The τ in use, shown right under the headline and within the first screen; its text."""
+    headline = pg.locator("h3", has_text="#1 ").first.bounding_box()
+    note = pg.get_by_text(f"τ = {tau}, chosen").first
+    box = note.bounding_box()
+    assert headline is not None and box is not None
+    assert headline["y"] < box["y"] <= headline["y"] + headline["height"] + 120  # directly under the headline
+    assert box["y"] + box["height"] <= height  # on the first screen
+    return note.inner_text()
+
+
+def test_the_tau_in_use_is_on_the_first_screen_at_the_sliders_minimum_and_on_a_deep_link(page, app_url):
+    """Issue 32: at τ = 0.02 (the slider's minimum) and on a shared link at τ = 0.89 the first screen says which
+    τ the Soft-Elo and its bars are drawn at, beside the headline, and that the votes reject it."""
+    width, height = 1440, 900
+    context = page.context.browser.new_context(viewport={"width": width, "height": height})
+    try:
+        pg = context.new_page()
+        pg.goto(f"{app_url}/leaderboard?dataset=demo&judge=judge-strong&tau=0.89")
+        _wait_rendered(pg)
+        text = _tau_note_beside_the_headline(pg, "0.89", height)
+        assert "outside the fitted τ's 95% interval" in text and "fitted 0." in text
+        statement = pg.get_by_text("covers the human Elo of a new model").first.inner_text()
+        assert "is not a τ the data supports" in statement
+        # the box is a warning, not the green success box
+        assert pg.locator("[data-testid='stAlertContentSuccess']", has_text="covers the human Elo").count() == 0
+        pg.screenshot(path=str(ARTIFACTS / "leaderboard_deep_link_tau_0.89.png"))
+
+        before = _slider_text(pg, TAU)
+        pg.get_by_role("slider", name=TAU).focus()
+        pg.keyboard.press("Home")  # the slider's minimum
+        _settle(pg, TAU, before)
+        assert _slider_text(pg, TAU) == "0.02"
+        _tau_note_beside_the_headline(pg, "0.02", height)
+        pg.screenshot(path=str(ARTIFACTS / "leaderboard_tau_minimum.png"))
+    finally:
+        context.close()
+
+
+def test_the_human_elo_bars_are_drawn_when_soft_elo_is_not(page, app_url):
+    """Issue 32: with only human and Hard-Elo drawn the legend promised human-Elo bars and the chart had none."""
+    page.goto(f"{app_url}/leaderboard?dataset=demo&judge=judge-strong&show=human,hard")
+    _wait_rendered(page)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+    traces = page.eval_on_selector(
+        "[data-testid='stPlotlyChart'] .js-plotly-plot",
+        """el => el._fullData.map(t => ({name: t.name,
+                 bars: t.error_x && t.error_x.visible && t.error_x.array
+                       ? Array.from(t.error_x.array).filter(v => v !== null && !Number.isNaN(v)).length : 0}))""",
+    )
+    names = {t["name"]: t["bars"] for t in traces}
+    assert set(names) == {"human Elo", "Hard-Elo (judge labels)"}
+    assert names["human Elo"] > 0 and names["Hard-Elo (judge labels)"] == 0
+    # and the SVG draws them: one error-bar group per point of the human trace
+    assert page.locator(".js-plotly-plot g.errorbar").count() >= names["human Elo"]
+
+
 @pytest.mark.parametrize("width, height", [(1440, 900), (1920, 1080)])
 def test_the_answer_is_on_the_first_screen(page, app_url, width, height):
     """Headline and the top rows of the table are visible without scrolling."""
