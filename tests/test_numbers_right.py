@@ -448,3 +448,42 @@ def test_the_export_carries_every_column_the_leaderboard_shows_with_the_same_val
     rows = {r["model"]: r for r in record["rows"]}
     assert all(rows[m]["rank_change"] == v for m, v in shown["Δ rank"].items())
     assert record["coverage_level"] == "success" and record["tau_note"] is None
+
+
+def test_a_perfect_record_in_the_judges_labels_is_never_the_headline_without_human_votes(tmp_path):
+    from core.domain import DatasetTables
+
+    rng = np.random.default_rng(4)
+    models = [f"m{k}" for k in range(6)]
+    rows, verdicts = [], []
+    for key in range(600):
+        i, j = rng.choice(6, 2, replace=False)
+        rows.append((key, models[i], models[j]))
+        verdicts.append("a" if rng.random() < 0.5 + 0.06 * (j - i) else "b")
+    for key in range(600, 606):  # 'ace' wins all of its 6 judged battles
+        rows.append((key, "ace", models[key % 6]))
+        verdicts.append("a")
+    tables = DatasetTables(
+        name="j",
+        source="test",
+        models=pd.DataFrame({"model": [*models, "ace"]}),
+        battles=pd.DataFrame(rows, columns=["battle_key", "model_a", "model_b"]),
+        judges=pd.DataFrame({"judge": ["jj"]}),
+        judgments=pd.DataFrame(
+            {
+                "battle_key": [r[0] for r in rows],
+                "judge": "jj",
+                "order": "ab",
+                "prompt_version": "v",
+                "verdict": verdicts,
+            }
+        ),
+    )
+    with Store.open(tmp_path / "j.duckdb") as s:
+        s.write_dataset(tables)
+        view, _ = view_for(s, "j", "jj", None, 0.1)
+    assert view.primary == "hard"
+    assert "ace" not in (view.headline() or "") and view.table["model"].iloc[-1] == "ace"
+    assert pd.isna(view.table.set_index("model").loc["ace", "rank"])
+    assert "ace (undefined: won all its 6 battles)" in (view.set_apart_statement() or "")
+    assert display_table(view).set_index("Model").loc["ace", "Hard CI"] == "undefined: won all its 6 battles"

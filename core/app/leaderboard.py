@@ -396,18 +396,22 @@ class LeaderboardView:
             return None
         named = "; ".join(f"{m} ({why})" for m, why in apart[:limit])
         more = f"; and {len(apart) - limit} more (the table lists them last)" if len(apart) > limit else ""
+        models = f"{len(apart)} model{'s' if len(apart) != 1 else ''}"
         return (
-            f"Not ranked, with no human Elo: {len(apart)} model{'s' if len(apart) != 1 else ''} whose "
+            f"Not ranked, with no {PRIMARY_LABELS[self.primary]}: {models} whose "
             f"maximum-likelihood Elo does not exist (a penalised fit would give a number that only reflects the "
             f"penalty): {named}{more}."
         )
 
     def set_apart(self) -> list[tuple[str, str]]:
-        """(model, why) for the models with no human Elo because its maximum-likelihood value does not exist."""
-        if "human_elo_note" not in self.table:
+        """(model, why) for the models with no primary score because its maximum-likelihood value does not exist
+        (a perfect record in the human votes, or in the judge's labels where the judge's Elo ranks the table)."""
+        method = self.interval_method if self.primary == "predicted" else self.primary
+        col = f"{method}_elo_note"
+        if col not in self.table:
             return []
-        t = self.table[self.table["human_elo_note"].fillna("").astype(bool)]
-        return list(zip(t["model"].astype(str), t["human_elo_note"].astype(str)))
+        t = self.table[self.table[col].fillna("").astype(bool)]
+        return list(zip(t["model"].astype(str), t[col].astype(str)))
 
     @property
     def tied_at_top(self) -> list[str]:
@@ -484,8 +488,14 @@ class LeaderboardView:
 def _judge_columns(t: pd.DataFrame, name: str, frame: pd.DataFrame | None) -> pd.DataFrame:
     if frame is None:
         return t
-    j = frame[["model", "elo", "se", "n_battles"]].rename(
-        columns={"elo": f"{name}_elo", "se": f"{name}_se", "n_battles": f"n_judged_{name}"}
+    notes = ["elo_note"] if "elo_note" in frame else []
+    j = frame[["model", "elo", "se", "n_battles", *notes]].rename(
+        columns={
+            "elo": f"{name}_elo",
+            "se": f"{name}_se",
+            "n_battles": f"n_judged_{name}",
+            "elo_note": f"{name}_elo_note",
+        }
     )
     j[f"{name}_lower"] = j[f"{name}_elo"] - Z95 * j[f"{name}_se"]
     j[f"{name}_upper"] = j[f"{name}_elo"] + Z95 * j[f"{name}_se"]
@@ -695,7 +705,9 @@ def display_table(view: LeaderboardView, rows: pd.DataFrame | None = None) -> pd
         if f"{m}_elo" in t and not (view.primary == "predicted" and m == view.interval_method):
             d = _decimals(view, m)
             out[label] = _rounded(t[f"{m}_elo"], d)
-            out[f"{label.split('-')[0]} CI"] = _interval_text(t[f"{m}_lower"], t[f"{m}_upper"], d)
+            out[f"{label.split('-')[0]} CI"] = _interval_text(
+                t[f"{m}_lower"], t[f"{m}_upper"], d, t.get(f"{m}_elo_note")
+            )
     if "n_judged" in t:
         out["Judged"] = t["n_judged"].astype("Int64")
     shift = rank_change(view, t)

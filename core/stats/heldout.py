@@ -424,6 +424,8 @@ def full_judge_elo(
 ) -> pd.DataFrame:
     """Every model's judge Elo from all battles, with a battle-bootstrap SE (deployment mode).
 
+    A model that won (or lost) every labelled battle has no Elo (NaN) and says so in ``elo_note``.
+
     One λ = 0.01 fit on all battles fixes the other models; each model is then
     re-placed alone on its own battles (1-D Newton) and its SE is the
     bootstrap over those battles: the same kind of SE the conformal quantile
@@ -435,17 +437,23 @@ def full_judge_elo(
     rng = np.random.default_rng(seed)
     labelled = np.isfinite(y_all)
     if not labelled.any():
-        return pd.DataFrame({"model": models, "elo": np.nan, "se": np.nan, "n_battles": 0})
+        return pd.DataFrame({"model": models, "elo": np.nan, "se": np.nan, "n_battles": 0, "elo_note": ""})
     theta = _fit_anchor(_Pairs.of_battles(ia, ib, len(models)), y_all, np.ones(len(f), bool))
     rows = []
     for t, target in enumerate(models):
         sel = ((ia == t) | (ib == t)) & labelled
         n_t = int(sel.sum())
         if n_t < MIN_TARGET_BATTLES:
-            rows.append({"model": target, "elo": np.nan, "se": np.nan, "n_battles": n_t})
+            rows.append({"model": target, "elo": np.nan, "se": np.nan, "n_battles": n_t, "elo_note": ""})
             continue
         other = np.where(ia == t, ib, ia)[sel]
         y_t = np.where((ia == t)[sel], y_all[sel], 1.0 - y_all[sel])
+        if np.all(y_t == 1.0) or np.all(y_t == 0.0):
+            # a perfect record: the placement's maximum is at ±∞ and the ridge's value is only a bound
+            won = "won" if y_t[0] == 1.0 else "lost"
+            why = f"undefined: {won} all its {n_t:,} battle{'s' if n_t != 1 else ''}"
+            rows.append({"model": target, "elo": np.nan, "se": np.nan, "n_battles": n_t, "elo_note": why})
+            continue
         th, boots = place_target(theta, other, y_t, n_boot, rng)
         rows.append(
             {
@@ -453,6 +461,7 @@ def full_judge_elo(
                 "elo": float(theta_to_elo(th, centre=False)),
                 "se": float(elo_units(np.std(boots, ddof=1))) if boots is not None else np.nan,
                 "n_battles": n_t,
+                "elo_note": "",
             }
         )
     return pd.DataFrame(rows)
