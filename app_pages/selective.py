@@ -113,6 +113,14 @@ with page_guard("The selective judging page"):
         )
     else:
         st.caption("No method's mean test risk exceeds α at any α shown.")
+    ltt = table[table["method"] == "ltt"].sort_values("alpha")
+    if len(ltt):
+        st.caption(
+            f"Share of all {curves.n_splits} splits whose test risk exceeds α, for LTT (a split that accepts "
+            "nothing has no error among what it accepts, so it is not over α): "
+            + "; ".join(f"α = {a:.2f}: {x:.2f}" for a, x in zip(ltt["alpha"], ltt["share_over_alpha"]))
+            + ". LTT promises at most δ = 0.1 per calibration set."
+        )
     show_chart(
         partial(charts.coverage_curve, table, methods, alpha),
         key="scope_coverage",

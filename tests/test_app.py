@@ -4,6 +4,7 @@ leaderboard's search, pins, top-N and head to head, the default judge, and which
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -320,3 +321,15 @@ def test_the_judges_page_shows_the_agreement_figures_of_the_selected_judge(demo_
         "without ties (MT-Bench setup S2)",
         "unanimous battles",
     ]
+
+
+def test_the_selective_page_states_ltts_share_of_all_splits_over_alpha(demo_db, monkeypatch):
+    at = _app(demo_db, monkeypatch, "app_pages/selective.py")
+    _no_errors(at)
+    line = next(c.value for c in at.caption if c.value.startswith("Share of all "))
+    n_splits = int(re.search(r"Share of all (\d+) splits", line).group(1))
+    shares = {float(a): float(x) for a, x in re.findall(r"α = (\d+\.\d+): (\d+\.\d+)", line)}
+    assert shares and all(0 <= x <= 1 for x in shares.values())
+    # each share is a count of splits over α out of all of them (a multiple of 1/n_splits up to rounding)
+    assert all(abs(round(x * n_splits) / n_splits - x) <= 0.005 for x in shares.values())
+    assert "not over α" in line
