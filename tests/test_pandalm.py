@@ -89,7 +89,8 @@ def test_the_human_and_both_judges_leaderboards_have_intervals(pandalm):
     assert not isinstance(human, Unavailable)
     f = human.frame
     assert len(f) == 5 and np.isfinite(f[["lower", "upper"]].to_numpy()).all()
-    assert int(f["n_battles"].sum()) == 2 * 2997  # every vote counts, on both sides of its battle
+    assert int(f["n_votes"].sum()) == 2 * 2997  # every vote counts, on both sides of its battle
+    assert int(f["n_battles"].sum()) == 2 * 999 and (human.n_battles, human.n_votes) == (999, 2997)
     for judge, view in views.items():
         assert view.table["hard_elo"].notna().sum() == 5, judge
 

@@ -172,5 +172,6 @@ def test_after_precompute_a_step_of_the_tau_slider_reads_instead_of_fitting(save
     for tau in (grid[5], grid[len(grid) // 2], grid[-3]):
         at.select_slider(key="tau").set_value(tau).run()
         assert not at.exception, [e.value for e in at.exception]
-        assert any(f"{tau:g}" in m.value for m in at.success), "the statement names the chosen τ"
+        # green at a τ the votes support, a warning elsewhere (issue 32): either way it names the chosen τ
+        assert any(f"{tau:g}" in m.value for m in (*at.success, *at.warning)), "the statement names the chosen τ"
     assert computed == [], f"a τ step computed {computed} although the grid was precomputed"

@@ -110,6 +110,7 @@ def jobs(store: Store, dataset: str | None = None) -> list[Job]:
                 Job(f"{ds}/{j}: leave-one-model-out", leaderboard.heldout_of, (ds, j, False), js, ds),
                 Job(f"{ds}/{j}: leave-one-model-out, all methods", leaderboard.heldout_of, (ds, j, True), js, ds),
                 Job(f"{ds}/{j}: bias", bias.bias_report, (ds, j), everything, ds),
+                Job(f"{ds}/{j}: agreement with the human votes", judges.human_agreement, (ds, j), everything, ds),
                 Job(f"{ds}/{j}: accuracy alignment", analyses.alignment, (ds, j), js, ds),
                 Job(f"{ds}/{j}: aggregation", analyses.aggregation, (ds, j), js, ds, {"n_shuffles": AGG_SHUFFLES}),
                 Job(f"{ds}/{j}: languages", analyses.languages, (ds, j), js, ds),
