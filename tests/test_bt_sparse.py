@@ -244,7 +244,9 @@ def test_a_hubless_graph_takes_the_dense_inverse_and_keeps_every_se(monkeypatch,
     monkeypatch.setattr(bt, "_grounded_dense_inverse", lambda *a: used.append(1) or dense_inverse(*a))
     got = bt.sandwich_intervals(c, fit)
     assert used  # the LU's fill made the dense inverse the cheaper way
+    assert bt._fills_in(c)  # predicted from the graph: no LU is tried first
     monkeypatch.setattr(bt, "DENSE_SPEEDUP", 0.0)  # the sparse LU path on the same fit
+    monkeypatch.setattr(bt, "_fills_in", lambda c: False)
     lu = bt.sandwich_intervals(c, fit)
     np.testing.assert_allclose(got.se_elo, lu.se_elo, rtol=1e-9)
     reference = bt.sandwich_intervals(c, fit, solver="dense")  # the dense sandwich: H⁻¹ G H⁻¹ in full
@@ -261,3 +263,14 @@ def test_the_dense_solve_reads_columns_for_unit_right_hand_sides_and_multiplies_
     rhs = bt._centre(rhs.T, comps).T  # P e_m, as the SE solves build them
     rhs[:, 5] = rng.normal(size=40)  # a general right-hand side too
     np.testing.assert_allclose(bt._dense_solve(inverse, rhs), inverse @ rhs, rtol=1e-12, atol=1e-12)
+
+
+def test_the_fill_prediction_tells_an_expander_from_a_chain_and_a_hub_graph():
+    rng = np.random.default_rng(2)
+    assert bt._fills_in(bt.comparisons_from_battles(*_hubless(rng, 2000, 6000)))
+    m = 2000
+    chain = np.array([f"c{k:04d}" for k in range(m)])
+    y = (rng.random(3 * (m - 1)) < 0.5).astype(float)
+    assert not bt._fills_in(bt.comparisons_from_battles(np.tile(chain[:-1], 3), np.tile(chain[1:], 3), y))
+    _, a, b, y = _long_tail(rng, 2000, 6000)
+    assert not bt._fills_in(bt.comparisons_from_battles(a, b, y))  # hubs: the LU stays sparse
