@@ -660,9 +660,9 @@ SPLU_MAX_MODELS = 10_000
 # When the LU fills in (a graph without hubs, e.g. a Swiss-style schedule: a ring with random chords is an
 # expander, whose factor is ~14% dense at 10,000 models), a dense Cholesky and inverse (LAPACK, BLAS 3) beat
 # 10,000 sparse triangular solves: measured at 10,000 models / 30,000 battles on 2 cores, sparse LU 44 s,
-# Jacobi CG 34 s, dense 11.5 s (potrf 3.5 s + potri 8 s).  Per flop the dense kernels ran ~12x faster than
-# SuperLU's solves, so dense wins once 2·solves·nnz(LU) > size³ / DENSE_SPEEDUP; the Zipf long tail
-# (250k non-zeros) stays sparse.
+# Jacobi CG 34 s, dense 11.5 s (potrf 3.5 s + potri 8 s with the forced Haswell kernel; 1.8 + 5.1 s
+# without).  Per flop the dense kernels ran ~12x faster than SuperLU's solves, so dense wins once
+# 2·solves·nnz(LU) > size³ / DENSE_SPEEDUP; the Zipf long tail (250k non-zeros) stays sparse.
 DENSE_SPEEDUP = 12.0
 _CG_RTOL = 1e-10  # per solve, relative residual: far below what moves Elo or an SE by 1e-6
 # Comparison graphs with hubs need ~50 iterations.  Long chains of models
@@ -1523,15 +1523,28 @@ def sandwich_variances(c: Comparisons, fit: BTFit, params: np.ndarray) -> np.nda
     # Blocks bound the (params × block) work arrays; LU solves gain from wide
     # blocks, CG from narrow ones (its sparse products stay in cache).
     block = 1024 if inverse is not None else 128 if lu is not None else 32
+    means = None
+    if inverse is not None and int(comps.max()) < 64:
+        # With the inverse at hand, A P e_m = A e_m − (A 1_c)/n_c: columns read off, no right-hand side built.
+        from scipy import sparse
+
+        sizes = np.bincount(comps)
+        member = sparse.csr_matrix((np.ones(m), (comps, np.arange(m))), shape=(len(sizes), m + k))
+        means = np.asarray(member @ inverse).T / sizes  # (m + k) × components; the inverse is symmetric
     var = np.empty(len(solved))
     cross = np.empty(len(leaves))  # (G z_anchor) at the leaf's own row
     cross_w = np.zeros(len(solved))  # z_mᵀ G z_w for θ columns of shifted components
     for start in range(0, len(solved), block):
         cols = solved[start : start + block]
-        rhs = np.zeros((m + k, len(cols)), order="F")  # SuperLU works on Fortran order
-        rhs[cols, np.arange(len(cols))] = 1.0
-        rhs[:m] = _centre(rhs[:m].T, comps).T  # P e_m; coefficient columns have no θ part
-        z = solve(rhs)
+        if means is not None and inverse is not None:
+            z = inverse[:, cols]
+            theta_cols = np.flatnonzero(cols < m)
+            z[:, theta_cols] -= means[:, comps[cols[theta_cols]]]
+        else:
+            rhs = np.zeros((m + k, len(cols)), order="F")  # SuperLU works on Fortran order
+            rhs[cols, np.arange(len(cols))] = 1.0
+            rhs[:m] = _centre(rhs[:m].T, comps).T  # P e_m; coefficient columns have no θ part
+            z = solve(rhs)
         gz = meat @ z
         var[start : start + len(cols)] = np.einsum("ij,ij->j", z, gz)
         here = (anchor_pos >= start) & (anchor_pos < start + len(cols))
