@@ -487,3 +487,17 @@ def test_a_perfect_record_in_the_judges_labels_is_never_the_headline_without_hum
     assert pd.isna(view.table.set_index("model").loc["ace", "rank"])
     assert "ace (undefined: won all its 6 battles)" in (view.set_apart_statement() or "")
     assert display_table(view).set_index("Model").loc["ace", "Hard CI"] == "undefined: won all its 6 battles"
+
+
+@pytest.mark.parametrize(
+    "gap, human_y",
+    [
+        (np.full(40, 1.0), np.r_[np.ones(25), np.zeros(15)]),  # one |gap| value: no slope to fit
+        (np.r_[np.full(20, 0.5), np.full(20, 2.0)], np.ones(40)),  # the judge always agrees: separated
+    ],
+)
+def test_the_gap_agreement_warning_never_prints_an_undefined_slope(gap, human_y):
+    from core.stats.calibration import gap_agreement
+
+    res = gap_agreement(pd.Series(gap), pd.Series(human_y), 0.001)  # was: "z = nan", or a singular-matrix error
+    assert res.warning is not None and "nan" not in res.warning.lower() and "inf" not in res.warning.lower()

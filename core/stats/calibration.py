@@ -15,6 +15,7 @@ the gap stops carrying signal, τ collapses and the curve goes flat).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -292,14 +293,26 @@ def gap_agreement(gap: ArrayLike, human_y: ArrayLike, tau: float | None = None, 
         if np.max(np.abs(step)) < 1e-10:
             break
     p = 1 / (1 + np.exp(-X @ beta))
-    cov = np.linalg.inv(X.T @ (X * (p * (1 - p))[:, None]))
-    slope, z = float(beta[1]), float(beta[1] / np.sqrt(cov[1, 1]))
+    slope, z = float(beta[1]), float("nan")
+    # The slope's z needs an information matrix that can be inverted: with one |gap| value, or agreement
+    # that the gap separates perfectly, the slope has no standard error and no z is stated.
+    info = X.T @ (X * (p * (1 - p))[:, None])
+    if np.ptp(ag) > 0 and np.all(np.isfinite(beta)) and np.linalg.cond(info) < 1e12:
+        var = float(np.linalg.inv(info)[1, 1])
+        if var > 0:
+            z = slope / math.sqrt(var)
+    if math.isfinite(z):
+        evidence = f"agreement slope z = {z:.1f}"
+    elif np.ptp(ag) == 0:
+        evidence = "every decisive battle has the same |gap|, so agreement cannot rise with it"
+    else:
+        evidence = "the agreement slope has no standard error on these battles"
     warning = None
-    if (tau is not None and tau < LOW_TAU) or z < SLOPE_Z:
+    if (tau is not None and tau < LOW_TAU) or (math.isfinite(z) and z < SLOPE_Z) or np.ptp(ag) == 0:
         warning = (
-            f"the score gap carries little signal here (τ = {tau:.3f}, agreement slope z = {z:.1f}): "
+            f"the score gap carries little signal here (τ = {tau:.3f}, {evidence}): "
             if tau is not None
-            else f"the score gap carries little signal (agreement slope z = {z:.1f}): "
+            else f"the score gap carries little signal ({evidence}): "
         )
         warning += (
             "human agreement barely rises with the gap, so σ(τ·Δ) is close to 0.5 everywhere and Soft-Elo "
