@@ -166,3 +166,11 @@ def make_echo_variant(question: str, answer: str, times: int = 3) -> str:
     """The paper's intervention: append the question–answer text ``times`` times."""
     block = f"Question: {question.strip()}\nAnswer: {answer.strip()}"
     return answer.rstrip() + "\n\n" + "\n\n".join([block] * times)
+
+
+def json_lines(text: str) -> list[tuple[int, str]]:
+    """The lines of a JSON Lines text with their 1-based line numbers, split on "\n" only (a "\r" before it
+    is dropped).  ``str.splitlines`` also breaks at U+2028/U+2029, U+0085 and other separators that JSON
+    strings may hold unescaped (Arena-Hard v2.0's question.jsonl has one), which would cut a valid record in two.
+    """
+    return [(i, line.removesuffix("\r")) for i, line in enumerate(text.split("\n"), start=1)]

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from core.domain import CRITERIA
-from core.text import style_counts
+from core.text import json_lines, style_counts
 
 SCORE_RANGE = (0.0, 10.0)
 MAX_TEXT_CHARS = 1_000_000  # a prompt or answer longer than this is refused (no real answer comes close)
@@ -439,7 +439,7 @@ def read_jsonl_lines(path: Path) -> list[tuple[int, dict]]:
     """The records of a JSON Lines file with their line numbers (blank lines skipped), for errors that name them."""
     text = read_text(path)
     out = []
-    for i, line in enumerate(text.splitlines(), start=1):
+    for i, line in json_lines(text):
         if not line.strip():
             continue
         obj = load_json(path, line, i)

@@ -44,6 +44,7 @@ from core.judging.runner import (
     request_body,
 )
 from core.store.errors import StoreLockedError
+from core.text import json_lines
 
 METADATA_KEY = "arena_batch_key"  # our key in the provider's batch metadata
 FINAL = ("completed", "failed", "expired", "cancelled")
@@ -260,7 +261,7 @@ class BatchRun:
             return []
         content = self._provider("downloading batch results", lambda: self.client.files.content(file_id))
         out = []
-        for line in content.text.splitlines():
+        for _, line in json_lines(content.text):
             if line.strip():
                 try:
                     out.append(json.loads(line))
