@@ -710,9 +710,8 @@ def display_table(view: LeaderboardView, rows: pd.DataFrame | None = None) -> pd
             )
     if "n_judged" in t:
         out["Judged"] = t["n_judged"].astype("Int64")
-    shift = rank_change(view, t)
-    if shift is not None:
-        out["Δ rank"] = shift
+    if "rank_change" in t:  # rows are rows of the view's table, so they carry it
+        out["Δ rank"] = t["rank_change"]
     return out.reset_index(drop=True)
 
 
@@ -737,14 +736,9 @@ def _rank_change(t: pd.DataFrame, interval_method: str | None) -> pd.Series | No
     return shift
 
 
-def rank_change(view: LeaderboardView, rows: pd.DataFrame | None = None) -> pd.Series | None:
-    """The view's ``rank_change`` column (:func:`_rank_change`) for ``rows`` (default: every row)."""
-    t = view.table
-    if "rank_change" not in t:
-        return None
-    by_model = dict(zip(t["model"], t["rank_change"]))
-    target = t if rows is None else rows
-    return pd.Series([by_model.get(m, pd.NA) for m in target["model"]], index=target.index, dtype="Int64")
+def rank_change(view: LeaderboardView) -> pd.Series | None:
+    """The view's ``rank_change`` column (:func:`_rank_change`); None without a human and a judge Elo."""
+    return view.table.get("rank_change")
 
 
 def column_help(view: LeaderboardView) -> dict[str, str]:
@@ -792,9 +786,8 @@ def export_table(view: LeaderboardView) -> pd.DataFrame:
         cols["human Elo interval note"] = t["human_note"].fillna("")
     if "n_judged" in t:
         cols["judged battles"] = t["n_judged"].astype("Int64")
-    shift = rank_change(view)
-    if shift is not None:
-        cols["rank change by judge"] = shift
+    if "rank_change" in t:
+        cols["rank change by judge"] = t["rank_change"]
     return pd.DataFrame(cols)
 
 
