@@ -13,6 +13,7 @@ judge's judgment of a battle in an order is stored once.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from core.domain import SCORE_COLUMNS, DatasetTables
-from core.ingest.common import MAX_QUOTE, IngestError, known_family, quote
+from core.ingest.common import MAX_QUOTE, SCORE_RANGE, IngestError, known_family, quote
 from core.store.bulk import (
     BulkJudgments,
     ParquetFile,
@@ -44,7 +45,11 @@ _MESSAGES: dict[str, Callable[[Any], str]] = {
     ),
     "order": lambda v: f"unknown order {quote(v)} (expected 'ab': model_a shown first, or 'ba')",
     "winner": lambda v: f"unknown winner {quote(v)} (expected one of {sorted(WINNERS)})",
-    "score": lambda v: f"expected a finite score, got {quote(v)}",
+    "score": lambda v: (
+        f"expected a score in [{SCORE_RANGE[0]:g}, {SCORE_RANGE[1]:g}], got {quote(v)}"
+        if isinstance(v, (int, float)) and math.isfinite(v)
+        else f"expected a finite score, got {quote(v)}"
+    ),
 }
 
 
@@ -84,7 +89,7 @@ def bulk_plan(path: str | Path, dataset: str | None = None, judge: str | None = 
         n = pf.n_rows()
         if n == 0:
             raise IngestError(path, "the file has no rows")
-        broken = pf.first_violation(judgment_rules(types, scores, tuple(WINNERS), MAX_QUOTE))
+        broken = pf.first_violation(judgment_rules(types, scores, tuple(WINNERS), MAX_QUOTE, SCORE_RANGE))
         if broken is not None:
             rule, row, value = broken
             raise IngestError(path, _MESSAGES[rule.kind](value), row=row, field=rule.field)

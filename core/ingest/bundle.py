@@ -19,7 +19,18 @@ import numpy as np
 import pandas as pd
 
 from core.domain import HUMAN_WINNERS, ORDERS, SCORE_COLUMNS, TABLE_SPEC, VERDICTS, DatasetTables
-from core.ingest.common import MAX_QUOTE, MAX_TEXT_CHARS, SCORE_RANGE, TSTAMP_RANGE, IngestError, quote
+from core.ingest.common import (
+    MAX_QUOTE,
+    MAX_TEXT_CHARS,
+    SCORE_RANGE,
+    TSTAMP_RANGE,
+    IngestError,
+    is_missing,
+    load_json,
+    quote,
+    text_value,
+)
+from core.ingest.lmarena import second_vote
 
 FORMAT = "arena-leaderboard-bundle"
 VERSION = 1
@@ -57,6 +68,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
             raise IngestError(path, f"the bundle has no tables/{table}.parquet", field="files")
     for table, df in frames.items():
         _check_table(path, table, df)
+    _check_links(path, frames)
     ds = manifest["dataset"]
     return DatasetTables(
         name=dataset or str(ds["name"]),
@@ -197,13 +209,99 @@ def _check_table(path: Path, table: str, df: pd.DataFrame) -> None:
         dup = df[col].duplicated().to_numpy()
         if dup.any():
             _fail(path, table, col, int(dup.argmax()), df[col].iloc[int(dup.argmax())], "duplicate key")
-    for col in ("model", "model_a", "model_b", "judge", "annotator"):
+    for col, what in _NAMES.items():  # as the importers' require_names
         if col in df.columns:
             for i, v in enumerate(df[col].tolist()):
-                if v is None or v != v:
+                if is_missing(v):
                     continue
-                if not isinstance(v, str) or not v.strip() or len(v) > MAX_QUOTE:
-                    _fail(path, table, col, i, v, "expected a non-empty name of at most 200 characters")
+                if not v.strip():
+                    _fail(path, table, col, i, None, f"empty {what} name")
+                if len(v) > MAX_QUOTE:
+                    _fail(path, table, col, i, None, f"a name of {len(v):,} characters (at most {MAX_QUOTE})")
+    if table == "battles":
+        same = np.flatnonzero(df["model_a"].to_numpy(dtype=object) == df["model_b"].to_numpy(dtype=object))
+        if len(same):
+            _fail(path, table, "model_b", int(same[0]), None, "a model cannot battle itself")
+    if "turns" in df.columns:  # prompts and completions: a JSON list of the turns' texts
+        field = f"{field_of}:turns"
+        for i, v in enumerate(df["turns"].tolist()):
+            if not is_missing(v):
+                _turn_list(path, v, i + 1, field)
+
+
+_NAMES = {"model": "model", "model_a": "model", "model_b": "model", "judge": "judge", "annotator": "annotator"}
+
+
+def _turn_list(path: Path, text: str, row: int, field: str) -> None:
+    """A stored ``turns`` value: JSON (nested at most ``MAX_NESTING`` deep), a list of texts or nulls."""
+    turns = load_json(path, text, row, field)
+    if not isinstance(turns, list):
+        raise IngestError(path, f"expected a list of texts, one per turn, got {quote(turns)}", row=row, field=field)
+    for turn in turns:
+        if turn is not None and not isinstance(turn, str):
+            raise IngestError(path, f"a turn is not a text: {quote(turn)}", row=row, field=field)
+        text_value(path, turn, row, field)
+
+
+def _first_repeat(df: pd.DataFrame, cols: list[str]) -> tuple[int, int] | None:
+    """(position, position of the first) of the first row whose ``cols`` repeat an earlier row's, or None."""
+    dup = df.duplicated(cols).to_numpy()
+    if not dup.any():
+        return None
+    i = int(dup.argmax())
+    group = df.groupby(cols, sort=False, dropna=False).ngroup().to_numpy()
+    return i, int(np.flatnonzero(group == group[i])[0])
+
+
+def _check_links(path: Path, frames: dict[str, pd.DataFrame]) -> None:
+    """What one table says of another: every model, prompt and battle named is in its table, and nothing is
+    there twice (a model's answer to a prompt, an annotator's vote on a battle, a judge's judgment of a battle
+    in an order)."""
+
+    def unknown(table: str, col: str, known: set, of: str) -> None:
+        df = frames.get(table)
+        if df is None or col not in df.columns:
+            return
+        values = df[col].tolist()
+        for i, v in enumerate(values):
+            if not is_missing(v) and v not in known:
+                _fail(path, table, col, i, v, f"not in tables/{of}.parquet")
+
+    models = set(frames["models"]["model"].tolist())
+    prompts = set(frames["prompts"]["prompt_key"].tolist()) if "prompts" in frames else set()
+    battles = set(frames["battles"]["battle_key"].tolist())
+    unknown("battles", "model_a", models, "models")
+    unknown("battles", "model_b", models, "models")
+    unknown("battles", "prompt_key", prompts, "prompts")
+    unknown("completions", "prompt_key", prompts, "prompts")
+    unknown("completions", "model", models, "models")
+    unknown("votes", "battle_key", battles, "battles")
+    unknown("judgments", "battle_key", battles, "battles")
+    comp = frames.get("completions")
+    if comp is not None:
+        twice = _first_repeat(comp, ["prompt_key", "model"])
+        if twice is not None:
+            i, first = twice
+            r = comp.iloc[i]
+            why = f"model {quote(r['model'])} answered prompt {r['prompt_key']} twice (the first: row {first + 1})"
+            _fail(path, "completions", "model", i, None, why)
+    votes = frames.get("votes")
+    if votes is not None and "annotator" in votes.columns:
+        named = np.flatnonzero(votes["annotator"].notna().to_numpy())  # a vote without an annotator is no one's
+        twice = _first_repeat(votes.iloc[named].reset_index(drop=True), ["battle_key", "annotator"])
+        if twice is not None:
+            i, first = (int(named[k]) for k in twice)
+            _fail(path, "votes", "annotator", i, None, second_vote(votes["annotator"].iloc[i], first + 1))
+    judgments = frames.get("judgments")
+    if judgments is not None:
+        keys = judgments.reindex(columns=["battle_key", "judge", "order", "prompt_version", "variant"]).astype(object)
+        keys["prompt_version"] = keys["prompt_version"].where(keys["prompt_version"].notna(), "imported")
+        keys["variant"] = keys["variant"].where(keys["variant"].notna(), "original")
+        twice = _first_repeat(keys, list(keys.columns))
+        if twice is not None:
+            i, first = twice
+            why = f"the same judge judged the same battle in the same order twice (the first: row {first + 1})"
+            _fail(path, "judgments", "judge", i, None, why)
 
 
 def _fail(path: Path, table: str, col: str, i: int, value: Any, why: str) -> None:

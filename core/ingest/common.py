@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import csv
 import hashlib
 import io
 import json
@@ -208,14 +209,16 @@ def conversation(path: Path, value: Any, row: int, field: str) -> list[tuple[str
             raise IngestError(
                 path, f"a message is not a {{role, content}} object: {quote(message)}", row=row, field=field
             )
-        out.append((message["role"], message_text(path, message.get("content"), row, field)))
+        if "content" not in message:  # a misspelt key would otherwise drop the message's text unnoticed
+            raise IngestError(path, f"message has no 'content': {quote(message)}", row=row, field=field)
+        out.append((message["role"], message_text(path, message["content"], row, field)))
     return out
 
 
 @dataclass(frozen=True)
 class ImportResult:
     dataset: str
-    status: str  # 'imported' or 'already-imported'
+    status: str  # 'imported', 'added' (to a dataset that existed) or 'already-imported'
     n_battles: int
     n_votes: int
     n_judgments: int
@@ -251,19 +254,49 @@ def read_text(path: Path) -> str:
         raise IngestError(path, f"not valid UTF-8 (byte {exc.start}, line {line})", field=None) from None
 
 
-def read_csv(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
+def read_csv(path: Path, required: tuple[str, ...], *, sep: str = ",", allow_empty: bool = False) -> pd.DataFrame:
+    """A CSV (or, with ``sep="\\t"``, TSV) file as text columns (nothing read as missing), names stripped.
+
+    A file cut short is refused naming its last row: one that ends inside a quoted field, or that does not end
+    with a newline and whose last row has fewer fields than the header (a cut row is never a short battle).
+    """
     text = read_text(path)
+    broken: pd.errors.ParserError | None = None
     try:
-        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[])
+        df = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[])
     except pd.errors.ParserError as exc:
-        raise IngestError(path, f"malformed CSV ({exc})") from None
+        broken = exc
     except pd.errors.EmptyDataError:
         raise IngestError(path, "the file has no header") from None
+    open_quote = broken is not None and "EOF inside string" in str(broken)
+    if open_quote or (broken is None and not text.endswith(("\n", "\r"))):
+        # the records as Python's csv module splits them (as pandas does; blank lines skipped): an open quote
+        # runs to the end of the file, so the last record is the cut one
+        records = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=sep) if r]
+        header = [c.strip() for c in records[0]]
+        last = records[-1]
+        if open_quote and len(records) > 1:
+            raise IngestError(
+                path,
+                "a quoted field is still open at the end of the file: the last row is cut short",
+                row=len(records) - 1,
+                field=header[min(len(last), len(header)) - 1],
+            )
+        if len(records) > 1 and len(last) < len(header):
+            raise IngestError(
+                path,
+                f"the last row has {len(last)} of the header's {len(header)} fields and the file does not end "
+                "with a newline: it is cut short",
+                row=len(records) - 1,
+                field=header[len(last)],
+            )
+    if broken is not None:
+        raise IngestError(path, f"malformed CSV ({broken})") from None
     df.columns = [str(c).strip() for c in df.columns]
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise IngestError(path, f"missing required column(s) {missing}; found {list(df.columns)}", field=missing[0])
-    if df.empty:
+    if df.empty and not allow_empty:
         raise IngestError(path, "the file has a header but no rows")
     return df
 
@@ -425,14 +458,20 @@ def read_table_file(path: Path) -> pd.DataFrame:
     if suffix in (".jsonl", ".ndjson", ".json"):
         return pd.DataFrame(read_jsonl(path))
     if suffix in (".csv", ".tsv"):
-        text = read_text(path)
-        try:
-            return pd.read_csv(
-                io.StringIO(text), sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False
-            )
-        except pd.errors.ParserError as exc:
-            raise IngestError(path, f"malformed CSV ({exc})") from None
+        return read_csv(path, (), sep="\t" if suffix == ".tsv" else ",", allow_empty=True)
     raise IngestError(path, f"unknown file type {suffix!r}: expected .parquet, .csv or .jsonl")
+
+
+TABLE_SUFFIXES = (".parquet", ".csv", ".tsv", ".jsonl", ".ndjson", ".json")
+
+
+def table_files(directory: Path) -> list[Path]:
+    """The table files directly in a directory (hidden files left out), by name."""
+    return sorted(
+        f
+        for f in directory.iterdir()
+        if f.is_file() and f.suffix.lower() in TABLE_SUFFIXES and not f.name.startswith(".")
+    )
 
 
 def read_jsonl_lines(path: Path) -> list[tuple[int, dict]]:

@@ -115,6 +115,10 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         battles["prompt_key"] = keys
         if battles["turn"].isna().all():  # LMArena's turn is the number of user turns
             battles["turn"] = pd.array([len(t) or None for t in asked], dtype="Int32")
+    repeated = _repeated_vote(battles, votes)
+    if repeated is not None:
+        row, first = repeated
+        raise IngestError(path, second_vote(votes["annotator"].iloc[row - 1], first), row=row, field="judge")
     return DatasetTables(
         name=dataset or path.stem,
         source="lmarena",
@@ -125,6 +129,33 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         completions=completions,
         meta={"format": "lmarena", "file": path.name, "rows": n},
     )
+
+
+def second_vote(annotator: str, first: int) -> str:
+    """What an importer says of an annotator's second vote on a battle (MT-Bench human's and the bundle's too)."""
+    return f"a second vote by annotator {quote(annotator)} on this battle (the first: row {first})"
+
+
+def _repeated_vote(battles: pd.DataFrame, votes: pd.DataFrame) -> tuple[int, int] | None:
+    """(row, row of the first) of the first vote that repeats an annotator's vote on a battle, or None.
+
+    A row is its own battle, but rows with the same question id, the same two models (either way round) and
+    the same turn are one battle asked again; only rows with a question id and an annotator are compared.
+    """
+    ext = battles["external_id"].to_numpy(dtype=object)
+    who = votes["annotator"].to_numpy(dtype=object)
+    known = np.array([not is_missing(e) and not is_missing(w) for e, w in zip(ext, who)], dtype=bool)
+    if not known.any():
+        return None
+    a, b = battles["model_a"].to_numpy(dtype=object), battles["model_b"].to_numpy(dtype=object)
+    turn = [None if is_missing(t) else int(t) for t in battles["turn"].tolist()]
+    first: dict[tuple, int] = {}
+    for i in np.flatnonzero(known).tolist():
+        key = (ext[i], min(a[i], b[i]), max(a[i], b[i]), turn[i], who[i])
+        if key in first:
+            return i + 1, first[key]
+        first[key] = i + 1
+    return None
 
 
 def _winners(path: Path, df: pd.DataFrame) -> list[str]:
@@ -235,6 +266,8 @@ def bulk_plan(path: str | Path, dataset: str | None = None, judge: str | None = 
             return None
         if "winner" not in pf.types and all(c in pf.types for c in ONE_HOT_WINNERS):
             return None  # 55k's one-hot winners: the reader maps them
+        if "question_id" not in pf.types and "id" in pf.types:
+            return None  # the battle's id is in ``id``: the reader takes it from there
         for col in ("model_a", "model_b", "winner"):
             if col not in pf.types:
                 raise IngestError(path, f"missing required column {col!r}; found {list(pf.types)}", field=col)
@@ -243,6 +276,11 @@ def bulk_plan(path: str | Path, dataset: str | None = None, judge: str | None = 
         if broken is not None:
             rule, row, value = broken
             raise IngestError(path, _BULK_MESSAGES[rule.kind](value), row=row, field=rule.field)
+        columns = arena_battle_columns(pf.types, ARENA_WINNERS)
+        repeated = _bulk_repeated_vote(pf, columns)
+        if repeated is not None:
+            row, first, who = repeated
+            raise IngestError(path, second_vote(who, first), row=row, field="judge")
         names = pf.model_names()
         n = pf.n_rows()
     return BulkBattles(
@@ -250,9 +288,27 @@ def bulk_plan(path: str | Path, dataset: str | None = None, judge: str | None = 
         name=dataset or path.stem,
         meta={"format": "lmarena", "file": path.name, "rows": n},
         models=models_frame(names),
-        columns=arena_battle_columns(pf.types, ARENA_WINNERS),
+        columns=columns,
         n_rows=n,
     )
+
+
+def _bulk_repeated_vote(pf: ParquetFile, columns: dict[str, str]) -> tuple[int, int, str] | None:
+    """:func:`_repeated_vote` in SQL over the file: (row, row of the first, annotator), or None."""
+    if "judge" not in pf.types or "question_id" not in pf.types:
+        return None
+    ext, who, a, b = columns["external_id"], columns["annotator"], columns["model_a"], columns["model_b"]
+    keys = f"{ext}, least({a}, {b}), greatest({a}, {b}), {columns['turn']}, {who}"
+    known = f"FROM f WHERE {ext} IS NOT NULL AND {who} IS NOT NULL"
+    some = pf.con.execute(f"SELECT count(*) FROM (SELECT 1 {known} GROUP BY {keys} HAVING count(*) > 1)").fetchone()
+    if not some or not some[0]:
+        return None  # the usual case: one aggregate, no window
+    row = pf.con.execute(
+        f"""SELECT row_nr, first, annotator FROM (
+                SELECT row_nr, min(row_nr) OVER (PARTITION BY {keys}) AS first, {who} AS annotator {known})
+            WHERE row_nr > first ORDER BY row_nr LIMIT 1"""
+    ).fetchone()
+    return None if row is None else (int(row[0]), int(row[1]), str(row[2]))
 
 
 def _name_problem(value: object) -> str:

@@ -50,6 +50,7 @@ from core.ingest.common import (
     text_column,
     with_style,
 )
+from core.ingest.lmarena import second_vote
 
 REQUIRED = ("question_id", "model_a", "model_b", "winner", "judge", "turn")
 HUMAN_WINNERS = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad", "both_bad": "both_bad"}
@@ -105,6 +106,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
     votes: list[dict] = []
     judgments: list[dict] = []
     judged: dict[tuple[int, str, str], int] = {}
+    voted: dict[tuple[int, str], int] = {}  # (battle, annotator) → the row of the vote
     prompt_index: dict[tuple[str, int], int] = {}
     prompts: list[dict] = []
     comps: dict[tuple[int, str], dict] = {}
@@ -167,6 +169,9 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
                 }
             )
         else:
+            if (key, who) in voted:
+                raise IngestError(path, second_vote(who, voted[(key, who)]), row=row, field="judge")
+            voted[(key, who)] = row
             votes.append({"battle_key": key, "winner": code, "annotator": who})
 
     battle_rows = list(battles.values())

@@ -403,9 +403,13 @@ def plain_judgment_types(types: dict[str, str], score_columns: Sequence[str]) ->
 
 
 def judgment_rules(
-    types: dict[str, str], score_columns: Sequence[str], winners: Sequence[str], max_name: int
+    types: dict[str, str],
+    score_columns: Sequence[str],
+    winners: Sequence[str],
+    max_name: int,
+    score_range: tuple[float, float],
 ) -> list[Rule]:
-    """A judgment file's checks in order: question id, judge, order, winner, scores."""
+    """A judgment file's checks in order: question id, judge, order, winner, scores (finite, in ``score_range``)."""
     qid = py_blank("question_id") if types["question_id"] == "VARCHAR" else "question_id IS NULL"
     known = ", ".join(sql_text(w) for w in winners)
     rules = [
@@ -417,7 +421,8 @@ def judgment_rules(
     for col in score_columns:
         if col in types:
             x = f"CAST({col} AS DOUBLE)"
-            rules.append(Rule(col, f"isnan({x}) OR isinf({x})", "score"))
+            lo, hi = score_range
+            rules.append(Rule(col, f"isnan({x}) OR isinf({x}) OR {x} < {lo!r} OR {x} > {hi!r}", "score"))
     return rules
 
 
