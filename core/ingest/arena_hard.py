@@ -47,6 +47,7 @@ from core.domain import DatasetTables
 from core.ingest.common import (
     MAX_QUOTE,
     IngestError,
+    is_missing,
     known_family,
     message_text,
     models_frame,
@@ -89,7 +90,11 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
                 raise IngestError(
                     qfile, f"expected a list of {{content}} turns, got {quote(turns)}", row=i, field=field
                 )
-            text = turns[0].get("content")
+            if "content" not in turns[0]:
+                raise IngestError(
+                    qfile, f"turn 1 has no 'content' (keys {quote(sorted(turns[0]))})", row=i, field=field
+                )
+            text = turns[0]["content"]
         text = message_text(qfile, text, i, field)
         if not text:
             raise IngestError(qfile, "missing prompt text", row=i, field="prompt")
@@ -157,7 +162,9 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
                     "language": "en",
                 }
             )
-    battles_df = pd.DataFrame(battles)
+    # One answering model (v2.0 publishes answer files one model at a time) gives prompts and completions and no
+    # battle yet: the battles come when a second model's answers are added to the dataset or generated.
+    battles_df = pd.DataFrame(battles, columns=["prompt_key", "model_a", "model_b", "external_id", "language"])
     battles_df.insert(0, "battle_key", np.arange(len(battles_df), dtype=np.int64))
     return DatasetTables(
         name=dataset or root.name,
@@ -179,7 +186,7 @@ def _answer(path: Path, rec: dict, row: int) -> str:
             raise IngestError(
                 path, f"expected a list of {{turns}} choices, got {quote(choices)}", row=row, field="choices"
             )
-        answer = message_text(path, choices[0].get("turns"), row, "choices")
+        answer = _turns_text(path, choices[0].get("turns"), row)
         if answer is None:
             raise IngestError(path, "no answer text at choices[0].turns", row=row, field="choices")
         return answer
@@ -192,6 +199,32 @@ def _answer(path: Path, rec: dict, row: int) -> str:
     if answer is None:
         raise IngestError(path, "no answer text at messages[-1].content", row=row, field="messages")
     return answer
+
+
+def _turns_text(path: Path, turns: object, row: int) -> str | None:
+    """The answer of FastChat's ``choices[0].turns``: strings (the restructured layout) or, as Arena-Hard v0.1
+    was published from April 2024, ``{content, token_len}`` objects; turns joined by a newline.  An object
+    without ``content`` (a misspelt key) is an error, never a silently dropped answer."""
+    field = "choices[0].turns"
+    if is_missing(turns):
+        return None
+    if isinstance(turns, str):
+        return text_value(path, turns, row, field)
+    if not isinstance(turns, list):
+        raise IngestError(path, f"expected a list of turns, got {quote(turns)}", row=row, field=field)
+    texts = []
+    for k, turn in enumerate(turns):
+        if isinstance(turn, dict):
+            if "content" not in turn:
+                raise IngestError(
+                    path, f"turn {k + 1} has no 'content' (keys {quote(sorted(turn))})", row=row, field=field
+                )
+            turn = message_text(path, turn["content"], row, field)
+        elif not isinstance(turn, str):
+            raise IngestError(path, f"turn {k + 1} is {quote(turn)}, not text", row=row, field=field)
+        if turn is not None:
+            texts.append(turn)
+    return text_value(path, "\n".join(texts), row, field) if texts else None
 
 
 def _name(path: Path, rec: dict, row: int, field: str, default: str | None = None) -> str:
