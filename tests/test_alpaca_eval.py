@@ -148,3 +148,12 @@ def test_a_second_annotator_judges_the_same_battles(tmp_path):
     assert len(t.battles) == 10 and len(t.judgments) == 20
     assert sorted(t.judges["judge"]) == ["alpaca_eval_gpt4", ANNOTATOR]
     assert (t.judgments.loc[t.judgments["judge"] == "alpaca_eval_gpt4", "verdict"] == "tie").all()
+
+
+def test_the_baselines_own_file_is_skipped_and_counted_and_ae1_draws_are_ties(tmp_path):
+    recs = _records() + [_ann(k, REF, 1.5, output_2=f"{REF} answers {k}") for k in range(5)]
+    recs[0]["preference"] = 0  # AlpacaEval 1's draw
+    t = load(_write(tmp_path / "annotations.json", recs), "alpaca-eval")
+    assert t.meta["skipped_self_comparisons"] == 5 and len(t.battles) == 10
+    first = t.judgments.iloc[0]
+    assert (first["verdict"], first["p_a"]) == ("tie", 0.5)

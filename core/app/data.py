@@ -131,24 +131,31 @@ class PreparedImport:
     bulk: BulkBattles | BulkJudgments | None = None  # or validated in SQL, written by INSERT … SELECT
 
 
-def prepare_import(path: str | Path, fmt: str, dataset: str | None = None, judge: str | None = None) -> PreparedImport:
+def prepare_import(
+    path: str | Path, fmt: str, dataset: str | None = None, judge: str | None = None, annotator: str | None = None
+) -> PreparedImport:
     """Read and validate ``path`` completely, touching no store (a bad file raises ``IngestError``).
 
-    ``fmt='auto'`` recognises the layout (``core.ingest.detect``)."""
+    ``fmt='auto'`` recognises the layout (``core.ingest.detect``); a directory of files of one layout (MT-Bench's
+    ``human`` and ``gpt4_pair`` splits) is read as one dataset."""
     path = Path(path)
     if not path.exists():
         raise IngestError(path, "file does not exist")
     if fmt == AUTO:
         fmt = detect(path)
     digest = content_hash(path)
-    plan = bulk_plan(path, fmt, dataset=dataset, judge=judge)
+    plan = None if path.is_dir() else bulk_plan(path, fmt, dataset=dataset, judge=judge)
     if plan is not None:
         return PreparedImport(path, fmt, digest, None, plan)
-    return PreparedImport(path, fmt, digest, load(path, fmt, dataset=dataset, judge=judge))
+    return PreparedImport(path, fmt, digest, load(path, fmt, dataset=dataset, judge=judge, annotator=annotator))
 
 
 def write_import(store: Store, prepared: PreparedImport) -> ImportResult:
-    """Write a prepared import in one transaction; content already imported (same hash) changes nothing."""
+    """Write a prepared import in one transaction; content already imported (same hash) changes nothing.
+
+    A file whose dataset exists already is added to it (``core.ingest.merge``): its new battles, votes,
+    judgments and completions join the stored ones; what the dataset already holds is skipped, and a
+    conflicting duplicate is an error that changes nothing."""
     previous = store.import_record(prepared.digest)
     if previous is not None:
         return ImportResult(previous, "already-imported", 0, 0, 0, 0)
@@ -157,37 +164,51 @@ def write_import(store: Store, prepared: PreparedImport) -> ImportResult:
     tables = prepared.tables
     assert tables is not None
     if tables.name in set(dataset_names(store)):
-        raise IngestError(
-            prepared.path,
-            f"a dataset named {tables.name!r} already exists with other content; choose another name with --dataset",
-        )
+        return _add(store, prepared, tables)
     try:
         store.write_dataset(tables, content_hash=prepared.digest, fmt=prepared.fmt, source_path=str(prepared.path))
     except StoreError as exc:
         raise IngestError(prepared.path, str(exc)) from None
-
-    def count(df: pd.DataFrame | None) -> int:
-        return 0 if df is None else len(df)
-
     return ImportResult(
         tables.name,
         "imported",
         len(tables.battles),
-        count(tables.votes),
-        count(tables.judgments),
-        count(tables.completions),
+        _count(tables.votes),
+        _count(tables.judgments),
+        _count(tables.completions),
+    )
+
+
+def _count(df: pd.DataFrame | None) -> int:
+    return 0 if df is None else len(df)
+
+
+def _add(store: Store, prepared: PreparedImport, tables: DatasetTables) -> ImportResult:
+    from core.ingest.merge import addition
+
+    snapshot = store.dataset_counts(tables.name)
+    add = addition(store.dataset_tables(tables.name), tables, prepared.path)
+    try:
+        store.add_to_dataset(
+            add.tables,
+            snapshot=snapshot,
+            content_hash=prepared.digest,
+            fmt=prepared.fmt,
+            source_path=str(prepared.path),
+        )
+    except StoreError as exc:
+        raise IngestError(prepared.path, str(exc)) from None
+    t = add.tables
+    return ImportResult(
+        tables.name, "added", len(t.battles), _count(t.votes), _count(t.judgments), _count(t.completions)
     )
 
 
 def _write_bulk(store: Store, prepared: PreparedImport, plan: BulkBattles | BulkJudgments) -> ImportResult:
     try:
         if isinstance(plan, BulkBattles):
-            if plan.name in set(dataset_names(store)):
-                raise IngestError(
-                    prepared.path,
-                    f"a dataset named {plan.name!r} already exists with other content; "
-                    "choose another name with --dataset",
-                )
+            if plan.name in set(dataset_names(store)):  # adding to it: the reader's frames, matched by battle id
+                return _add(store, prepared, load(prepared.path, prepared.fmt, dataset=plan.name))
             store.write_bulk_battles(plan, content_hash=prepared.digest, fmt=prepared.fmt)
             return ImportResult(plan.name, "imported", plan.n_rows, plan.n_rows, 0, 0)
         store.write_bulk_judgments(plan, content_hash=prepared.digest, fmt=prepared.fmt)
@@ -199,7 +220,12 @@ def _write_bulk(store: Store, prepared: PreparedImport, plan: BulkBattles | Bulk
 
 
 def import_path(
-    store: Store, path: str | Path, fmt: str, dataset: str | None = None, judge: str | None = None
+    store: Store,
+    path: str | Path,
+    fmt: str,
+    dataset: str | None = None,
+    judge: str | None = None,
+    annotator: str | None = None,
 ) -> ImportResult:
     """Validate ``path`` fully, then write it in one transaction (re-importing the same content is a no-op)."""
     path = Path(path)
@@ -207,7 +233,7 @@ def import_path(
         previous = store.import_record(content_hash(path))
         if previous is not None:  # known content: no need to read it again
             return ImportResult(previous, "already-imported", 0, 0, 0, 0)
-    return write_import(store, prepare_import(path, fmt, dataset, judge))
+    return write_import(store, prepare_import(path, fmt, dataset, judge, annotator))
 
 
 # ------------------------------------------------------------------ export

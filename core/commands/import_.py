@@ -19,9 +19,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=["auto", *IMPORT_FORMATS],
         help="the file's layout (default: auto, recognised from its fields; an error lists the layouts tried)",
     )
-    p.add_argument("path", help="file (or Arena-Hard directory) to import")
-    p.add_argument("--dataset", help="dataset name (default: the file name)")
+    p.add_argument("path", help="file or directory to import (a directory of one layout's files is one dataset)")
+    p.add_argument(
+        "--dataset", help="dataset name (default: the file name); an existing dataset gets the file's new battles"
+    )
     p.add_argument("--judge", help="judge name for the file's judgments (softelo; default softelo-judge)")
+    p.add_argument(
+        "--annotator",
+        help="AlpacaEval results/ tree: the annotator configuration to import when it holds several",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -32,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         # validated before the store is opened: a rejected file creates no store and changes none
-        prepared = prepare_import(args.path, args.format, dataset=args.dataset, judge=args.judge)
+        prepared = prepare_import(
+            args.path, args.format, dataset=args.dataset, judge=args.judge, annotator=args.annotator
+        )
     except IngestError as exc:
         raise UserError(str(exc)) from None
     store = open_store(args.db, read_only=False)
@@ -46,6 +54,11 @@ def run(args: argparse.Namespace) -> int:
         print_json(result.__dict__)
     elif result.status == "already-imported":
         print(f"{args.path} was already imported as dataset {result.dataset!r}; nothing changed", file=sys.stderr)
+    elif result.status == "added":
+        print(
+            f"added {args.path} to dataset {result.dataset!r}: {result.n_battles} new battles, "
+            f"{result.n_votes} votes, {result.n_judgments} judgments, {result.n_completions} completions"
+        )
     else:
         print(
             f"imported {args.path} as dataset {result.dataset!r}: {result.n_battles} battles, "

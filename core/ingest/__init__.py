@@ -15,24 +15,45 @@ from pathlib import Path
 from typing import Any
 
 from core.domain import DatasetTables
-from core.ingest.common import ImportResult, IngestError, content_hash, quote
+from core.ingest.common import TABLE_SUFFIXES, ImportResult, IngestError, content_hash, quote, table_files
 from core.methods import IMPORT_FORMATS, resolve
 
 __all__ = ["ImportResult", "IngestError", "bulk_plan", "content_hash", "load"]
 
 
-def load(path: str | Path, fmt: str, dataset: str | None = None, judge: str | None = None) -> DatasetTables:
+ANNOTATOR_FORMATS = ("alpaca-eval",)
+# Layouts of one file each: a directory of such files is read file by file into one dataset.
+FILE_FORMATS = (
+    "softelo",
+    "contests",
+    "arena-judgments",
+    "mtbench-human",
+    "lmarena",
+)  # the formats whose files hold several annotator configurations
+
+
+def load(
+    path: str | Path, fmt: str, dataset: str | None = None, judge: str | None = None, annotator: str | None = None
+) -> DatasetTables:
     """Read and validate a file (or directory) of a registered format; nothing is written.
 
     Every reader validates types and ranges itself and names the row and
     field; an error it did not foresee still comes back as an
-    :class:`IngestError` (never a traceback), naming the file.
+    :class:`IngestError` (never a traceback), naming the file.  ``annotator``
+    chooses one annotator configuration of an AlpacaEval ``results/`` tree.
     """
     if fmt not in IMPORT_FORMATS:
         raise IngestError(path, f"unknown format {fmt!r}; expected one of {', '.join(IMPORT_FORMATS)}")
     reader = resolve(IMPORT_FORMATS[fmt].reader)
+    extra: dict[str, Any] = {}
+    if annotator is not None:
+        if fmt not in ANNOTATOR_FORMATS:
+            raise IngestError(path, f"--annotator applies to {', '.join(ANNOTATOR_FORMATS)}, not {fmt}")
+        extra["annotator"] = annotator
+    if Path(path).is_dir() and fmt in FILE_FORMATS:
+        return _load_files(Path(path), fmt, dataset, judge)
     try:
-        tables: DatasetTables = reader(path, dataset=dataset, judge=judge)
+        tables: DatasetTables = reader(path, dataset=dataset, judge=judge, **extra)
     except IngestError:
         raise
     except RecursionError:
@@ -40,6 +61,16 @@ def load(path: str | Path, fmt: str, dataset: str | None = None, judge: str | No
     except Exception as exc:
         raise IngestError(path, f"could not be read as {fmt} ({type(exc).__name__}: {quote(str(exc))})") from None
     return tables
+
+
+def _load_files(root: Path, fmt: str, dataset: str | None, judge: str | None) -> DatasetTables:
+    """A directory of one file layout's files (MT-Bench's ``human`` and ``gpt4_pair`` splits) as one dataset."""
+    from core.ingest.merge import combine
+
+    files = table_files(root)
+    if not files:
+        raise IngestError(root, f"no table files ({', '.join(TABLE_SUFFIXES)}) in this directory")
+    return combine([(f, load(f, fmt, dataset=dataset or root.name, judge=judge)) for f in files])
 
 
 def bulk_plan(path: str | Path, fmt: str, dataset: str | None = None, judge: str | None = None) -> Any:

@@ -131,8 +131,9 @@ def _alpaca_eval(path: Path, fields: frozenset[str] | None) -> str | None:
     """AlpacaEval's annotations.json (or a directory holding it): output_1/2, generator_1/2, preference."""
     from core.ingest.alpaca_eval import ANNOTATIONS
 
-    if path.is_dir():
-        return None if (path / ANNOTATIONS).is_file() else ANNOTATIONS
+    if path.is_dir():  # the file itself, or AlpacaEval's results/<model>/<annotator config>/ tree of them
+        found = (path / ANNOTATIONS).is_file() or any(f.is_file() for f in path.rglob(ANNOTATIONS))
+        return None if found else f"{ANNOTATIONS} (in it or in its folders)"
     if fields is None and path.name == ANNOTATIONS:
         return None  # the first record could not be cut out of the file; its name says what it is
     return _table("instruction", "output_1", "output_2", "generator_1", "generator_2", "preference")(path, fields)
@@ -173,6 +174,20 @@ LAYOUTS = (
 )
 
 
+def _one_layout(directory: Path) -> str | None:
+    """The layout every table file of a directory has (MT-Bench's splits side by side); None when they differ."""
+    from core.ingest import FILE_FORMATS
+    from core.ingest.common import table_files
+
+    found = set()
+    for f in table_files(directory):
+        try:
+            found.add(detect(f))
+        except IngestError:
+            return None
+    return found.pop() if len(found) == 1 and next(iter(found)) in FILE_FORMATS else None
+
+
 def detect(path: str | Path) -> str:
     """The registered format of ``path``; an :class:`IngestError` listing each layout tried and what it lacked."""
     path = Path(path)
@@ -185,5 +200,9 @@ def detect(path: str | Path) -> str:
         if lacking is None:
             return layout.fmt
         tried.append(f"{layout.fmt} (needs {lacking})")
+    if path.is_dir():
+        one = _one_layout(path)
+        if one is not None:
+            return one
     found = "" if fields is None else f"; its fields are {quote(sorted(fields))}"
     raise IngestError(path, f"no known layout matches{found}. Tried: {'; '.join(tried)}. Pass --format to choose")

@@ -166,29 +166,88 @@ class DatasetWrites(StoreBase):
         cur.execute("DELETE FROM results WHERE dataset = (SELECT name FROM datasets WHERE dataset_id = ?)", [ds_id])
         cur.execute("DELETE FROM datasets WHERE dataset_id = ?", [ds_id])
 
-    def _insert_tables(self, cur: duckdb.DuckDBPyConnection, ds_id: int, t: DatasetTables) -> None:
+    def add_to_dataset(
+        self,
+        tables: DatasetTables,
+        *,
+        snapshot: dict[str, int],
+        content_hash: str | None = None,
+        fmt: str | None = None,
+        source_path: str | None = None,
+    ) -> None:
+        """Add rows to the stored dataset ``tables.name`` in one transaction.
+
+        Keys as :mod:`core.ingest.merge` returns them: a non-negative ``prompt_key`` / ``battle_key`` is a stored
+        id, a negative one a row of ``tables`` to add.  ``snapshot`` is :meth:`dataset_counts` when the addition was
+        planned: a dataset that changed since is refused (the plan would be stale), never half-merged.
+        """
+        with self.transaction() as cur:
+            row = cur.execute("SELECT dataset_id, meta_json FROM datasets WHERE name = ?", [tables.name]).fetchone()
+            if row is None:
+                raise StoreError(f"no dataset {tables.name!r} in {self.path}")
+            ds_id = int(row[0])
+            if _counts(cur, ds_id) != snapshot:
+                raise StoreError(f"dataset {tables.name!r} changed while this file was read; import it again")
+            if content_hash:
+                cur.execute(
+                    "INSERT INTO imports (content_hash, dataset_id, format, path) VALUES (?, ?, ?, ?)",
+                    [content_hash, ds_id, fmt or tables.source, source_path],
+                )
+            meta = json.loads(row[1] or "{}")
+            meta.setdefault("added", []).append(tables.meta)
+            cur.execute(
+                "UPDATE datasets SET meta_json = ? WHERE dataset_id = ?",
+                [json.dumps(meta, default=json_default), ds_id],
+            )
+            try:
+                self._insert_tables(cur, ds_id, tables, existing=True)
+            except duckdb.Error as exc:
+                first = str(exc).splitlines()[0][:300]
+                raise StoreError(f"the store refused a value added to {tables.name!r} ({first})") from None
+
+    def dataset_counts(self, name: str) -> dict[str, int]:
+        """Row counts of a dataset's tables: the snapshot :meth:`add_to_dataset` compares against."""
+        return _counts(self._cur(), self.dataset(name).dataset_id)
+
+    def _insert_tables(
+        self, cur: duckdb.DuckDBPyConnection, ds_id: int, t: DatasetTables, existing: bool = False
+    ) -> None:
         models = _with_columns(t.models, "models")
         models.insert(0, "dataset_id", ds_id)
         bulk_insert(cur, "models", models)
 
         prompt_ids = pd.Series(dtype="int64")
+        stored_completions: dict[tuple[int, str], int] = {}
+        stored_battles = pd.Series(dtype="int64")
+        if existing:  # stored rows are named by their ids
+            ids = [r[0] for r in cur.execute("SELECT prompt_id FROM prompts WHERE dataset_id = ?", [ds_id]).fetchall()]
+            prompt_ids = pd.Series(ids, index=ids, dtype="int64")
+            stored_completions = {
+                (int(p), m): int(c)
+                for p, m, c in cur.execute(
+                    "SELECT prompt_id, model, completion_id FROM completions WHERE dataset_id = ?", [ds_id]
+                ).fetchall()
+            }
+            ids = [r[0] for r in cur.execute("SELECT battle_id FROM battles WHERE dataset_id = ?", [ds_id]).fetchall()]
+            stored_battles = pd.Series(ids, index=ids, dtype="int64")
         if t.prompts is not None and len(t.prompts):
             prompts = _with_columns(t.prompts, "prompts")
             base = next_id(cur, "prompts", "prompt_id")
             prompts.insert(0, "prompt_id", np.arange(base, base + len(prompts), dtype=np.int64))
             prompts.insert(1, "dataset_id", ds_id)
             bulk_insert(cur, "prompts", prompts)
-            prompt_ids = pd.Series(prompts["prompt_id"].to_numpy(), index=prompts["prompt_key"].to_numpy())
+            added = pd.Series(prompts["prompt_id"].to_numpy(), index=prompts["prompt_key"].to_numpy())
+            prompt_ids = pd.concat([prompt_ids, added]) if len(prompt_ids) else added
 
-        completion_ids: dict[tuple[int, str], int] = {}
+        completion_ids: dict[tuple[int, str], int] = dict(stored_completions)
         if t.completions is not None and len(t.completions):
             comp = _with_columns(t.completions, "completions")
             base = next_id(cur, "completions", "completion_id")
             comp.insert(0, "completion_id", np.arange(base, base + len(comp), dtype=np.int64))
             comp.insert(1, "dataset_id", ds_id)
             comp["prompt_id"] = prompt_ids.reindex(comp["prompt_key"].to_numpy()).to_numpy()
-            completion_ids = dict(
-                zip(zip(comp["prompt_key"].to_numpy().tolist(), comp["model"].tolist()), comp["completion_id"].tolist())
+            completion_ids.update(
+                zip(zip(comp["prompt_id"].to_numpy().tolist(), comp["model"].tolist()), comp["completion_id"].tolist())
             )
             comp = comp.drop(columns=["prompt_key"])
             bulk_insert(cur, "completions", comp)
@@ -201,10 +260,18 @@ class DatasetWrites(StoreBase):
             keys = battles["prompt_key"]
             battles["prompt_id"] = prompt_ids.reindex(keys.to_numpy()).to_numpy()
             if completion_ids:
-                pk = keys.to_numpy().tolist()
-                battles["completion_a"] = [completion_ids.get((k, m)) for k, m in zip(pk, battles["model_a"].tolist())]
-                battles["completion_b"] = [completion_ids.get((k, m)) for k, m in zip(pk, battles["model_b"].tolist())]
+                pid = battles["prompt_id"].tolist()
+                battles["completion_a"] = [
+                    completion_ids.get((int(k), m)) if pd.notna(k) else None
+                    for k, m in zip(pid, battles["model_a"].tolist())
+                ]
+                battles["completion_b"] = [
+                    completion_ids.get((int(k), m)) if pd.notna(k) else None
+                    for k, m in zip(pid, battles["model_b"].tolist())
+                ]
         battle_ids = pd.Series(battles["battle_id"].to_numpy(), index=battles["battle_key"].to_numpy())
+        if len(stored_battles):
+            battle_ids = pd.concat([stored_battles, battle_ids])
         battles = battles.drop(columns=["prompt_key"], errors="ignore")
         bulk_insert(cur, "battles", battles)
 
@@ -238,6 +305,19 @@ class DatasetWrites(StoreBase):
             j["variant"] = j["variant"].astype(object).fillna("original")
             j = j.drop(columns=["battle_key", "judge"])
             bulk_insert(cur, "judgments", j)
+
+
+def _counts(cur: duckdb.DuckDBPyConnection, ds_id: int) -> dict[str, int]:
+    row = cur.execute(
+        """SELECT (SELECT count(*) FROM prompts WHERE dataset_id = $1),
+                  (SELECT count(*) FROM completions WHERE dataset_id = $1),
+                  (SELECT count(*) FROM battles WHERE dataset_id = $1),
+                  (SELECT count(*) FROM votes v JOIN battles b USING (battle_id) WHERE b.dataset_id = $1),
+                  (SELECT count(*) FROM judgments g JOIN battles b USING (battle_id) WHERE b.dataset_id = $1)""",
+        [ds_id],
+    ).fetchone()
+    assert row is not None
+    return dict(zip(("prompts", "completions", "battles", "votes", "judgments"), (int(x) for x in row)))
 
 
 def _with_columns(df: pd.DataFrame, table: str) -> pd.DataFrame:
