@@ -32,7 +32,7 @@ from app_pages._shared import (
     update,
 )
 from core import charts
-from core.app import Store, Unavailable, newmodel, report
+from core.app import Store, Unavailable, newmodel, report, winrate
 from core.app import leaderboard as lb
 from core.app.persist import Lagged
 from core.domain import Ratings
@@ -74,6 +74,11 @@ def load_pair_model(
     dataset: str, target: str, judge: str | None, tau: float | None, token: str
 ) -> lb.PairModel | Unavailable:
     return read_persisted(lb.pair_model, dataset, target, judge, tau, token=token)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def load_win_rates(dataset: str, judge: str | None, token: str) -> winrate.WinRateView | Unavailable:
+    return read_store(winrate.baseline_view, dataset, judge)
 
 
 @st.fragment(run_every=REFRESH_POLL_S)
@@ -349,6 +354,20 @@ with page_guard("The leaderboard"):
                 "group (95% sandwich intervals; each group has its own centring, so compare models within a column, "
                 "and a model's change of rank across columns)."
             )
+
+    # ------------------------------------------------------------ against the baseline (AlpacaEval's numbers)
+    rates = load_win_rates(dataset, judge, ctx.judge_token if judge else ctx.votes_token)
+    if not isinstance(rates, Unavailable) and rates.result is not None:
+        who = f"judge **{judge}**" if judge else "the human votes"
+        st.subheader(f"Against the baseline, {rates.baseline}")
+        st.dataframe(winrate.table(rates), hide_index=True, width="stretch")
+        st.caption(
+            f"By {who}, over {rates.n_battles:,} battles with the baseline. Win rate: the mean probability of "
+            "beating the baseline (a tie counts half), ± one standard error over instructions; discrete: each "
+            "comparison counted as a win, half or loss. " + winrate.DIFFICULTY_NOTE
+        )
+        for note in rates.notes:
+            notice(note)
 
     # ------------------------------------------------------------ head to head
     st.subheader("Head to head")

@@ -32,6 +32,7 @@ COMMAND_MODULES = [
     "consistency",
     "bias",
     "agreement",
+    "winrate",
     "judge",
     "runs",
     "generate",

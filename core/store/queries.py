@@ -609,6 +609,65 @@ class Queries(StoreBase):
             .df()
         )
 
+    def common_baselines(self, dataset: str) -> list[str]:
+        """Models that take part in every battle of the dataset (AlpacaEval's and Arena-Hard's baseline), by name."""
+        ds = self.dataset(dataset).dataset_id
+        rows = (
+            self._cur()
+            .execute(
+                """WITH sides AS (SELECT battle_id, model_a AS model FROM battles WHERE dataset_id = $ds
+                                  UNION SELECT battle_id, model_b FROM battles WHERE dataset_id = $ds)
+                   SELECT model FROM sides GROUP BY model
+                   HAVING count(DISTINCT battle_id) = (SELECT count(*) FROM battles WHERE dataset_id = $ds)
+                      AND count(*) > 0
+                   ORDER BY model""",
+                {"ds": ds},
+            )
+            .fetchall()
+        )
+        return [r[0] for r in rows]
+
+    def baseline_comparisons(self, dataset: str, baseline: str, judge: str | None = None) -> pd.DataFrame:
+        """One row per battle of a model against ``baseline``, in the model's terms.
+
+        Columns ``battle_id, instruction`` (the prompt id; the battle id when the battle has no prompt),
+        ``model``, ``p`` (the probability that the model beats the baseline: the mean over the judge's judgments
+        of ``p_a`` when it has one, else of its verdict as 1 / ½ / 0; with ``judge`` None the mean over the
+        human votes, a tie or both-bad as ½; NULL when nothing parsed), ``length`` and ``baseline_length``
+        (characters of the two answers; NULL without completions) and ``n`` (judgments or votes averaged).
+        """
+        ds = self.dataset(dataset).dataset_id
+        judge_id, version = self._judge_filter(judge, ds)
+        if judge is None:
+            outcomes = """SELECT battle_id, CASE winner WHEN 'a' THEN 1.0 WHEN 'b' THEN 0.0 ELSE 0.5 END AS y
+                          FROM votes"""
+        else:
+            outcomes = """SELECT battle_id,
+                                 coalesce(p_a, CASE verdict WHEN 'a' THEN 1.0 WHEN 'b' THEN 0.0
+                                                            WHEN 'tie' THEN 0.5 END) AS y
+                          FROM judgments
+                          WHERE judge_id = $judge AND ($version IS NULL OR prompt_version = $version)
+                            AND NOT coalesce(call_failed, false)"""
+        query = f"""
+            WITH o AS ({outcomes}),
+            per_battle AS (SELECT battle_id, avg(y) AS y_a, count(*) AS n FROM o GROUP BY battle_id)
+            SELECT b.battle_id, coalesce(b.prompt_id, b.battle_id) AS instruction,
+                   CASE WHEN b.model_a = $baseline THEN b.model_b ELSE b.model_a END AS model,
+                   CASE WHEN b.model_a = $baseline THEN 1 - pb.y_a ELSE pb.y_a END AS p,
+                   CASE WHEN b.model_a = $baseline THEN cb.length ELSE ca.length END AS length,
+                   CASE WHEN b.model_a = $baseline THEN ca.length ELSE cb.length END AS baseline_length,
+                   pb.n
+            FROM battles b
+            JOIN per_battle pb USING (battle_id)
+            LEFT JOIN completions ca ON ca.completion_id = b.completion_a
+            LEFT JOIN completions cb ON cb.completion_id = b.completion_b
+            WHERE b.dataset_id = $ds AND $baseline IN (b.model_a, b.model_b) AND b.model_a <> b.model_b
+            ORDER BY b.battle_id"""
+        params: dict[str, Any] = {"ds": ds, "baseline": baseline}
+        if judge is not None:
+            params.update(judge=judge_id, version=version)
+        return self._cur().execute(query, params).df()
+
     def languages_frame(self, dataset: str) -> pd.DataFrame:
         ds = self.dataset(dataset).dataset_id
         return (

@@ -1,0 +1,132 @@
+"""Win rates against a common baseline, as AlpacaEval reports them, for any dataset whose battles share one model.
+
+The page and ``python -m core winrate`` both read :func:`win_rate_view`: the store's comparisons with the
+baseline (``Store.baseline_comparisons``), averaged per (instruction, model), into
+:func:`core.stats.winrate.win_rates`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from core.app import Unavailable
+from core.stats.winrate import COLUMNS, WinRates, win_rates
+from core.store import Store, StoreError
+
+HUMAN = None  # judge=None: the human votes
+DIFFICULTY_NOTE = (
+    "Length-controlled win rates follow Dubois et al. (2024): a logistic model per model against the baseline with "
+    "a model term, a term on tanh of the standardised length difference and an instruction-difficulty term, "
+    "regularised towards the baseline; the LC win rate is its mean prediction with no length difference. "
+    "AlpacaEval's published LC uses an instruction difficulty fitted over its whole leaderboard; here the "
+    "difficulty is fitted jointly over this dataset's own models, so LC values agree with the published ones "
+    "only approximately (on AlpacaEval 2's five shared models: Spearman 1.00, mean |Δ| 1.3 points)."
+)
+
+
+@dataclass(frozen=True)
+class WinRateView:
+    """Win rates of every model against ``baseline`` by ``judge`` (None: the human votes)."""
+
+    dataset: str
+    baseline: str
+    judge: str | None
+    result: WinRates | None  # None when no comparison with the baseline has an outcome
+    n_battles: int
+    notes: tuple[str, ...]
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        if self.result is None:
+            return pd.DataFrame(columns=list(COLUMNS))
+        return self.result.rows
+
+
+def default_judge(store: Store, dataset: str) -> str | None:
+    """The dataset's only judge; None (the human votes) when it has none; an error naming them when several."""
+    judges = [str(j) for j in store.judges_frame(dataset)["judge"]]
+    if len(judges) > 1:
+        raise StoreError(f"dataset {dataset!r} has several judges ({', '.join(judges)}): choose one with --judge")
+    return judges[0] if judges else HUMAN
+
+
+def win_rate_view(store: Store, dataset: str, baseline: str | None = None, judge: str | None = HUMAN) -> WinRateView:
+    """Per model: win rate against the baseline with its standard error, discrete win rate, length-controlled
+    win rate with its standard error, average answer length and the number of instructions.
+
+    ``baseline`` defaults to the model in every battle; a dataset without one needs it named."""
+    if baseline is None:
+        common = store.common_baselines(dataset)
+        if len(common) != 1:
+            raise StoreError(
+                f"dataset {dataset!r} has no model in every battle; name the baseline (--baseline MODEL)"
+                if not common
+                else f"several models are in every battle of {dataset!r} ({', '.join(common)}): name the baseline"
+            )
+        baseline = common[0]
+    models = set(store.models_frame(dataset)["model"])
+    if baseline not in models:
+        raise StoreError(f"no model {baseline!r} in dataset {dataset!r}")
+    frame = store.baseline_comparisons(dataset, baseline, judge)
+    notes: list[str] = []
+    n_battles = len(frame)
+    frame = frame[frame["p"].notna()]
+    if frame.empty:
+        who = "the human votes" if judge is None else f"judge {judge!r}"
+        notes.append(f"no battle against {baseline} has an outcome from {who}: no win rate is defined")
+        return WinRateView(dataset, baseline, judge, None, n_battles, tuple(notes))
+    # one row per (instruction, model): several battles of one pair on one prompt (an arena) are averaged
+    per = frame.groupby(["instruction", "model"], as_index=False, sort=True).agg(
+        p=("p", "mean"), length=("length", "mean"), baseline_length=("baseline_length", "mean")
+    )
+    if len(per) < len(frame):
+        notes.append("battles of one model on one prompt are averaged into one comparison, as AlpacaEval counts")
+    no_lengths = per["length"].isna() | per["baseline_length"].isna()
+    if no_lengths.any():
+        notes.append(
+            f"{int(no_lengths.sum()):,} comparisons have no answer text, so no length: average length and the "
+            "length-controlled win rate are undefined"
+        )
+        per = per.assign(length=per["length"].fillna(0.0), baseline_length=per["baseline_length"].fillna(0.0))
+    result = win_rates(per, baseline)
+    if no_lengths.any():
+        rows = result.rows.copy()
+        rows[["lc_win_rate", "lc_standard_error", "avg_length"]] = np.nan
+        result = replace(result, rows=rows)
+    return WinRateView(dataset, baseline, judge, result, n_battles, (*notes, *result.notes))
+
+
+def baseline_view(store: Store, dataset: str, judge: str | None) -> WinRateView | Unavailable:
+    """The Leaderboard's "Against the baseline" view: the win rates when the dataset's battles share one model
+    (AlpacaEval, Arena-Hard), else why there is none."""
+    common = store.common_baselines(dataset)
+    if len(common) != 1:
+        return Unavailable("no single model takes part in every battle of this dataset, so there is no baseline")
+    try:
+        return win_rate_view(store, dataset, common[0], judge)
+    except (StoreError, ValueError) as exc:
+        return Unavailable(str(exc))
+
+
+def table(view: WinRateView) -> pd.DataFrame:
+    """The view's rows as the page shows them (percentages with their standard errors)."""
+
+    def pct(x: float, se: float) -> str:
+        if x != x:
+            return "undefined"
+        return f"{x:.1f}" if se != se else f"{x:.1f} ± {se:.1f}"
+
+    r = view.rows
+    return pd.DataFrame(
+        {
+            "model": r["model"],
+            "win rate (%)": [pct(x, se) for x, se in zip(r["win_rate"], r["standard_error"])],
+            "discrete (%)": r["discrete_win_rate"].round(1),
+            "LC win rate (%)": [pct(x, se) for x, se in zip(r["lc_win_rate"], r["lc_standard_error"])],
+            "avg length": r["avg_length"].round(0),
+            "n": r["n"],
+        }
+    )
