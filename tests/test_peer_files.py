@@ -152,6 +152,7 @@ def test_another_models_file_joins_the_dataset_and_a_conflict_changes_nothing(tm
     bad.write_text(json.dumps(recs), encoding="utf-8")
     run = _cli("import", "--db", str(db), str(bad), "--dataset", "ae")
     assert run.returncode == 2 and "row 7" in run.stderr and "in the dataset" in run.stderr, run.stderr
+    assert f"imported from 'claude-2/{AE_CONFIG}/annotations.json:7'" in run.stderr  # both rows named
     assert _counts(db)["ae"] == after
     # the same annotations inside a larger file are skipped, the new ones added
     run = _cli("import", "--db", str(db), str(src), "--annotator", AE_CONFIG, "--dataset", "ae", "--json")
@@ -378,3 +379,37 @@ def test_a_second_lmarena_file_adds_its_new_battles_even_on_the_sql_path(tmp_pat
             import_path(s, bad, "lmarena", dataset="arena")
         assert err.value.row == 6 and s.info()["datasets"] == before  # q145 is the file's 6th row
     assert _counts(db)["arena"]["n_battles"] == 150
+
+
+def test_a_battle_named_the_other_way_round_has_every_outcome_flipped_into_the_stored_terms():
+    import pandas as pd
+
+    from core.domain import DatasetTables
+    from core.ingest.merge import addition
+
+    def tables(model_a: str, model_b: str, judgment: dict) -> DatasetTables:
+        return DatasetTables(
+            name="d",
+            source="arena-hard",
+            models=pd.DataFrame({"model": ["m1", "m2"]}),
+            battles=pd.DataFrame(
+                {"battle_key": [0], "prompt_key": [0], "model_a": [model_a], "model_b": [model_b], "turn": [None]}
+            ),
+            prompts=pd.DataFrame({"prompt_key": [0], "external_id": ["q"], "text": ["t"]}),
+            judgments=pd.DataFrame([{"battle_key": 0, "judge": "j", "prompt_version": "imported", **judgment}]),
+        )
+
+    stored = tables("m1", "m2", {"order": "ab", "verdict": "a", "p_a": 0.8, "grade": 2})
+    new = tables(
+        "m2", "m1", {"order": "ab", "verdict": "a", "p_a": 0.7, "grade": 1, "a_factuality": 9.0, "b_factuality": 3.0}
+    )
+    add = addition(stored, new, "f.jsonl")
+    assert add.matched_battles == 1 and add.flipped_battles == 1 and add.tables.battles.empty
+    j = add.tables.judgments.iloc[0]
+    # m2 shown first and preferred: in the stored battle (m1 = model_a) that is order ba, verdict b, p_a 0.3
+    assert (j["battle_key"], j["order"], j["verdict"], j["grade"]) == (0, "ba", "b", -1)
+    assert j["p_a"] == pytest.approx(0.3) and (j["a_factuality"], j["b_factuality"]) == (3.0, 9.0)
+    # the same judgment in the same order again, saying otherwise: refused
+    again = tables("m2", "m1", {"order": "ba", "verdict": "b", "p_a": 0.5, "grade": 0})
+    with pytest.raises(IngestError, match="judgment of battle 0 .* in the dataset"):
+        addition(stored, again, "g.jsonl")

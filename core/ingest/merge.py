@@ -287,6 +287,17 @@ def _where(frame: pd.DataFrame, i: int) -> tuple[int | None, str]:
     return i + 1, ""
 
 
+def _stored_battle(stored: DatasetTables, battle_id: int) -> str:
+    """A stored battle as an error names it: its id and, when it has one, the external id it was imported with
+    (LMArena's question_id; AlpacaEval's ``file:row`` of the record that made it)."""
+    if "external_id" not in stored.battles:
+        return f"battle {battle_id}"
+    ext = stored.battles.loc[stored.battles["battle_key"] == battle_id, "external_id"]
+    if len(ext) and not is_missing(ext.iloc[0]):
+        return f"battle {battle_id} (imported from {quote(str(ext.iloc[0]))})"
+    return f"battle {battle_id}"
+
+
 def _votes(
     path: Path, stored: DatasetTables, new: DatasetTables, battle_of: dict[int, int], flipped: dict[int, bool]
 ) -> tuple[pd.DataFrame | None, int]:
@@ -310,8 +321,9 @@ def _votes(
                 row, note = _where(new.votes, i)
                 raise IngestError(
                     path,
-                    f"{'annotator ' + quote(key[1]) if key[1] else 'an anonymous vote'} says {quote(w)} on battle "
-                    f"{int(b)}{note}, where the dataset already holds the vote {quote(known[key])}",
+                    f"{'annotator ' + quote(key[1]) if key[1] else 'an anonymous vote'} says {quote(w)} on "
+                    f"{_stored_battle(stored, int(b))}{note}, where the dataset already holds the vote "
+                    f"{quote(known[key])}",
                     row=row,
                     field="winner",
                 )
@@ -334,7 +346,8 @@ def _flip_judgments(j: pd.DataFrame, flip: pd.Series) -> pd.DataFrame:
     for a in (c for c in SCORE_COLUMNS if c.startswith("a_")):
         b = "b_" + a[2:]
         if a in j and b in j:
-            j.loc[flip, [a, b]] = j.loc[flip, [b, a]].to_numpy()
+            # a copy: to_numpy() can be a view of the block being written, which would swap a with itself
+            j.loc[flip, [a, b]] = j.loc[flip, [b, a]].to_numpy().copy()
     return j
 
 
@@ -375,7 +388,8 @@ def _judgments(
                 row, note = _where(new.judgments, i)
                 raise IngestError(
                     path,
-                    f"judge {quote(k[1])}'s judgment of battle {k[0]} in order {k[2]} is {quote(outcome(j, i))} "
+                    f"judge {quote(k[1])}'s judgment of {_stored_battle(stored, k[0])} in order {k[2]} is "
+                    f"{quote(outcome(j, i))} "
                     f"here{note} and {quote(known[k])} in the dataset",
                     row=row,
                     field="verdict",
