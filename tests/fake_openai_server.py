@@ -208,6 +208,7 @@ class FakeBatches:
         self.outcome = "completed"
         self.created = 0
         self.requests_answered = 0
+        self.create_delay_s = 0.0  # a create that answers this late (the batch exists from the start)
         self.lock = threading.Lock()
 
     def upload(self, content_type: str, raw: bytes) -> tuple[int, dict]:
@@ -255,6 +256,8 @@ class FakeBatches:
                 "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
                 "_t0": time.monotonic(),
             }
+        if self.create_delay_s:  # made at once, answered late: a client that gives up has created it all the same
+            time.sleep(self.create_delay_s)
         return 200, self.view(batch_id)
 
     def view(self, batch_id: str) -> dict:

@@ -25,8 +25,8 @@ from tests.test_judging import _config, _store
 SCORES = ["verdict", "p_a", "a_adherence", "b_adherence", "a_clarity", "b_clarity", "parse_error"]
 
 
-def _batch_config(tmp_path, url, name="batchy", **extra):
-    path = _config(tmp_path, url, name=name)
+def _batch_config(tmp_path, url, name="batchy", timeout=2, **extra):
+    path = _config(tmp_path, url, name=name, timeout=timeout)
     text = path.read_text() + 'mode = "batch"\nbatch_poll_s = 0.1\n'
     for key, value in extra.items():
         text += f"{key} = {value!r}\n"
@@ -203,3 +203,40 @@ def test_batch_mode_configuration_is_checked():
     with pytest.raises(ValueError, match="batch_max_requests"):
         from_mapping({**base, "mode": "batch", "batch_max_requests": 50_001})
     assert from_mapping({**base, "mode": "batch"}).mode == "batch"
+
+
+def test_a_batch_create_slower_than_the_timeout_makes_one_batch_not_two(tmp_path):
+    db = _store(tmp_path, n_prompts=4)  # 24 units
+    with FakeServer(FakeJudge()) as srv:
+        srv.judge.batches.create_delay_s = 3.0  # the client's timeout_s is 2 (tests.test_judging.CONFIG)
+        cfg = load_toml(_batch_config(tmp_path, srv.url))
+        assert cfg.timeout_s < srv.judge.batches.create_delay_s
+        out = run_shared(db, "ah", cfg)
+        # the create timed out; the batch was found by our key instead of being created (and paid for) again
+        assert srv.judge.batches.created == 1, srv.judge.batches.created
+    assert out.status == "done", out.stats.message
+    assert len(_judgments(db, "batchy")) == 24
+
+
+def test_duplicate_batches_left_by_lost_answers_are_cancelled_and_one_is_collected(tmp_path):
+    db = _store(tmp_path, n_prompts=4)
+    with FakeServer(FakeJudge()) as srv:
+        batches = srv.judge.batches
+        batches.create_delay_s = 3.0
+        cfg = load_toml(_batch_config(tmp_path, srv.url, timeout=0.5))
+        # an endpoint whose listing is slower to show a batch than the client waits: the create is tried again
+        original = batches.listing
+        hidden = {"until": time.monotonic() + 60.0}
+
+        def late_listing(query: str):
+            code, body = original(query)
+            if time.monotonic() < hidden["until"] and batches.created < 2:
+                body = {**body, "data": [], "has_more": False}
+            return code, body
+
+        batches.listing = late_listing
+        out = run_shared(db, "ah", cfg)
+        statuses = sorted(b["status"] for b in batches.batches.values())
+    assert batches.created == 2 and statuses == ["cancelled", "completed"], statuses
+    assert out.status == "done", out.stats.message
+    assert len(_judgments(db, "batchy")) == 24

@@ -21,6 +21,7 @@ from core.app.judging import run as run_judge
 from core.judging import parsing
 from core.judging.config import ConfigError, from_mapping, load_toml
 from core.store import Store
+from core.store.journal import pending_journals
 from tests.conftest import ROOT
 from tests.fake_openai_server import FakeJudge, FakeServer
 
@@ -391,8 +392,15 @@ def test_killed_runs_resume_without_losing_or_duplicating(tmp_path, record_prope
         rng = random.Random(0)
         kill_times: list[float] = []
         for _ in range(80):
+            seen = max(pending_journals(db), default=0)
             proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(rng.uniform(2.0, 3.5))  # past the start-up (~1.5 s) into the judging
+            # past the start-up into the judging: the run's journal appears once its row exists (a state, not
+            # a guess at how long start-up takes on a busy machine), then a random moment of its work
+            deadline = time.monotonic() + 60
+            while max(pending_journals(db), default=0) <= seen and proc.poll() is None:
+                assert time.monotonic() < deadline, "the run never started"
+                time.sleep(0.02)
+            time.sleep(rng.uniform(0.3, 2.0))
             if proc.poll() is None:
                 kill_times.append(time.time())
                 proc.send_signal(signal.SIGKILL)

@@ -26,8 +26,8 @@ from core.judging.prompts import Turns, render
 from core.judging.runner import EndpointRefused, EndpointUnreachable, RunStats, Unit, execute
 from core.stats.bias import echo_intervention_summary
 from core.stats.budget import balanced_subsample
-from core.store import Store
-from core.store.journal import RunJournal, process_alive, reconcile, this_host
+from core.store import Store, StoreError
+from core.store.journal import RunJournal, lease_alive, process_start, reconcile, this_host
 from core.text import detect_echo, make_echo_variant
 
 __all__ = [
@@ -70,6 +70,55 @@ SAMPLES = ("all", "balanced")
 
 class PlanError(ValueError):
     """The dataset cannot be judged with this configuration (and why)."""
+
+
+# What makes a judge's judgments the judge's: a run that changes one of these under the judge's name would
+# replace what its leaderboard reads (another model, prompt or sampling), so it must say so (--replace-judge).
+# base_url, replicas, budgets, prices and the transport settings may change freely: the same judge, reached
+# another way.
+IDENTITY_FIELDS = ("model", "template", "version", "temperature", "max_tokens", "top_logprobs")
+
+
+def _identity(cfg: JudgeConfig) -> dict[str, Any]:
+    return {f: getattr(cfg, f) for f in IDENTITY_FIELDS}
+
+
+def judge_identity_change(store: Store, cfg: JudgeConfig) -> str | None:
+    """What a run of ``cfg`` would change about the existing judge of that name (None: nothing, or no such
+    judge yet): the fields of :data:`IDENTITY_FIELDS` that differ, or that the judge's judgments were imported
+    (it has no configuration to keep to)."""
+    try:
+        row = store.judge(cfg.name)
+    except StoreError:
+        return None
+    if not row["config"]:
+        n = store.judgment_count(cfg.name)
+        if not n:
+            return None
+        return (
+            f"judge {cfg.name!r} holds {n:,} imported judgments (prompt version {row.get('prompt_version')!r}); a run "
+            "under its name would mix live calls into them and move its leaderboard to the new prompt version"
+        )
+    try:
+        stored = from_mapping(row["config"], f"the stored configuration of judge {cfg.name!r}")
+    except ConfigError:
+        return f"judge {cfg.name!r} has a stored configuration this version cannot read"
+    before, after = _identity(stored), _identity(cfg)
+    changed = [f"{k} {before[k]!r} → {after[k]!r}" for k in IDENTITY_FIELDS if before[k] != after[k]]
+    if not changed:
+        return None
+    return f"judge {cfg.name!r} exists with another configuration ({'; '.join(changed)})"
+
+
+def check_judge_identity(store: Store, cfg: JudgeConfig, replace_judge: bool) -> None:
+    """Refuse a run that would silently re-point an existing judge (its leaderboard would change under the same
+    name); ``replace_judge`` is the user saying that is what they want."""
+    change = judge_identity_change(store, cfg)
+    if change is not None and not replace_judge:
+        raise PlanError(
+            f"{change}. Give the run another name, or pass --replace-judge (the Admin form asks) to make this "
+            "configuration the judge's from now on"
+        )
 
 
 def register_judge(store: Store, cfg: JudgeConfig) -> int:
@@ -371,7 +420,13 @@ def run(
     judge_id = register_judge(store, cfg)
     stats = RunStats(planned=len(units))
     run_id = store.create_run(
-        judge_id, dataset, len(units), cfg.to_store(), owner_pid=os.getpid(), owner_host=this_host()
+        judge_id,
+        dataset,
+        len(units),
+        cfg.to_store(),
+        owner_pid=os.getpid(),
+        owner_host=this_host(),
+        owner_start=process_start(os.getpid()),
     )
     try:
         execute(store, judge_id, run_id, cfg, units, stats, progress, cancel)
@@ -436,6 +491,7 @@ def run_shared(
     estimate_only: bool = False,
     battle_ids: set[int] | None = None,
     repeats: tuple[int, int] | None = None,
+    replace_judge: bool = False,
 ) -> RunOutcome:
     """Plan and execute a run without holding the store: the way the CLI and the Admin page's worker run.
 
@@ -453,10 +509,8 @@ def run_shared(
         interrupted = reconcile_runs(store)
         other = live_run(store, dataset, cfg.name)
         if other is not None:
-            raise PlanError(
-                f"run {other} of judge {cfg.name!r} on {dataset!r} is still working; "
-                "wait for it or cancel it (two runs of one judge would pay for the same calls twice)"
-            )
+            raise PlanError(other.refusal(cfg.name, dataset))
+        check_judge_identity(store, cfg, replace_judge)
         if repeats is not None:  # (k, sample size)
             units = plan_repeats(store, dataset, cfg, repeats[1], repeats[0], seed)
             definition = {"dataset": dataset, "judge": cfg.name, "repeats": repeats[0], "sample": repeats[1]}
@@ -500,6 +554,7 @@ def run_shared(
             owner_pid=os.getpid(),
             owner_host=this_host(),
             definition=definition,
+            owner_start=process_start(os.getpid()),
         )
         if on_estimate is not None:
             on_estimate(estimate_run(store, dataset, cfg, units))
@@ -581,36 +636,65 @@ def run_definition(store: Store, run_id: int) -> tuple[JudgeConfig, dict]:
 
 
 def runs(store: Store, dataset: str | None = None) -> pd.DataFrame:
-    """Judge runs, newest first, with counters and cost where the run was priced.
+    """Judge runs, newest first, with counters, cost where the run was priced, and ``leased``: whether the run's
+    owner process still holds it (running, or paused while it waits out an outage).
 
     A run whose row says 'running' but whose owner process is gone shows as
     'interrupted' (its row is corrected by the next run that reconciles).
     """
     df = store.runs_frame(dataset)
     if df.empty:
-        return df
+        return df.assign(leased=pd.Series(dtype=bool))
     status = df["status"].astype(object).copy()
+    leased = []
     for i, r in enumerate(df.itertuples()):
-        if r.status == "running" and not _alive(r.owner_pid, r.owner_host, r.seconds_since_heartbeat):
+        held = (
+            r.status in LEASED_STATUSES
+            and pd.isna(r.finished_at)
+            and lease_alive(
+                r.owner_pid, r.owner_host, r.owner_start, r.seconds_since_heartbeat, stale_s=OTHER_HOST_STALE_S
+            )
+        )
+        leased.append(held)
+        if r.status == "running" and not held:
             status.iloc[i] = "interrupted"
     df["status"] = status
+    df["leased"] = leased
     df["message"] = [redact.redact(m) for m in df["message"]]
     return df
 
 
-def _alive(pid: Any, host: Any, seconds_since_heartbeat: Any) -> bool:
-    pid_int = None if pid is None or pd.isna(pid) else int(pid)
-    alive = process_alive(pid_int, None if host is None or pd.isna(host) else str(host))
-    if alive is None:  # another host: trust a recent heartbeat
-        return seconds_since_heartbeat is not None and float(seconds_since_heartbeat) < 60
-    return alive
+LEASED_STATUSES = ("running", "paused")
+OTHER_HOST_STALE_S = 60.0  # a run of another host is taken as alive while its heartbeat is this recent
 
 
-def live_run(store: Store, dataset: str, judge: str) -> int | None:
-    """The id of a run of ``judge`` on ``dataset`` whose process is still working, if any."""
+@dataclass(frozen=True)
+class LiveRun:
+    """A run whose lease is held: its process is working, or paused waiting for the endpoint."""
+
+    run_id: int
+    status: str
+
+    def refusal(self, judge: str, dataset: str) -> str:
+        if self.status == "paused":
+            return (
+                f"run {self.run_id} of judge {judge!r} on {dataset!r} is paused waiting for the endpoint; resume it "
+                "(it continues by itself when the endpoint answers) or stop it, then run this again "
+                "(two runs of one judge would pay for the same calls twice)"
+            )
+        return (
+            f"run {self.run_id} of judge {judge!r} on {dataset!r} is still working; wait for it or cancel it "
+            "(two runs of one judge would pay for the same calls twice)"
+        )
+
+
+def live_run(store: Store, dataset: str, judge: str) -> LiveRun | None:
+    """The run of ``judge`` on ``dataset`` whose lease is held (running or paused), if any."""
     df = runs(store, dataset)
-    live = df[(df["judge"] == judge) & (df["status"] == "running")] if not df.empty else df
-    return None if live.empty else int(live["run_id"].iloc[0])
+    live = df[(df["judge"] == judge) & df["leased"]] if not df.empty else df
+    if live.empty:
+        return None
+    return LiveRun(int(live["run_id"].iloc[0]), str(live["status"].iloc[0]))
 
 
 def parse_failures(store: Store, dataset: str, judge: str | None = None, limit: int = 200) -> pd.DataFrame:
@@ -637,6 +721,7 @@ def start_worker(
     limit: int | None = None,
     sample: str = "all",
     retry_failed: bool = False,
+    replace_judge: bool = False,
 ) -> WorkerProcess:
     """Start a judge run in a worker process (:mod:`core.app.workers`)."""
     if sample not in SAMPLES:
@@ -647,4 +732,6 @@ def start_worker(
         args += ["--limit", str(int(limit))]
     if retry_failed:
         args.append("--retry-failed")
+    if replace_judge:
+        args.append("--replace-judge")
     return spawn("judge", db_path, dataset, cfg.name, to_toml(cfg), args)

@@ -267,10 +267,16 @@ class Progress:
     pid: int = field(default_factory=os.getpid)
     started: float = field(default_factory=time.time)
     finished: float | None = None
+    error: str | None = None  # why the run stopped before its end (a signal, an unexpected error)
 
 
 def progress_path(db: str | Path) -> Path:
     return Path(str(db) + ".precompute.json")
+
+
+def log_path(db: str | Path) -> Path:
+    """The background precompute's output (its errors included), beside the store, readable by its owner only."""
+    return Path(str(db) + ".precompute.log")
 
 
 def read_progress(db: str | Path) -> Progress | None:
@@ -282,34 +288,62 @@ def read_progress(db: str | Path) -> Progress | None:
 
 
 def running(db: str | Path) -> bool:
-    """Whether a precompute of this store is under way (its process is alive and has not finished)."""
+    """Whether a precompute of this store is under way (its process is alive and has not finished).
+
+    A process that exited (a zombie its parent has not reaped yet, or a pid now used by another process) is not
+    running: its progress file would otherwise say "computing 79 of 93" for ever."""
+    from core.store.journal import process_alive
+
     p = read_progress(db)
     if p is None or p.finished is not None:
         return False
-    try:
-        os.kill(p.pid, 0)
-    except ProcessLookupError:
-        return False  # died without finishing
-    except PermissionError:
-        return True
-    return True
+    return process_alive(p.pid, None) is not False
+
+
+def stopped(db: str | Path) -> str | None:
+    """Why the last precompute of this store stopped before its end; None when it finished or is running."""
+    p = read_progress(db)
+    if p is None:
+        return None
+    if p.error is not None:
+        return p.error
+    if p.finished is None and not running(db):
+        return f"its process ended before it finished (see {log_path(db).name} beside the store)"
+    return None
+
+
+_children: list[Any] = []  # background precomputes this process started, reaped by their own threads
 
 
 def start_in_background(db: str | Path, nice: int = 10) -> None:
-    """``python -m core precompute --db DB`` as a detached process at lower CPU priority."""
+    """``python -m core precompute --db DB`` as a detached process at lower CPU priority, its output (errors
+    included) kept in :func:`log_path`; reaped when it ends, so it never lingers as a zombie."""
     import subprocess
     import sys
+    import threading
 
     from core.datahome import REPO_ROOT
 
-    subprocess.Popen(
-        [sys.executable, "-m", "core", "precompute", "--db", str(db), "--nice", str(nice)],
-        cwd=REPO_ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    log = log_path(db)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.chmod(log, 0o600)  # an existing file keeps its old mode through O_CREAT
+    with os.fdopen(fd, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "core", "precompute", "--db", str(db), "--nice", str(nice)],
+            cwd=REPO_ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    _children.append(proc)
+    threading.Thread(target=_reap, args=(proc,), name=f"precompute-reaper-{proc.pid}", daemon=True).start()
+
+
+def _reap(proc: Any) -> None:
+    proc.wait()
+    with contextlib.suppress(ValueError):
+        _children.remove(proc)
 
 
 def _write_progress(db: str | Path, p: Progress) -> None:
@@ -336,24 +370,67 @@ def run(
     """
     # The store is held only while each query runs: a minute of fitting never blocks an import or a judge run.
     store = cast(Store, OnDemandStore(db, wait_s=30.0, keep_frame=True))
-    todo = jobs(store, dataset)
-    p = Progress(total=len(todo))
+    p = Progress()
     _write_progress(db, p)
-    for phase in sorted({job.phase for job in todo}):
-        batch = [job for job in todo if job.phase == phase]
-        lanes = list(dict.fromkeys(job.lane for job in batch))
-        if workers > 1 and len(lanes) > 1:
-            _run_lanes(db, dataset, lanes, phase, min(workers, len(lanes)), p, on_progress)
-            continue
-        for job in batch:
-            _started(db, p, job.label, on_progress)
-            outcome, failure = _run_job(db, store, job)
-            _finished(p, outcome, failure)
+    try:
+        todo = jobs(store, dataset)
+        p.total = len(todo)
+        _write_progress(db, p)
+        for phase in sorted({job.phase for job in todo}):
+            batch = [job for job in todo if job.phase == phase]
+            lanes = list(dict.fromkeys(job.lane for job in batch))
+            if workers > 1 and len(lanes) > 1:
+                _run_lanes(db, dataset, lanes, phase, min(workers, len(lanes)), p, on_progress)
+                continue
+            for job in batch:
+                _started(db, p, job.label, on_progress)
+                outcome, failure = _run_job(db, store, job)
+                _finished(p, outcome, failure)
+    except BaseException as exc:  # said where the dashboard looks, whatever stopped it (a signal included)
+        stop_workers()
+        p.error = stop_reason(exc)
+        p.current, p.finished = "", time.time()
+        _write_progress(db, p)
+        raise
     p.current, p.finished = "", time.time()
     _write_progress(db, p)
     if on_progress:
         on_progress(p)
     return p
+
+
+class Stopped(BaseException):
+    """A signal asked the precompute to stop (see ``core.commands.precompute``)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def stop_reason(exc: BaseException) -> str:
+    import signal
+
+    from core import redact
+
+    if isinstance(exc, Stopped):
+        return f"stopped by {signal.Signals(exc.signum).name}"
+    if isinstance(exc, KeyboardInterrupt):
+        return "stopped by SIGINT"
+    return redact.clip(f"{type(exc).__name__}: {exc}", 300)
+
+
+def stop_workers() -> None:
+    """End this process's worker processes (the lanes' pool and its manager) now, rather than after their lane:
+    a stopped precompute leaves nothing running behind it."""
+    import multiprocessing
+
+    children = multiprocessing.active_children()
+    for child in children:
+        child.terminate()
+    for child in children:
+        child.join(timeout=5)
+        if child.is_alive():
+            child.kill()
 
 
 def _run_job(db: str | Path, store: Store, job: Job) -> tuple[str, str | None]:
@@ -426,22 +503,28 @@ def _run_lanes(
     # spawn: a fork would copy this process's DuckDB threads and locks into the workers
     context = multiprocessing.get_context("spawn")
     with _one_blas_thread(), context.Manager() as manager, ProcessPoolExecutor(workers, mp_context=context) as pool:
-        events = manager.Queue()
-        futures = [pool.submit(_run_lane, str(db), dataset, lane, phase, events) for lane in lanes]
-        while True:
-            try:
-                event = events.get(timeout=0.5)
-            except queue.Empty:
-                if all(f.done() for f in futures):
-                    break
-                continue
-            if event[0] == "start":
-                _started(db, p, event[1], on_progress)
-            else:
-                _finished(p, event[1], event[2])
-                _write_progress(db, p)
-        for f in futures:
-            f.result()  # a worker's unexpected error is this run's
+        try:
+            events = manager.Queue()
+            futures = [pool.submit(_run_lane, str(db), dataset, lane, phase, events) for lane in lanes]
+            while True:
+                try:
+                    event = events.get(timeout=0.5)
+                except queue.Empty:
+                    if all(f.done() for f in futures):
+                        break
+                    continue
+                if event[0] == "start":
+                    _started(db, p, event[1], on_progress)
+                else:
+                    _finished(p, event[1], event[2])
+                    _write_progress(db, p)
+            for f in futures:
+                f.result()  # a worker's unexpected error is this run's
+        except BaseException:
+            # before the pool's exit, which would wait for every lane to finish its jobs
+            stop_workers()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def _run_lane(db: str, dataset: str | None, lane: str, phase: int, events: Any) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from core.cli import UserError
 from core.commands._common import EXIT_RESUME, stop_on_signals
@@ -64,12 +64,31 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="also retry the calls the endpoint refused with a 4xx (stored as failed calls); a success replaces them",
     )
     p.add_argument(
+        "--replace-judge",
+        action="store_true",
+        help="let this configuration replace an existing judge's of the same name (another model, template, "
+        "prompt version or sampling); without it such a run is refused",
+    )
+    p.add_argument(
         "--echo-intervention",
         type=int,
         metavar="N",
         help="instead: re-judge N battles with echo appended to either side (stored as variants)",
     )
     p.set_defaults(func=run_command)
+
+
+def _print(*parts: object, file: TextIO | None = None) -> None:
+    """``print`` through the redaction step: a summary quotes the endpoint's last message, which may echo the key."""
+    from core.redact import redact
+
+    print(*(redact(str(p)) for p in parts), file=file or sys.stdout)
+
+
+def _write(text: str) -> None:
+    from core.redact import redact
+
+    sys.stderr.write(redact(text))
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -128,7 +147,7 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
     def bar(s: RunStats) -> None:
         frac = s.finished / max(s.planned, 1)
         eta = s.eta_seconds()
-        sys.stderr.write(
+        _write(
             f"\r[{'#' * int(frac * width):<{width}}] {s.finished}/{s.planned} "
             f"{s.throughput():.1f}/s failed {s.failed} parse errors {s.parse_errors}"
             + (f" deferred {s.deferred}" if s.deferred else "")
@@ -150,23 +169,24 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
             echo_intervention=args.echo_intervention,
             progress=bar,
             cancel=cancel,
-            on_estimate=lambda e: print(f"estimate: {e.text()}", file=sys.stderr),
+            on_estimate=lambda e: _print(f"estimate: {e.text()}", file=sys.stderr),
             estimate_only=args.estimate,
             battle_ids=battle_ids,
             repeats=None if not args.repeats else (args.repeats, args.repeat_sample),
+            replace_judge=args.replace_judge,
         )
     except (PlanError, StoreError) as exc:
         raise UserError(str(exc)) from None
     except (EndpointUnreachable, EndpointRefused) as exc:
         raise EndpointError(str(exc)) from None
     for run_id in outcome.interrupted:
-        print(f"run {run_id} had been interrupted (its process was gone); what it finished is kept", file=sys.stderr)
+        _print(f"run {run_id} had been interrupted (its process was gone); what it finished is kept", file=sys.stderr)
     stats = outcome.stats
     if stats.status == "estimate":
         return 0
     if outcome.run_id is None:
         covered = f"the {outcome.defined:,} units this command covers" if args.limit else "every battle"
-        print(
+        _print(
             f"nothing to do: {covered} of {args.dataset!r} judged by {cfg.name} ({cfg.version})"
             + ("" if args.retry_failed else "; failed calls are retried with --retry-failed"),
             file=sys.stderr,
@@ -177,14 +197,14 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
         with open_store(args.db) as store:
             variance = judge_variance_of(store, args.dataset, cfg.name)
         if variance is not None:
-            print(variance.statement())
+            _print(variance.statement())
     if args.echo_intervention and outcome.journal_kept is None:
         with open_store(args.db) as store:
             summary = echo_intervention_results(store, args.dataset, cfg.name)
         if summary is not None:
-            print(summary.to_string(index=False))
+            _print(summary.to_string(index=False))
     cost = cfg.cost(stats.prompt_tokens, stats.completion_tokens)
-    print(
+    _print(
         f"run {outcome.run_id} (covers {outcome.defined:,} units; resume with --resume {outcome.run_id}): "
         f"{stats.done} judged ({stats.parse_errors} unparseable, stored with their raw output), "
         f"{stats.failed} refused by the endpoint (retry with --retry-failed), "
@@ -195,7 +215,7 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
         file=sys.stderr,
     )
     if outcome.journal_kept is not None:
-        print(
+        _print(
             f"the store stayed busy: the finished judgments are safe in {outcome.journal_kept} and are merged by the "
             "next run of this command",
             file=sys.stderr,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from core.cli import UserError, print_json
@@ -30,11 +31,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from core.app import StoreError
-    from core.app.precompute import Progress, default_workers
+    from core.app.precompute import Progress, Stopped, default_workers
     from core.app.precompute import run as precompute
 
     if args.nice:
         os.nice(args.nice)
+
+    def stop(signum: int, frame: object) -> None:
+        # once: the workers are being stopped; a second signal must not interrupt that
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise Stopped(signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
 
     def show(p: Progress) -> None:
         if not args.json and p.current:
@@ -47,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
         summary = precompute(args.db, args.dataset, on_progress=show, workers=workers)
     except StoreError as exc:
         raise UserError(str(exc)) from None
+    except Stopped as exc:
+        print(f"stopped by signal {exc.signum}; the workers were stopped too", file=sys.stderr)
+        return 128 + exc.signum
     if args.json:
         print_json(summary.__dict__)
     else:

@@ -97,11 +97,11 @@ def _line_outcome(line: dict) -> tuple[str, Outcome | None]:
         except ValueError as exc:  # a 200 that is not a completion: kept, as an online run keeps it
             text = raw.decode("utf-8", errors="replace")
             result = {"raw_output": text, "top": None, "prompt_tokens": 0, "completion_tokens": 0, "finish": None}
-            return custom_id, Outcome("answered", result, reason=f"malformed response body: {str(exc)[:200]}")
+            return custom_id, Outcome("answered", result, reason=f"malformed response body: {redact.clip(exc, 200)}")
     error = line.get("error") or (body.get("error") if isinstance(body, dict) else None) or {}
     message = error.get("message") if isinstance(error, dict) else str(error)
     if isinstance(code, int) and 400 <= code < 500 and code not in (408, 429):
-        return custom_id, Outcome("failed", reason=f"HTTP {code}: {str(message)[:200]}")
+        return custom_id, Outcome("failed", reason=f"HTTP {code}: {redact.clip(message, 200)}")
     return custom_id, None
 
 
@@ -135,7 +135,7 @@ class BatchRun:
             raise EndpointUnreachable(f"{what}: cannot reach the endpoint ({exc})") from None
         except openai.APIStatusError as exc:
             if exc.status_code in (401, 403, 404):
-                raise EndpointRefused(f"{what}: HTTP {exc.status_code}: {str(exc)[:200]}") from None
+                raise EndpointRefused(f"{what}: HTTP {exc.status_code}: {redact.clip(exc, 200)}") from None
             raise
 
     def _cancelled(self) -> bool:
@@ -242,19 +242,66 @@ class BatchRun:
             "uploading the batch file",
             lambda: self.client.files.create(file=(f"judge-{key}.jsonl", data, "application/jsonl"), purpose="batch"),
         )
-        batch = self._provider(
-            "creating the batch",
-            lambda: self.client.batches.create(
-                input_file_id=upload.id,
-                endpoint="/v1/chat/completions",
-                completion_window="24h",
-                metadata={METADATA_KEY: key, "judge": self.cfg.name[:64]},
-            ),
-        )
+        batch = self._create_once(key, upload.id)
         with self.open_store(STORE_WAIT_S) as store:
             store.batch_update(key, batch_id=batch.id, input_file_id=upload.id, status="submitted")
         self.stats.calls += len(units)
         return _Open(key, batch.id, [(int(b), str(o), str(v)) for b, o, v in ids])
+
+    def _create_once(self, key: str, input_file_id: str) -> Any:
+        """Create the batch exactly once.  A create is never retried blindly: one that timed out (or whose
+        answer was lost, or a 5xx) may have been made by the provider all the same, and a second create would
+        be a second paid batch nobody collects.  So after such a failure the provider's batches are searched
+        for our key, for up to ``timeout_s`` (a slow create lands meanwhile), before the create is tried again."""
+        import openai
+
+        once = self.client.with_options(max_retries=0)  # the SDK's own retries would create blindly
+        attempts = max(1, self.cfg.max_retries + 1)
+        for attempt in range(attempts):
+            try:
+                return self._provider(
+                    "creating the batch",
+                    once.batches.create,
+                    input_file_id=input_file_id,
+                    endpoint="/v1/chat/completions",
+                    completion_window="24h",
+                    metadata={METADATA_KEY: key, "judge": self.cfg.name[:64]},
+                )
+            except (EndpointUnreachable, openai.APITimeoutError, openai.InternalServerError) as exc:
+                deadline = time.monotonic() + self.cfg.timeout_s
+                while True:
+                    found = self._find_by_key(key)
+                    if found is not None:
+                        return found
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(min(1.0, self.cfg.timeout_s / 4))
+                if attempt == attempts - 1:
+                    raise EndpointUnreachable(
+                        f"creating the batch: no answer after {attempts} attempts, and no batch with our key "
+                        f"{key} at the provider ({redact.clip(exc, 200)})"
+                    ) from None
+        raise AssertionError("unreachable")
+
+    def _find_by_key(self, key: str) -> Any:
+        """The provider's batch carrying our key (the oldest, when a lost answer left several: the others are
+        cancelled, since nobody would collect them); None when there is none."""
+        found: list[Any] = []
+        after = None
+        while True:
+            page = self._provider(
+                "listing batches", self.client.batches.list, limit=100, **({"after": after} if after else {})
+            )
+            found += [b for b in page.data if (b.metadata or {}).get(METADATA_KEY) == key]
+            if not page.data or not getattr(page, "has_more", False):
+                break
+            after = page.data[-1].id
+        if not found:
+            return None
+        found.sort(key=lambda b: (getattr(b, "created_at", 0) or 0, b.id))
+        for extra in found[1:]:
+            self._provider("cancelling a duplicate batch", self.client.batches.cancel, extra.id)
+        return found[0]
 
     def _file_lines(self, file_id: str | None) -> list[dict]:
         if not file_id:
@@ -292,7 +339,7 @@ class BatchRun:
         if batch.status == "failed":
             errors = getattr(getattr(batch, "errors", None), "data", None) or []
             first = errors[0].message if errors and getattr(errors[0], "message", None) else "no reason given"
-            message += f"; the provider rejected the batch ({str(first)[:200]})"
+            message += f"; the provider rejected the batch ({redact.clip(first, 200)})"
         if unanswered:
             message += f"; {unanswered} stay pending for the next run"
         from core.store.judging import batch_update_sql

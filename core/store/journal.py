@@ -9,8 +9,8 @@ store by a brief open whenever the store's lock is free (about once a
 second).  A merge is idempotent (the judgments' unique key), so merging a
 journal twice, or a journal whose run was killed mid-merge, stores every
 judgment exactly once.  A journal is deleted only after its last merge;
-:func:`reconcile` merges the journals of runs whose process is gone and marks
-those runs ``interrupted``.
+:func:`reconcile` merges the journals of runs whose lease has expired (the owner process is gone,
+whether the run was running or paused) and settles those runs.
 """
 
 from __future__ import annotations
@@ -45,8 +45,20 @@ def this_host() -> str:
     return socket.gethostname()
 
 
-def process_alive(pid: int | None, host: str | None) -> bool | None:
-    """Whether the owner process exists: True/False on this host, None when it ran elsewhere (unknown)."""
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat`` field 22); None where there
+    is no /proc.  With the pid it names one process: a pid the system reuses later has another start."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        stat = Path(f"/proc/{int(pid)}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2 :].split()[19])
+    return None
+
+
+def process_alive(pid: int | None, host: str | None, start: int | None = None) -> bool | None:
+    """Whether the owner process exists: True/False on this host, None when it ran elsewhere (unknown).
+
+    ``start``: the owner's start time (:func:`process_start`) when its lease was taken; a process with that pid
+    but another start time is not the owner."""
     if pid is None:
         return False
     if host is not None and host != this_host():
@@ -62,7 +74,26 @@ def process_alive(pid: int | None, host: str | None) -> bool | None:
         stat = Path(f"/proc/{int(pid)}/stat").read_text()
         if stat[stat.rindex(")") + 2 :].startswith("Z"):
             return False
+    if start is not None:
+        now = process_start(int(pid))
+        if now is not None and now != int(start):
+            return False
     return True
+
+
+def lease_alive(pid: Any, host: Any, start: Any, seconds_since_heartbeat: Any, stale_s: float = STALE_S) -> bool:
+    """Whether a run's lease is held: its owner process is alive on this host, or (a run of another host, where
+    the process cannot be seen) its heartbeat is younger than ``stale_s``."""
+
+    def given(x: Any) -> bool:
+        return x is not None and x == x  # NaN from a row without the column's value
+
+    alive = process_alive(
+        int(pid) if given(pid) else None, str(host) if given(host) else None, int(start) if given(start) else None
+    )
+    if alive is None:
+        return given(seconds_since_heartbeat) and float(seconds_since_heartbeat) < stale_s
+    return alive
 
 
 def _read_rows(path: Path, offset: int) -> tuple[list[dict], dict | None, int]:
@@ -180,32 +211,45 @@ def pending_journals(db_path: str | Path) -> dict[int, Path]:
 
 
 def reconcile(store: Any, db_path: str | Path) -> list[int]:
-    """Merge the journals of runs whose owner is gone and mark those runs ``interrupted``; returns their ids.
+    """Merge the journals of runs whose lease has expired and settle those runs; returns the ids marked
+    ``interrupted``.
 
-    A run is alive when its owner process exists on this host (or, for a run
-    of another host, when its journal was touched in the last ``STALE_S``).
+    A run's lease covers it while it is running *or paused* (waiting out an outage with its journal open): it
+    is held while the owner process (pid and start time) exists on this host, or, for a run of another host,
+    while its heartbeat is younger than ``STALE_S``.  Only an expired lease's journal is merged and deleted.
+    A run that ended (its final fields are the journal's last line) gets them; one that was running is
+    ``interrupted``; one that was paused stays ``paused`` (the outage outlived its process; resumable).
     """
     journals = pending_journals(db_path)
-    running = store.running_runs()
-    owners = {int(r.run_id): (r.owner_pid, r.owner_host) for r in running.itertuples()}
+    leases = store.leased_runs(also=list(journals))
+    rows = {int(r.run_id): r for r in leases.itertuples()}
     interrupted = []
-    for run_id in sorted(set(journals) | set(owners)):
-        pid, host = owners.get(run_id, (None, None))
-        pid = None if pid is None or pid != pid else int(pid)  # NaN from an old row
-        alive = process_alive(pid, host)
-        if alive is None:  # another host: judge by the journal's heartbeat
-            f = journals.get(run_id)
-            alive = f is not None and time.time() - f.stat().st_mtime < STALE_S
+    for run_id in sorted(set(journals) | set(rows)):
+        r = rows.get(run_id)
+        f = journals.get(run_id)
+        if r is not None:
+            alive = lease_alive(r.owner_pid, r.owner_host, r.owner_start, _journal_age(f, r.seconds_since_heartbeat))
+        else:  # a journal whose run row is gone: nobody can own it
+            alive = False
         if alive:
             continue
-        f = journals.get(run_id)
         final = None
         if f is not None:
-            rows, final, _ = _read_rows(f, 0)
-            store.record_judgments(rows)
-        if run_id in owners:
+            rows_, final, _ = _read_rows(f, 0)
+            store.record_judgments(rows_)
+        # a run that ended (finished_at set) wrote its own status and message; only its journal is merged
+        status = None if r is None or _given(r.finished_at) else str(r.status)
+        settle = final is not None or status == "running" or (status == "paused" and f is not None)
+        if r is not None and settle:
             if final is not None:  # the run ended, only its last merge waited for the store
                 store.update_run(run_id, **final)
+            elif status == "paused":
+                store.update_run(
+                    run_id,
+                    **store.run_counts(run_id),
+                    status="paused",
+                    message="the run's process ended while the endpoint was down; run the same command to resume",
+                )
             else:
                 store.update_run(
                     run_id,
@@ -219,4 +263,29 @@ def reconcile(store: Any, db_path: str | Path) -> list[int]:
     return interrupted
 
 
-__all__ = ["RunJournal", "pending_journals", "process_alive", "reconcile", "runs_dir", "this_host"]
+def _given(x: Any) -> bool:
+    """A value a row has: not None, NaN or NaT."""
+    return x is not None and x == x
+
+
+def _journal_age(f: Path | None, seconds_since_heartbeat: Any) -> float | None:
+    """Seconds since the run's last sign of life: its journal's touch (every second) or the stored heartbeat."""
+    ages = []
+    if f is not None:
+        with contextlib.suppress(OSError):
+            ages.append(time.time() - f.stat().st_mtime)
+    if seconds_since_heartbeat is not None and seconds_since_heartbeat == seconds_since_heartbeat:
+        ages.append(float(seconds_since_heartbeat))
+    return min(ages) if ages else None
+
+
+__all__ = [
+    "RunJournal",
+    "lease_alive",
+    "pending_journals",
+    "process_alive",
+    "process_start",
+    "reconcile",
+    "runs_dir",
+    "this_host",
+]

@@ -126,6 +126,16 @@ class JudgingStore(StoreBase):
         row = self._cur().execute("SELECT judge_id FROM judges WHERE name = ?", [judge]).fetchone()
         return None if row is None else int(row[0])
 
+    def judgment_count(self, judge: str) -> int:
+        """How many judgments the judge of that name has, over every dataset (0 when there is no such judge)."""
+        return int(
+            one_row(
+                self._cur(),
+                "SELECT count(*) FROM judgments g JOIN judges j USING (judge_id) WHERE j.name = ?",
+                [judge],
+            )[0]
+        )
+
     def judge_config_json(self, judge: str) -> str | None:
         row = self._cur().execute("SELECT config_json FROM judges WHERE name = ?", [judge]).fetchone()
         return None if row is None else row[0]
@@ -293,8 +303,10 @@ class JudgingStore(StoreBase):
         owner_pid: int | None = None,
         owner_host: str | None = None,
         definition: dict | None = None,
+        owner_start: int | None = None,
     ) -> int:
-        """A new run row, status 'running', owned by the given process (its heartbeat starts now).
+        """A new run row, status 'running', owned by the given process (its heartbeat starts now): the run's
+        lease, held by that process (pid, host and the process's start time) while it runs or is paused.
 
         ``definition``: what the run covers (``core.app.judging.RunPlan.definition``), kept so that the
         same run can be completed later.
@@ -304,8 +316,8 @@ class JudgingStore(StoreBase):
             run_id = next_id(cur, "judge_runs", "run_id")
             cur.execute(
                 """INSERT INTO judge_runs (run_id, judge_id, dataset_id, status, planned, config_json,
-                                           owner_pid, owner_host, heartbeat_at, definition_json)
-                   VALUES (?, ?, ?, 'running', ?, ?, ?, ?, current_timestamp, ?)""",
+                                           owner_pid, owner_host, heartbeat_at, definition_json, owner_start)
+                   VALUES (?, ?, ?, 'running', ?, ?, ?, ?, current_timestamp, ?, ?)""",
                 [
                     run_id,
                     judge_id,
@@ -315,6 +327,7 @@ class JudgingStore(StoreBase):
                     owner_pid,
                     owner_host,
                     None if definition is None else json.dumps(definition),
+                    owner_start,
                 ],
             )
         return run_id
@@ -348,15 +361,21 @@ class JudgingStore(StoreBase):
         same = [(p, c) for d, p, c in rows if json.loads(d) == definition]
         return sum(int(p) for p, _ in same), sum(int(c) for _, c in same)
 
-    def running_runs(self) -> pd.DataFrame:
-        """Runs whose row still says 'running', with their owner and heartbeat (for reconciliation)."""
+    def leased_runs(self, also: list[int] | None = None) -> pd.DataFrame:
+        """Runs whose lease may be held: status 'running' or 'paused' and not finished (a paused run's process
+        may be waiting out an outage; one that ended paused has let go), plus the runs ``also`` names (those with
+        a journal), with owner and heartbeat."""
+        ids = sorted({int(i) for i in also or []})
+        extra = f"OR run_id IN ({', '.join('?' for _ in ids)})" if ids else ""
         return (
             self._cur()
             .execute(
-                """SELECT run_id, owner_pid, owner_host, heartbeat_at, updated_at,
+                f"""SELECT run_id, status, finished_at, owner_pid, owner_host, owner_start, heartbeat_at, updated_at,
                           epoch(current_timestamp::TIMESTAMP) - epoch(coalesce(heartbeat_at, updated_at))
                             AS seconds_since_heartbeat
-                   FROM judge_runs WHERE status = 'running' ORDER BY run_id"""
+                   FROM judge_runs WHERE (status IN ('running', 'paused') AND finished_at IS NULL) {extra}
+                   ORDER BY run_id""",
+                ids,
             )
             .df()
         )
@@ -396,7 +415,7 @@ class JudgingStore(StoreBase):
                         + r.completion_tokens * TRY_CAST(r.config_json ->> 'price_completion_per_mtok' AS DOUBLE))
                         / 1e6 AS cost_usd,
                        r.started_at, r.updated_at, r.heartbeat_at,
-                       r.finished_at, r.message, r.owner_pid, r.owner_host, r.definition_json,
+                       r.finished_at, r.message, r.owner_pid, r.owner_host, r.owner_start, r.definition_json,
                        epoch(current_timestamp::TIMESTAMP) - epoch(coalesce(r.heartbeat_at, r.updated_at))
                          AS seconds_since_heartbeat
                 FROM judge_runs r JOIN judges j USING (judge_id) JOIN datasets d USING (dataset_id)

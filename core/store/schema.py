@@ -303,6 +303,11 @@ DROP TABLE judgments;
 ALTER TABLE judgments_v11 RENAME TO judgments;
 CREATE INDEX judgments_battle ON judgments (battle_id);
 """,
+    # v12: a run's lease names its owner process by pid *and* start time (a reused pid is another process), and
+    # covers a paused run as much as a running one (core.store.journal.reconcile).
+    """
+ALTER TABLE judge_runs ADD COLUMN owner_start BIGINT;
+""",
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
