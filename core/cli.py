@@ -14,6 +14,7 @@ a signal, 1 unexpected failure.  Every message passes through
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -115,12 +116,41 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _redacting_hooks() -> None:
+    """Tracebacks (of this thread or any other) and warnings through the redaction step too: a worker's output
+    goes to a log file, and an uncaught error's message may quote an endpoint's answer, which may echo the key."""
+    import threading
+    import traceback
+    import warnings
+
+    from core.redact import redact
+
+    def excepthook(exc_type: Any, exc: Any, tb: Any) -> None:
+        sys.stderr.write(redact("".join(traceback.format_exception(exc_type, exc, tb))))
+
+    def thread_excepthook(hook: Any) -> None:
+        if hook.exc_type is not SystemExit:
+            excepthook(hook.exc_type, hook.exc_value, hook.exc_traceback)
+
+    def showwarning(
+        message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None
+    ) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            (file or sys.stderr).write(redact(warnings.formatwarning(message, category, filename, lineno, line)))
+
+    sys.excepthook = excepthook
+    threading.excepthook = thread_excepthook
+    warnings.showwarning = showwarning
+
+
 def main(argv: list[str] | None = None, *, process_exit: bool = False) -> int:
     """Run a command; its exit code.  ``process_exit`` (``python -m core``): a command that leaves nothing to
     tear down (``skip_teardown`` in its defaults) ends the process here, without the interpreter's ~20 ms of
     module teardown (numpy, DuckDB) that its whole-process time would otherwise pay."""
     from core.redact import redact
 
+    if process_exit:
+        _redacting_hooks()
     given = sys.argv[1:] if argv is None else argv
     parser = build_parser(given[0] if given else None)
     args = parser.parse_args(given)

@@ -81,19 +81,22 @@ def test_unknown_keys_and_tables_in_the_toml_are_errors(tmp_path):
 def test_the_admin_form_reads_keys_only_from_allowed_variables(monkeypatch):
     base = {"name": "j", "base_url": "http://h/v1", "model": "m"}
     monkeypatch.delenv(redact.KEY_ENV_ALLOW_ENV, raising=False)
-    assert from_mapping({**base, "api_key_env": "OPENAI_API_KEY"}, form=True).api_key_env == "OPENAI_API_KEY"
-    for name in ("HOME", "AWS_SECRET_ACCESS_KEY", "PATH", "ARENA_DB"):
-        with pytest.raises(ConfigError, match="must name a variable matching"):
+    for name in ("OPENAI_API_KEY", "HOME", "AWS_SECRET_ACCESS_KEY", "PATH", "ARENA_DB"):  # no default glob
+        with pytest.raises(ConfigError, match="none is configured"):
             from_mapping({**base, "api_key_env": name}, form=True)
+    assert from_mapping({**base, "api_key_env": "OPENAI_API_KEY"}, form=True, key_envs=["OPENAI_API_KEY"])
     from_mapping({**base, "api_key_env": "HOME"})  # a CLI user's own TOML may name any variable…
     for form in (True, False):  # …but never the admin token's, anywhere
         with pytest.raises(ConfigError, match="admin token"):
             from_mapping({**base, "api_key_env": redact.ADMIN_TOKEN_ENV}, form=form)
-    monkeypatch.setenv(redact.KEY_ENV_ALLOW_ENV, "JUDGE_*,*_API_KEY")
+    monkeypatch.setenv(redact.KEY_ENV_ALLOW_ENV, "JUDGE_TOKEN, OPENAI_API_KEY")
     assert from_mapping({**base, "api_key_env": "JUDGE_TOKEN"}, form=True).api_key_env == "JUDGE_TOKEN"
-    monkeypatch.setenv(redact.KEY_ENV_ALLOW_ENV, "ARENA_*")
-    with pytest.raises(ConfigError, match="admin token"):
-        from_mapping({**base, "api_key_env": redact.ADMIN_TOKEN_ENV}, form=True)
+    with pytest.raises(ConfigError, match="JUDGE_TOKEN, OPENAI_API_KEY"):
+        from_mapping({**base, "api_key_env": "OTHER_API_KEY"}, form=True)
+    monkeypatch.setenv(redact.KEY_ENV_ALLOW_ENV, f"ARENA_*,{redact.ADMIN_TOKEN_ENV}")  # globs and the token: ignored
+    for name in ("ARENA_DB", redact.ADMIN_TOKEN_ENV):
+        with pytest.raises(ConfigError):
+            from_mapping({**base, "api_key_env": name}, form=True)
 
 
 def test_redaction_removes_configured_and_registered_values(monkeypatch):
@@ -156,7 +159,7 @@ def test_an_echoed_key_is_in_no_file_log_or_export(tmp_path, variable):
 def test_a_cli_error_that_quotes_a_secret_is_redacted(tmp_path):
     env = {**os.environ, "JUDGE_API_KEY": KEY}
     cfg = tmp_path / "j.toml"
-    cfg.write_text(f'name = "j"\nbase_url = "http://h/v1"\nmodel = "{KEY}"\napi_key_env = "JUDGE_API_KEY"\n')
+    cfg.write_text('name = "j"\nbase_url = "http://h/v1"\nmodel = "m"\napi_key_env = "JUDGE_API_KEY"\n')
     run = subprocess.run(
         [sys.executable, "-m", "core", "judge", "--db", str(tmp_path / "missing" / "x.duckdb"), "--config", str(cfg)]
         + ["--dataset", f"{KEY}"],
@@ -179,7 +182,9 @@ def test_no_page_html_or_websocket_frame_carries_the_key_or_the_token(tmp_path):
     db, _, _ = _echoed_run(tmp_path, "JUDGE_API_KEY")
     received: list[bytes] = []
     html: dict[str, str] = {}
-    proc, url = _start_app(db, {"JUDGE_API_KEY": KEY, redact.ADMIN_TOKEN_ENV: TOKEN})
+    proc, url = _start_app(
+        db, {"JUDGE_API_KEY": KEY, redact.ADMIN_TOKEN_ENV: TOKEN, redact.KEY_ENV_ALLOW_ENV: "JUDGE_API_KEY"}
+    )
     try:
         with FakeServer(FakeJudge(fault_every={"echo_key_400": 1})) as echo, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
@@ -201,7 +206,8 @@ def test_no_page_html_or_websocket_frame_carries_the_key_or_the_token(tmp_path):
             assert "call failed" in html["admin (signed in)"] or "unparseable" in html["admin (signed in)"]
             page.get_by_label("base URL", exact=True).fill(echo.url)
             page.get_by_label("model", exact=True).fill("fake-judge")
-            page.get_by_role("textbox", name="environment variable holding the API key").fill("JUDGE_API_KEY")
+            page.get_by_label("environment variable holding the API key", exact=True).click()  # the server's allow-list
+            page.get_by_role("option", name="JUDGE_API_KEY").click()
             page.get_by_role("button", name="Go").click()
             page.wait_for_selector("[data-testid='stAlertContentError']", timeout=60_000)
             _wait_idle(page)

@@ -178,7 +178,7 @@ def export_bundle(
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("manifest.json", json.dumps(_json_ready(manifest), ensure_ascii=False, indent=1))
+        zf.writestr("manifest.json", redact.redact(json.dumps(_json_ready(manifest), ensure_ascii=False, indent=1)))
         for path, data in sorted(files.items()):
             zf.writestr(path, data)
     partial.replace(out)

@@ -36,6 +36,8 @@ from core.judging.config import (
     ENDPOINT_CHECKS,
     ConfigError,
     check_endpoint_mapping,
+    check_key_value,
+    key_places,
     mapping_to_toml,
     read_toml,
 )
@@ -84,6 +86,7 @@ class ModelConfig:
         if not value:
             raise ConfigError(f"model {self.name!r}: environment variable {self.api_key_env} is not set")
         redact.register(value)
+        check_key_value(value, f"model {self.name!r}", self.api_key_env, key_places(asdict(self)))
         return value
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -181,11 +184,11 @@ async def _answer(client: Any, cfg: ModelConfig, prompt: dict) -> dict:
                 )
                 break
             except (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError) as exc:
-                reason = f"{type(exc).__name__}: {str(exc)[:200]}"
+                reason = f"{type(exc).__name__}: {redact.clip(exc, 200)}"
             except openai.APIStatusError as exc:
                 if exc.status_code < 500:
-                    return _failed(prompt, f"HTTP {exc.status_code}: {str(exc)[:200]}")
-                reason = f"HTTP {exc.status_code}: {str(exc)[:200]}"
+                    return _failed(prompt, f"HTTP {exc.status_code}: {redact.clip(exc, 200)}")
+                reason = f"HTTP {exc.status_code}: {redact.clip(exc, 200)}"
             attempt += 1
             if attempt > cfg.max_retries:
                 return _failed(prompt, f"gave up after {attempt} attempts ({reason})")
@@ -202,13 +205,17 @@ async def _answer(client: Any, cfg: ModelConfig, prompt: dict) -> dict:
         if resp.usage is not None:
             tokens_in += int(resp.usage.prompt_tokens or 0)
             tokens_out += int(resp.usage.completion_tokens or 0)
+    # A model may repeat the key (a proxy that echoes it, a prompt that asks for it): what is kept is redacted,
+    # before the style counts, so they describe the stored text.
+    values = redact.secrets()
+    answers = [redact.redact(a, values) for a in answers]
     joined = "\n\n".join(answers)
     counts = style_counts(joined)
     return {
         "prompt_id": int(prompt["prompt_id"]),
         "status": "ok",
         "text": joined,
-        "reasoning": "\n\n".join(thoughts) or None,
+        "reasoning": redact.redact("\n\n".join(thoughts), values) or None,
         "turns": json.dumps(answers, ensure_ascii=False) if len(answers) > 1 else None,
         "prompt_tokens": tokens_in,
         "completion_tokens": tokens_out,

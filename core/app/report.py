@@ -23,6 +23,7 @@ from core import charts
 from core.app import Unavailable
 from core.app.calibration import reliability_curves
 from core.app.leaderboard import LeaderboardView, chart_input, display_table, view_for
+from core.redact import redact
 from core.stats.bias import position_bias
 from core.stats.calibration import fit_tau
 from core.store import Store
@@ -197,7 +198,7 @@ def report_html(
     ]
     parts += [f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in rows]
     parts.append("</dl></body></html>")
-    return "\n".join(parts)
+    return redact("\n".join(parts))  # names, notes and the configuration come from the store and files
 
 
 def report_context(dataset: str, judge: str | None, tau: float | None, alpha: float) -> dict[str, str]:

@@ -11,6 +11,7 @@ through here.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -67,8 +68,21 @@ class WorkerProcess:
             text = self.log_path.read_text(errors="replace")
         except OSError:
             return []
-        lines = [ln.split("\r")[-1].strip() for ln in text.splitlines()]
+        # the whole text is redacted before it is split: a key a line break cuts in two is still found
+        lines = [ln.split("\r")[-1].strip() for ln in redact.redact(text).splitlines()]
         return [redact.redact(ln) for ln in lines if ln][-n:]
+
+
+def _open_private(path: Path) -> int:
+    """A new file only its owner may read (0600 from its creation: no moment with wider rights)."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()  # a file left with wider rights is replaced, not reused
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    with os.fdopen(_open_private(path), "wb") as fh:
+        fh.write(data)
 
 
 def spawn(
@@ -95,7 +109,7 @@ def spawn(
     for option, text in (extra_files or {}).items():
         files.append((option, stem.with_name(f"{stem.name}-{option.strip('-')}.toml"), text))
     for _, path, text in files:
-        path.write_text(text, encoding="utf-8")
+        _write_private(path, text.encode("utf-8"))
     log_path = config_path.with_suffix(".log")
     cmd = [sys.executable, "-m", "core", command, "--db", str(db_path)]
     for option, path, _ in files:
@@ -103,7 +117,7 @@ def spawn(
     cmd += ["--dataset", dataset, *args]
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
-    with open(log_path, "wb") as log:
+    with os.fdopen(_open_private(log_path), "wb") as log:
         popen = subprocess.Popen(
             cmd,
             cwd=root,

@@ -35,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from core.app import StoreError
     from core.app.data import export_arena_rank, export_table, export_votes
+    from core.redact import redact
 
     if args.table and not args.out:
         raise UserError("--table needs --out (a .parquet or .csv file; .jsonl too for votes)")
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
                 done = export_bundle(store, args.dataset, args.bundle, judge=args.judge, alpha=args.alpha)
             except (StoreError, ValueError) as exc:
                 raise UserError(str(exc)) from None
-        print(f"wrote {done.path}: {done.n_files} files, leaderboards {', '.join(done.leaderboards)}")
+        print(redact(f"wrote {done.path}: {done.n_files} files, leaderboards {', '.join(done.leaderboards)}"))
         return 0
     if args.judge and args.table != "arena-rank":
         raise UserError("--judge applies to --table arena-rank and to --bundle")
@@ -60,5 +61,5 @@ def run(args: argparse.Namespace) -> int:
                 n = export_table(store, args.dataset, args.table, args.out)
         except (StoreError, ValueError) as exc:
             raise UserError(str(exc)) from None
-    print(f"wrote {n} rows to {args.out}")
+    print(redact(f"wrote {n} rows to {args.out}"))
     return 0

@@ -23,6 +23,7 @@ from typing import Any
 import httpx2
 import openai
 
+from core import redact
 from core.judging.config import JudgeConfig
 
 _OPTION_FIELDS = openai._models.FinalRequestOptions.model_fields
@@ -93,19 +94,19 @@ def _test_one(cfg: JudgeConfig, url: str) -> dict:
             top_logprobs=2,
         )
     except openai.APIConnectionError as exc:
-        return {"ok": False, "error": f"cannot reach {url}: {exc}"}
-    except openai.APIStatusError as exc:
-        return {"ok": False, "error": f"HTTP {exc.status_code}: {str(exc)[:200]}"}
+        return {"ok": False, "error": redact.redact(f"cannot reach {url}: {exc}")}
+    except openai.APIStatusError as exc:  # the body may echo the key: redacted before it is cut
+        return {"ok": False, "error": f"HTTP {exc.status_code}: {redact.clip(exc, 200)}"}
     finally:
         client.close()
     choice = resp.choices[0] if resp.choices else None
     has_lp = bool(choice is not None and choice.logprobs is not None and choice.logprobs.content)
     return {
         "ok": True,
-        "model": resp.model,
         "latency_ms": (time.perf_counter() - t0) * 1000,
         "logprobs": has_lp,
-        "reply": choice.message.content if choice else None,
+        "model": redact.redact(resp.model),
+        "reply": redact.redact(choice.message.content) if choice else None,
     }
 
 

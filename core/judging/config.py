@@ -11,6 +11,7 @@ import os
 import re
 import tomllib
 import urllib.parse
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,7 @@ class JudgeConfig:
         if not value:
             raise ConfigError(f"judge {self.name!r}: environment variable {self.api_key_env} is not set")
         redact.register(value)  # whatever the variable's name, its value never leaves the process
+        check_key_value(value, f"judge {self.name!r}", self.api_key_env, key_places(self.to_store()))
         return value
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -189,6 +191,48 @@ def _replica_urls(value: Any, base_url: str, source: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def key_places(mapping: dict) -> dict[str, str]:
+    """Where a key must never be written in an endpoint configuration: field name → its text (URLs also
+    URL-decoded, so an encoded key is found too).  The key belongs in the ``Authorization`` header only."""
+    out: dict[str, str] = {}
+    for field in ("name", "model", "base_url"):
+        if isinstance(mapping.get(field), str):
+            out[field] = mapping[field]
+    for i, url in enumerate(mapping.get("replica_urls") or ()):
+        if isinstance(url, str):
+            out[f"replica_urls[{i}]"] = url
+    for field in ("headers", "default_headers", "extra_headers"):  # should a configuration ever carry headers
+        for name, value in (mapping.get(field) or {}).items():
+            if str(name).lower() != "authorization":
+                out[f"{field}.{name}"] = f"{name}: {value}"
+    return out
+
+
+def check_key_value(value: str, source: str, variable: str, places: dict[str, str]) -> None:
+    """The key read from ``variable`` is a valid header value, and appears nowhere in the configuration
+    but the key field: not in ``base_url`` (path, query, anywhere), ``model``, the name or a header.
+    Errors name the variable and the field, never the value."""
+    bad = [ch for ch in value if not (32 <= ord(ch) < 127)]
+    if bad:
+        what = (
+            "control characters (a newline?)"
+            if any(ord(ch) < 32 or ord(ch) == 127 for ch in bad)
+            else ("non-ASCII characters")
+        )
+        raise ConfigError(f"{source}: the key in {variable} holds {what}; an API key is printable ASCII")
+    if value != value.strip():
+        raise ConfigError(f"{source}: the key in {variable} starts or ends with spaces")
+    if len(value) < redact.MIN_SECRET_CHARS:
+        return  # too short to tell a key from an ordinary word (and never redacted either)
+    for field, text in places.items():
+        decoded = urllib.parse.unquote_plus(text) if "url" in field else text
+        if value in text or value in decoded:
+            raise ConfigError(
+                f"{source}: key {field!r} contains the API key (the value of {variable}); the key belongs only in "
+                "the environment variable api_key_env names, which is sent as the Authorization header"
+            )
+
+
 def check_endpoint_mapping(
     data: dict, source: str, known: set[str], checks: dict[str, tuple[Any, str]], what: str
 ) -> None:
@@ -214,6 +258,10 @@ def check_endpoint_mapping(
     check_base_url(data["base_url"], source)
     if data.get("api_key_env") == redact.ADMIN_TOKEN_ENV:
         raise ConfigError(f"{source}: key 'api_key_env' must not name the admin token's variable")
+    value = os.environ.get(data["api_key_env"]) if data.get("api_key_env") else None
+    if value:
+        redact.register(value)
+        check_key_value(value, source, data["api_key_env"], key_places(data))
 
 
 def read_toml(path: str | Path) -> dict:
@@ -226,7 +274,7 @@ def read_toml(path: str | Path) -> dict:
     except (OSError, UnicodeError) as exc:
         raise ConfigError(f"{p}: cannot read ({type(exc).__name__})") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{p}: not valid TOML ({str(exc)[:200]})") from None
+        raise ConfigError(f"{p}: not valid TOML ({redact.clip(exc, 200)})") from None
 
 
 def mapping_to_toml(mapping: dict) -> str:
@@ -247,9 +295,12 @@ def mapping_to_toml(mapping: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def from_mapping(data: dict, source: str = "configuration", form: bool = False) -> JudgeConfig:
-    """A validated configuration; ``form=True`` (the Admin page) also restricts ``api_key_env`` to the
-    allow-list (``core.redact.key_env_patterns``), so the page cannot send an arbitrary server variable."""
+def from_mapping(
+    data: dict, source: str = "configuration", form: bool = False, key_envs: Iterable[str] = ()
+) -> JudgeConfig:
+    """A validated configuration; ``form=True`` (the dashboard) also restricts ``api_key_env`` to the server's
+    explicit allow-list (``ARENA_KEY_ENV_ALLOW`` plus ``key_envs``, the names the page read from the server's
+    Streamlit secrets ``[judge_keys]``), so the page cannot send any other server variable."""
     check_endpoint_mapping(data, source, set(_TYPES), _CHECKS, "a judge configuration")
     if "replica_urls" in data:
         data = {**data, "replica_urls": _replica_urls(data["replica_urls"], data["base_url"], source)}
@@ -262,10 +313,13 @@ def from_mapping(data: dict, source: str = "configuration", form: bool = False) 
             f"{source}: key 'max_cost_usd' needs both prices (price_prompt_per_mtok, price_completion_per_mtok)"
         )
     env = data.get("api_key_env")
-    if form and env and not redact.key_env_allowed(env):
+    if form and env and not redact.key_env_allowed(env, key_envs):
+        allowed = redact.key_env_allow_list(key_envs)
         raise ConfigError(
-            f"{source}: key 'api_key_env' must name a variable matching {', '.join(redact.key_env_patterns())} "
-            f"(set {redact.KEY_ENV_ALLOW_ENV} to allow others)"
+            f"{source}: key 'api_key_env' must name one of the server's key variables "
+            + (f"({', '.join(allowed)})" if allowed else "(none is configured)")
+            + f"; the server's operator lists them in {redact.KEY_ENV_ALLOW_ENV} or in the Streamlit secrets' "
+            "[judge_keys]"
         )
     return JudgeConfig(**data)
 

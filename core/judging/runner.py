@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from core import redact
 from core.judging.config import JudgeConfig
 from core.judging.parsing import parse
 from core.judging.prompts import Turns, render
@@ -399,7 +400,7 @@ def judgment_row(cfg: JudgeConfig, unit: Unit, judge_id: int, run_id: int, out: 
         return row
     result = out.result
     assert result is not None
-    raw = result["raw_output"]
+    raw = redact.redact(result["raw_output"])  # redacted before the cut: a key across it would leave its prefix
     truncated = raw is not None and len(raw) > MAX_RAW_CHARS
     if out.reason is not None:  # the body was not a completion: kept as the raw output
         parsed_error: str | None = out.reason
@@ -490,12 +491,12 @@ async def _call_reserved(
             finally:
                 pool.release(replica)
         except openai.APIConnectionError as exc:  # includes timeouts
-            last = f"{type(exc).__name__}: {exc}"
+            last = redact.redact(f"{type(exc).__name__}: {exc}")
         except openai.RateLimitError as exc:
-            last, wait, transport = f"HTTP 429 rate limited: {str(exc)[:200]}", _retry_after(exc), False
+            last, wait, transport = f"HTTP 429 rate limited: {redact.clip(exc, 200)}", _retry_after(exc), False
         except openai.APIStatusError as exc:
             code = exc.status_code
-            reason = f"HTTP {code}: {str(exc)[:200]}"
+            reason = f"HTTP {code}: {redact.clip(exc, 200)}"
             if code in (401, 403, 404):
                 raise EndpointRefused(reason) from None
             if code < 500 and code != 408:
@@ -511,7 +512,7 @@ async def _call_reserved(
             except ValueError as exc:
                 # HTTP 200 with a body that is not a completion: kept as an answer once retries are spent.
                 malformed += 1
-                last = f"malformed response body: {str(exc)[:200]}"
+                last = f"malformed response body: {redact.clip(exc, 200)}"
                 if malformed > cfg.max_retries:
                     raw = _body_text(body)
                     return Outcome(
@@ -794,7 +795,8 @@ async def _run(
         elif stats.deferred:
             stats.status = "incomplete"
             stats.message = (
-                f"{stats.deferred} units deferred after transient errors (last: {deferred_reasons[-1][:200]}); "
+                f"{stats.deferred} units deferred after transient errors "
+                f"(last: {redact.clip(deferred_reasons[-1], 200)}); "
                 "run the same command to retry them"
             )
         else:

@@ -8,6 +8,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from core import redact
 from core.domain import HUMAN_WINNERS, ORDERS, TABLE_SPEC, VERDICTS, DatasetTables
 from core.store.base import StoreBase, bulk_insert, json_default, next_id
 from core.store.errors import StoreError
@@ -65,7 +66,7 @@ class DatasetWrites(StoreBase):
             try:
                 self._insert_tables(cur, ds_id, tables)
             except duckdb.Error as exc:  # a value a reader let through and the schema refuses: rolled back
-                first = str(exc).splitlines()[0][:300]
+                first = redact.clip(str(exc).splitlines()[0], 300)
                 raise StoreError(f"the store refused a value of {tables.name!r} ({first})") from None
         return ds_id
 
@@ -202,7 +203,7 @@ class DatasetWrites(StoreBase):
             try:
                 self._insert_tables(cur, ds_id, tables, existing=True)
             except duckdb.Error as exc:
-                first = str(exc).splitlines()[0][:300]
+                first = redact.clip(str(exc).splitlines()[0], 300)
                 raise StoreError(f"the store refused a value added to {tables.name!r} ({first})") from None
 
     def dataset_counts(self, name: str) -> dict[str, int]:

@@ -65,6 +65,12 @@ class GenerationStore(StoreBase):
             return 0
         ds = self.dataset(dataset).dataset_id
         written = 0
+        # Everything an endpoint returned is redacted before it is stored: an answer may repeat the key.
+        secrets = redact.secrets()
+        rows = [
+            {k: redact.redact(v, secrets) if k in ("text", "reasoning", "turns", "error") else v for k, v in r.items()}
+            for r in rows
+        ]
         with self.transaction() as cur:
             cur.execute("INSERT INTO models (dataset_id, model) VALUES (?, ?) ON CONFLICT DO NOTHING", [ds, model])
             for row in rows:
@@ -96,8 +102,8 @@ class GenerationStore(StoreBase):
                         row.get("prompt_tokens"),
                         row.get("completion_tokens"),
                         row.get("latency_ms"),
-                        redact.redact(row.get("error")) if row.get("error") else None,
-                        redact.redact(json.dumps(settings)),
+                        row.get("error") or None,
+                        redact.redact(json.dumps(settings), secrets),
                     ],
                 )
                 written += 1
