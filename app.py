@@ -4,15 +4,22 @@
 ``ARENA_DB`` environment variable (default ``data/arena.duckdb``).  The
 pages live in ``app_pages/`` (a folder named ``pages/`` would put Streamlit
 into its legacy file-based routing).  The default page (Overview) is at ``/``.
+
+With ``[auth]`` in Streamlit's secrets, a visitor signs in first (``st.login``) and the navigation lists only
+the pages their role allows (``app_pages/_shared.py``: access; README: Serving others).
 """
 
 import streamlit as st
 
 from app_pages._shared import (
     PAGE_TITLES,
+    access,
+    allowed_pages,
     apply_presentation_mode,
     resolve_selection,
     sidebar,
+    sign_in_page,
+    signed_in_sidebar,
     sync_url,
     unavailable_pages,
 )
@@ -33,6 +40,11 @@ ICONS = {
     "admin": ":material/admin_panel_settings:",
 }
 
+gate = access()
+if gate.sign_in and gate.role is None:  # signed out, or no role: the sign-in page and nothing else
+    st.navigation([st.Page(sign_in_page, title="Sign in", url_path="sign-in", default=True)], position="hidden").run()
+    st.stop()
+allowed = allowed_pages(gate)
 resolve_selection()
 blocked = unavailable_pages()  # a page that cannot run on this dataset gets a "block" icon; the sidebar says why
 nav = st.navigation(
@@ -44,9 +56,10 @@ nav = st.navigation(
             url_path=key,
             default=(k == 0),
         )
-        for k, (key, title) in enumerate(PAGE_TITLES.items())
+        for k, (key, title) in enumerate((key, PAGE_TITLES[key]) for key in allowed)
     ]
 )
+signed_in_sidebar(gate)
 sidebar()
 sync_url()
 apply_presentation_mode()

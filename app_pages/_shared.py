@@ -34,6 +34,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
+from core.access import ADMIN, ANNOTATOR, VIEWER, Identity, RolesError, allows, identity_of, role_of, role_table
 from core.app import Store, StoreError, StoreLockedError, Unavailable
 from core.app import availability as app_availability
 from core.app import data as app_data
@@ -44,6 +45,7 @@ from core.app import precompute as app_precompute
 from core.charts import for_presentation, title_of, with_context
 from core.methods import RATING_METHODS
 from core.redact import redact
+from core.safe_text import escape_markdown as esc
 
 T = TypeVar("T")
 
@@ -476,8 +478,10 @@ def _sidebar() -> None:
         if progress is not None and app_precompute.running(db_path()):
             st.caption(
                 f"Computing results in the background: {progress.done} of {progress.total} "
-                f"({progress.current}); pages not yet computed compute on first view."
+                f"({esc(progress.current)}); pages not yet computed compute on first view."
             )
+        elif (why := app_precompute.stopped(db_path())) is not None:
+            st.caption(f"The background computation stopped: {esc(why)}; pages compute on demand.")
         if not store_available():
             return
         datasets = dataset_options(token)
@@ -491,9 +495,10 @@ def _sidebar() -> None:
             st.session_state["judge"] = sel.judge
             st.selectbox("Judge", judges, key="judge", on_change=_on_judge)
             facts = dataset_facts(sel.dataset, sel.judge, token)
-            about = [f"template `{facts.judge_template}`"] if facts.judge_template else []
+            # a judge's template and description come with imported judgments: shown as text
+            about = [f"template {esc(facts.judge_template)}"] if facts.judge_template else []
             if facts.judge_description:
-                about.append(facts.judge_description)
+                about.append(esc(facts.judge_description))
             choice = default_judge(sel.dataset, token)
             if choice is not None and choice[0] == sel.judge:
                 about.append(f"default: {choice[1]}")
@@ -545,6 +550,95 @@ def apply_presentation_mode() -> None:
     st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
     params = {k: v for k, v in selection().to_params().items() if k != "present"}
     st.markdown(f"[Exit presentation mode](?{urlencode(params)})", help=None)
+
+
+# ==================================================================== access
+# With ``[auth]`` in Streamlit's secrets, people sign in through an OpenID Connect provider (``st.login``) and
+# the ``[roles]`` table gives each a role (``core.access``): viewer (every results page), annotator (the Vote
+# page, voting under their email), admin (the Admin page and the Evaluate page's form).  Without ``[auth]``
+# the dashboard is open to whoever reaches it, and the admin and vote tokens guard what they guard.
+PAGE_ROLES = {"vote": ANNOTATOR, "admin": ADMIN}  # every other page: VIEWER
+
+
+@dataclass(frozen=True)
+class Access:
+    """This session's sign-in state and role."""
+
+    sign_in: bool  # an identity provider is configured: people sign in and roles decide
+    signed_in: bool = False
+    identity: Identity | None = None
+    role: str | None = None
+    error: str | None = None  # the [roles] table is malformed
+
+    def can(self, needed: str) -> bool:
+        """Whether this session may do what ``needed`` (a role) may; without sign-in, the token modes decide."""
+        return not self.sign_in or allows(self.role, needed)
+
+
+def _secret(name: str) -> Any:
+    try:
+        return st.secrets.get(name)
+    except Exception:  # no secrets file
+        return None
+
+
+def sign_in_configured() -> bool:
+    """Whether ``[auth]`` is in the secrets: the dashboard then uses ``st.login`` and the ``[roles]`` table."""
+    return bool(_secret("auth"))
+
+
+def access() -> Access:
+    """Who this session is and what their role allows (``core.access``)."""
+    if not sign_in_configured():
+        return Access(sign_in=False)
+    claims = dict(st.user.to_dict())
+    if not claims.get("is_logged_in"):
+        return Access(sign_in=True)
+    try:
+        table = role_table(_secret("roles"))
+    except RolesError as exc:
+        return Access(sign_in=True, signed_in=True, error=str(exc))
+    who = identity_of(claims, table.groups_claim)
+    return Access(sign_in=True, signed_in=True, identity=who, role=role_of(table, who))
+
+
+def allowed_pages(gate: Access) -> list[str]:
+    """The pages this session may open (the navigation lists only these)."""
+    return [key for key in PAGE_TITLES if gate.can(PAGE_ROLES.get(key, VIEWER))]
+
+
+def sign_in_page() -> None:
+    """The only page a visitor without a role sees: a sign-in button, or why their account cannot go further."""
+    gate = access()
+    st.title("Judge Arena")
+    if not gate.signed_in:
+        st.write("Sign in to see the dashboard.")
+        st.button("Sign in", type="primary", icon=":material/login:", on_click=st.login, key="sign_in_button")
+        return
+    if gate.error:
+        st.error(f"Sign-in is configured, but the roles table cannot be read: {gate.error}")
+    else:
+        who = gate.identity.name if gate.identity else "this account"
+        st.warning(f"You are signed in as {esc(who)}, which has no role on this dashboard. Ask its admin for one.")
+    st.button("Sign out", icon=":material/logout:", on_click=st.logout, key="sign_out_button")
+
+
+def signed_in_sidebar(gate: Access) -> None:
+    """Who is signed in, with which role, and the way out."""
+    if not gate.signed_in:
+        return
+    with st.sidebar:
+        who = gate.identity.name if gate.identity else "unknown"
+        st.caption(f"Signed in as {esc(who)} ({gate.role or 'no role'})")
+        st.button("Sign out", icon=":material/logout:", on_click=st.logout, key="sidebar_sign_out")
+
+
+def forbidden(what: str, needed: str) -> None:
+    """Stop a page (or a part of one) that this session's role does not allow."""
+    gate = access()
+    who = esc(gate.identity.name) if gate.identity else "you"
+    st.error(f"{what} needs the {needed} role; {who} signed in as {gate.role or 'no role'}.", icon=":material/block:")
+    st.stop()
 
 
 # ===================================================================== admin
@@ -615,7 +709,7 @@ def require_selection(needs_judge: str | None = None) -> Context:
     assert sel.dataset is not None
     if needs_judge and sel.judge is None:
         notice(
-            f"dataset **{sel.dataset}** has no judgments: {needs_judge} Run a judge from the Admin page or "
+            f"dataset **{esc(sel.dataset)}** has no judgments: {needs_judge} Run a judge from the Admin page or "
             "import judgments."
         )
         st.stop()
@@ -641,7 +735,7 @@ def page_guard(name: str) -> Iterator[None]:
     except StoreLockedError as exc:
         busy_notice(str(exc))
     except Exception as exc:
-        st.error(redact(f"{name} could not be shown: {exc}"))
+        st.error(esc(redact(f"{name} could not be shown: {exc}")))
         with st.expander("Details"):
             st.code(redact(traceback.format_exc()))
 

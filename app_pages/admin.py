@@ -1,4 +1,7 @@
-"""Admin: configure a judge, test the connection, start and watch judge runs (token protected).
+"""Admin: configure a judge, test the connection, start and watch judge runs (admin role or token protected).
+
+With sign-in configured (``[auth]``), the admin role opens the page and no token is asked; without it, the
+admin token does.
 
 Runs execute in worker processes (``core.app.judging.start_worker``): this
 server only starts them, reads their logs and signals them, so browsing stays
@@ -6,22 +9,27 @@ fast and the run keeps its speed.  Every text shown passes ``core.redact``.
 """
 
 import hmac
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from app_pages._shared import (
+    access,
     configured_admin_token,
     db_path,
+    esc,
+    forbidden,
     notice,
     page_guard,
     read_store,
     selection,
     store_available,
 )
+from core.access import ADMIN
 from core.app import generation, judging
 from core.app.judging import TEMPLATES, ConfigError, PlanError, WorkerProcess, connection_test, from_mapping
-from core.redact import ADMIN_TOKEN_ENV, key_env_allowed, key_env_patterns, redact
+from core.redact import ADMIN_TOKEN_ENV, KEY_ENV_ALLOW_ENV, key_env_allow_list, key_env_allowed, key_env_names, redact
 
 st.title("Admin")
 
@@ -37,15 +45,66 @@ class _Workers:
         self.items: list[WorkerProcess] = []
 
 
+def _key_variables() -> dict[str, str]:
+    """The key variables this server lets the dashboard use (variable → label): ``[judge_keys]`` in the server's
+    Streamlit secrets (a table label → variable, or a list of variables) and ``ARENA_KEY_ENV_ALLOW``.  Only the
+    names are read here; the values stay in the environment, read by the worker."""
+    try:
+        configured = st.secrets.get("judge_keys")
+    except Exception:  # no secrets file
+        configured = None
+    labels: dict[str, str] = {}
+    if configured is not None and hasattr(configured, "items"):
+        for label, name in configured.items():
+            if name in key_env_names([name]):
+                labels.setdefault(name, f"{label} ({name})")
+    names = key_env_allow_list(key_env_names(configured))
+    return {name: labels.get(name, name) for name in names}
+
+
+def _key_field(container: Any, label: str, key: str, variables: dict[str, str]) -> str | None:
+    """A choice among the server's key variables; none configured: no field, and how to configure one."""
+    if not variables:
+        container.caption(
+            f"{label}: none (this server lets the dashboard use no key variable). The server's operator lists the "
+            f"allowed ones in `[judge_keys]` of `.streamlit/secrets.toml` or in `{KEY_ENV_ALLOW_ENV}` "
+            "(comma-separated names) before starting the app."
+        )
+        return None
+    options = ["", *variables]
+    return container.selectbox(
+        label,
+        options,
+        key=key,
+        format_func=lambda v: variables.get(v, "(no key)"),
+        help="The server's operator chose these variables; the key's value stays on the server.",
+    )
+
+
 @st.cache_resource
 def workers() -> _Workers:
     return _Workers()
 
 
-def _start(cfg: judging.JudgeConfig, dataset: str, limit: int | None, sample: str, retry_failed: bool) -> None:
-    w = judging.start_worker(db_path(), dataset, cfg, limit=limit, sample=sample, retry_failed=retry_failed)
+def _start(
+    cfg: judging.JudgeConfig,
+    dataset: str,
+    limit: int | None,
+    sample: str,
+    retry_failed: bool,
+    replace_judge: bool = False,
+) -> None:
+    w = judging.start_worker(
+        db_path(),
+        dataset,
+        cfg,
+        limit=limit,
+        sample=sample,
+        retry_failed=retry_failed,
+        replace_judge=replace_judge,
+    )
     workers().items.append(w)
-    st.success(f"Started a worker process (pid {w.pid}) for {cfg.name} on {dataset}.")
+    st.success(f"Started a worker process (pid {w.pid}) for {esc(cfg.name)} on {esc(dataset)}.")
 
 
 @st.fragment(run_every=1.0)
@@ -62,7 +121,7 @@ def run_monitor(dataset: str) -> None:
             else {0: "finished", 75: "paused, resumable", 143: "cancelled"}.get(code, f"ended with exit code {code}")
         )
         lines = w.log_lines()
-        st.markdown(f"**{w.judge}** on {w.dataset} · pid {w.pid} · {state}")
+        st.markdown(f"**{esc(w.judge)}** on {esc(w.dataset)} · pid {w.pid} · {state}")
         st.code("\n".join(lines) or "(starting…)", language=None)
         if code is None and st.button("Cancel (keeps what is finished)", key=f"cancel_{w.pid}_{k}"):
             w.cancel()
@@ -72,18 +131,24 @@ def run_monitor(dataset: str) -> None:
 
 
 with page_guard("The admin page"):
-    token = _configured_token()
-    if not token:
-        notice(
-            f"the admin page is disabled. Set the environment variable `{ADMIN_TOKEN_ENV}` (or `admin_token` in "
-            "`.streamlit/secrets.toml`) before starting the app to enable it."
-        )
-        st.stop()
-    given = st.text_input("Admin token", type="password", key="admin_token_input")
-    if not given or not hmac.compare_digest(given.encode(), token.encode()):
-        if given:
-            st.error("Wrong token.")
-        st.stop()
+    gate = access()
+    if gate.sign_in:  # an identity provider: the admin role opens the page (the navigation hides it from others)
+        if not gate.can(ADMIN):
+            forbidden("The Admin page", ADMIN)
+    else:
+        token = _configured_token()
+        if not token:
+            notice(
+                f"the admin page is disabled. Set the environment variable `{ADMIN_TOKEN_ENV}` (or `admin_token` "
+                "in `.streamlit/secrets.toml`) before starting the app to enable it, or configure sign-in "
+                "(README: Serving others)."
+            )
+            st.stop()
+        given = st.text_input("Admin token", type="password", key="admin_token_input")
+        if not given or not hmac.compare_digest(given.encode(), token.encode()):
+            if given:
+                st.error("Wrong token.")
+            st.stop()
     dataset = selection().dataset
     if not store_available():
         st.stop()
@@ -91,17 +156,13 @@ with page_guard("The admin page"):
         notice("no dataset to judge yet: import one (e.g. an Arena-Hard directory) first.")
         st.stop()
     st.subheader("Judge configuration")
-    allowed = ", ".join(f"`{p}`" for p in key_env_patterns())
+    key_variables = _key_variables()
     with st.form("judge_config"):
         c1, c2 = st.columns(2)
         name = c1.text_input("name", "my-judge")
         base_url = c2.text_input("base URL", "http://127.0.0.1:8000/v1")
         model = c1.text_input("model", "some-model")
-        api_key_env = c2.text_input(
-            "environment variable holding the API key (empty: no key)",
-            "",
-            help=f"The server reads the key from this variable; names must match {allowed}.",
-        )
+        api_key_env = _key_field(c2, "environment variable holding the API key", "judge_key_env", key_variables)
         template = c1.selectbox("template", TEMPLATES)
         both = c2.checkbox("judge both presentation orders", True)
         concurrency = c1.number_input("concurrency", 1, 256, 16)
@@ -136,6 +197,13 @@ with page_guard("The admin page"):
             "The run submits, waits up to 10 minutes, then pauses; starting the same run again collects the batch.",
         )
         action = st.radio("action", ["test connection", "estimate cost", "start run"], horizontal=True)
+        replace_judge = st.checkbox(
+            "this configuration replaces the existing judge of this name",
+            False,
+            help="A judge's name is its identity. A run whose model, template, prompt version or sampling differ "
+            "from the stored judge's would change what that judge's leaderboard reads, so it is refused unless "
+            "this is ticked. Another base URL, budget or price is the same judge.",
+        )
         submitted = st.form_submit_button("Go")
     if submitted:
         try:
@@ -158,18 +226,21 @@ with page_guard("The admin page"):
                 },
                 "the form",
                 form=True,
+                key_envs=key_variables,
             )
             if action == "test connection":
                 res = connection_test(cfg)
                 if res["ok"]:
                     st.success(
-                        redact(
-                            f"model {res.get('model')}, {res.get('latency_ms', 0):.0f} ms, logprobs "
-                            f"{'returned' if res.get('logprobs') else 'not returned'}"
+                        esc(
+                            redact(
+                                f"model {res.get('model')}, {res.get('latency_ms', 0):.0f} ms, logprobs "
+                                f"{'returned' if res.get('logprobs') else 'not returned'}"
+                            )
                         )
                     )
                 else:
-                    st.error(redact(res["error"]))
+                    st.error(esc(redact(res["error"])))
             elif action == "estimate cost":
                 run_plan, estimate = read_store(judging.estimate_plan, dataset, cfg, int(limit), sample)
                 st.info(
@@ -179,7 +250,15 @@ with page_guard("The admin page"):
                     )
                 )
             else:
-                _start(cfg, dataset, int(limit), sample, retry_failed=False)
+                change = read_store(judging.judge_identity_change, cfg)
+                if change is not None and not replace_judge:
+                    st.warning(
+                        esc(f"{change}.")
+                        + " Give the run another name, or tick *this configuration replaces the existing judge "
+                        "of this name* and press Go again."
+                    )
+                else:
+                    _start(cfg, dataset, int(limit), sample, retry_failed=False, replace_judge=replace_judge)
         except (ConfigError, PlanError, OSError) as exc:
             st.error(redact(str(exc)))
 
@@ -194,7 +273,7 @@ with page_guard("The admin page"):
         gen_name = g1.text_input("model name (its leaderboard row)", "my-model", key="gen_name")
         gen_url = g2.text_input("model base URL", "http://localhost:8000/v1", key="gen_url")
         gen_model = g1.text_input("endpoint model id", "some-model", key="gen_model")
-        gen_key = g2.text_input("key variable (empty: no key)", "", key="gen_key", help=f"names must match {allowed}")
+        gen_key = _key_field(g2, "key variable", "gen_key", key_variables)
         gen_system = st.text_area("system prompt (optional)", "", key="gen_system")
         gen_temp = g1.number_input("temperature", 0.0, 2.0, 0.0, key="gen_temp")
         gen_max = g2.number_input("max tokens per turn", 1, 1_000_000, 1024, key="gen_max")
@@ -203,8 +282,8 @@ with page_guard("The admin page"):
         gen_go = st.form_submit_button("Start generating")
     if gen_go:
         try:
-            if gen_key and not key_env_allowed(gen_key):
-                raise ConfigError(f"the key variable must match {allowed}")
+            if gen_key and not key_env_allowed(gen_key, key_variables):
+                raise ConfigError("the key variable must be one of the server's key variables")
             model_cfg = generation.model_config(
                 {
                     "name": gen_name,
@@ -220,7 +299,9 @@ with page_guard("The admin page"):
             )
             w = generation.start_generation_worker(db_path(), dataset, model_cfg, int(gen_limit) or None)
             workers().items.append(w)
-            st.success(f"Started a worker process (pid {w.pid}) generating {model_cfg.name}'s answers on {dataset}.")
+            st.success(
+                f"Started a worker process (pid {w.pid}) generating {esc(model_cfg.name)}'s answers on {esc(dataset)}."
+            )
         except (ConfigError, OSError) as exc:
             st.error(redact(str(exc)))
 
@@ -244,10 +325,15 @@ with page_guard("The admin page"):
                 try:
                     stored = read_store(judging.judge_config, judge)
                     if stored is None:
-                        st.error(f"judge {judge!r} has no stored configuration to run it with")
+                        st.error(f"judge {esc(repr(judge))} has no stored configuration to run it with")
                     else:
                         # the page's rules apply to a stored configuration too (its key variable is allow-listed)
-                        cfg = from_mapping(stored.to_store(), f"the stored configuration of {judge!r}", form=True)
+                        cfg = from_mapping(
+                            stored.to_store(),
+                            f"the stored configuration of {judge!r}",
+                            form=True,
+                            key_envs=key_variables,
+                        )
                         _start(cfg, dataset, None, "all", retry_failed=True)
                 except (ConfigError, PlanError, OSError) as exc:
                     st.error(redact(str(exc)))

@@ -6,6 +6,7 @@ import streamlit as st
 
 from app_pages._shared import (
     caption,
+    esc,
     notice,
     page_guard,
     progress_callback,
@@ -59,7 +60,7 @@ with page_guard("The analyses page"):
         if isinstance(res, Unavailable):
             notice(res.reason)
         else:
-            st.markdown(f"**Finding on this data:** {res.finding}.")
+            st.markdown(f"**Finding on this data:** {esc(res.finding)}.")
             st.dataframe(res.table().round(3), hide_index=True)
             caption(
                 "Kendall's τ between the accuracy ranking and each pairwise ranking, with K_D = (1 − τ)/2 the "
@@ -139,4 +140,4 @@ with page_guard("The analyses page"):
                 )
                 if lang.warnings:
                     with st.expander(f"{len(lang.warnings)} languages have too few decisive battles for their own τ"):
-                        st.write("\n".join(f"- {w}" for w in lang.warnings))
+                        st.markdown("\n".join(f"- {esc(w)}" for w in lang.warnings))

@@ -8,7 +8,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import notice, page_guard, read_persisted, require_selection, show_chart
+from app_pages._shared import esc, notice, page_guard, read_persisted, require_selection, show_chart
 from core import charts
 from core.app import bias
 
@@ -36,12 +36,13 @@ with page_guard("The judge bias page"):
         for level, text in said:
             if not text.startswith(topic):
                 continue
+            # the sentences name models and judges (imported names): shown as text
             if level == "warning":
-                st.warning(text)
+                st.warning(esc(text))
             elif level == "info":
-                notice(text)
+                notice(esc(text))
             else:
-                st.caption(text)
+                st.caption(esc(text))
 
     # ------------------------------------------------------------ position
     p = r["position"]
@@ -178,7 +179,7 @@ with page_guard("The judge bias page"):
                     "penalises echo, right of it rewards it.",
                 )
             if e["note"]:
-                st.caption(e["note"])
+                st.caption(esc(e["note"]))
     if r.get("echo_intervention"):
         iv = pd.DataFrame(r["echo_intervention"])
         show_chart(

@@ -11,6 +11,7 @@ import streamlit as st
 
 from app_pages._shared import (
     back_to_fitted_tau_button,
+    esc,
     load_sample,
     load_tau,
     notice,
@@ -79,8 +80,8 @@ with page_guard("The calibration page"):
     frame = sample.frame
     if frame["gap"].notna().sum() == 0:
         notice(
-            f"judge **{judge}** has no rubric scores on **{dataset}**: there is no score gap, so no τ and no soft "
-            "targets to calibrate. Its verdicts are hard labels; below, how often humans agree with them."
+            f"judge **{esc(judge)}** has no rubric scores on **{esc(dataset)}**: there is no score gap, so no τ and "
+            "no soft targets to calibrate. Its verdicts are hard labels; below, how often humans agree with them."
         )
         q = st.select_slider(
             "label-smoothing q (baseline)",

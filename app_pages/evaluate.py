@@ -3,7 +3,8 @@
 saved evaluation → core.app.evaluate.saved_evaluation → Store.evaluation → core.charts.predicted_placement;
 α slider → core.app.evaluate.model_escalations (SCOPE on the model's judged battles) → Store.battle_frame;
 the form → core.app.evaluate.start_evaluation_worker (``python -m core evaluate`` in a worker process).
-Viewing needs no token; starting work does.  Every text shown passes ``core.redact``.
+Viewing needs no token; starting work does (the admin token, or with sign-in configured the admin role).
+Every text shown passes ``core.redact``; model, judge and dataset names are shown as text (``core.safe_text``).
 """
 
 from functools import partial
@@ -13,9 +14,11 @@ import streamlit as st
 
 from app_pages._shared import (
     SCOPE_ALPHA_RANGE,
+    access,
     admin_unlocked,
     configured_admin_token,
     db_path,
+    esc,
     notice,
     page_guard,
     read_store,
@@ -25,6 +28,7 @@ from app_pages._shared import (
     version,
 )
 from core import charts
+from core.access import ADMIN
 from core.app import Unavailable, generation, judging, newmodel
 from core.app import data as app_data
 from core.app import evaluate as app_evaluate
@@ -89,8 +93,9 @@ def show_saved(dataset: str, token: str) -> None:
     saved = load_list(dataset, token)
     if saved.empty:
         notice(
-            f"no model has been evaluated on **{dataset}** yet. Start one below (it needs the admin token), or run "
-            f"`python -m core evaluate --db DB --dataset {dataset} --model NAME --judge judge.toml` "
+            f"no model has been evaluated on **{esc(dataset)}** yet. Start one below (it needs the admin token), or "
+            "run "
+            f"`python -m core evaluate --db DB --dataset {dataset.replace('`', '')} --model NAME --judge judge.toml` "
             "(add `--config model.toml` to generate its answers first)."
         )
         return
@@ -109,13 +114,13 @@ def show_saved(dataset: str, token: str) -> None:
         return
     row, st_ = one.row, one.standing
     if st_ is None:
-        st.warning(redact(f"{row['model']}: no standing. {row['reason'] or ''}"))
+        st.warning(esc(redact(f"{row['model']}: no standing. {row['reason'] or ''}")))
     else:
         c1, c2, c3 = st.columns(3)
         c1.metric("Predicted human Elo", f"{st_.predicted:.0f}")
         c2.metric(f"{1 - st_.alpha:.0%} conformal interval", f"{st_.lower:.0f} – {st_.upper:.0f}")
         c3.metric("Rank among the human-rated models", f"#{row['rank_best']} – #{row['rank_worst']}")
-        st.success(st_.text())
+        st.success(esc(st_.text()))
         rated = one.rated()
         if rated.empty:
             st.caption("The human Elo of the human-rated models was not saved with this evaluation.")
@@ -131,21 +136,23 @@ def show_saved(dataset: str, token: str) -> None:
             )
         now = load_standing(dataset, str(row["judge"]), str(row["model"]), float(st_.alpha), token)
         if isinstance(now, Unavailable):
-            st.caption(redact(f"On the Leaderboard now (judge {row['judge']}, fitted τ): {now.reason}."))
+            st.caption(esc(redact(f"On the Leaderboard now (judge {row['judge']}, fitted τ): {now.reason}.")))
         elif (now.predicted, now.lower, now.upper) != (st_.predicted, st_.lower, st_.upper):
             st.info(
-                redact(
-                    f"On the Leaderboard now (judge {row['judge']}, fitted τ, α = {st_.alpha:.2f}; the data changed "
-                    f"since this evaluation ran): {now.text()}"
+                esc(
+                    redact(
+                        f"On the Leaderboard now (judge {row['judge']}, fitted τ, α = {st_.alpha:.2f}; the data "
+                        f"changed since this evaluation ran): {now.text()}"
+                    )
                 ),
                 icon=":material/update:",
             )
     st.subheader("Battles SCOPE would send to humans")
     stored = one.details.get("escalations") or {}
     if "n_escalated" in stored:
-        st.caption(redact(f"When it ran (α = {stored['alpha']:.2f}): {stored['text']}"))
+        st.caption(esc(redact(f"When it ran (α = {stored['alpha']:.2f}): {stored['text']}")))
     elif "unavailable" in stored:
-        st.caption(redact(f"When it ran: no SCOPE escalations ({stored['unavailable']})."))
+        st.caption(esc(redact(f"When it ran: no SCOPE escalations ({stored['unavailable']}).")))
     alpha = st.slider(
         "SCOPE error target α",
         SCOPE_ALPHA_RANGE[0],
@@ -154,12 +161,12 @@ def show_saved(dataset: str, token: str) -> None:
         0.01,
         key=f"escalation_alpha_{chosen}",
     )
-    esc = load_escalations(dataset, str(row["judge"]), str(row["model"]), float(alpha), token)
-    if isinstance(esc, Unavailable):
-        notice(esc.reason)
+    found = load_escalations(dataset, str(row["judge"]), str(row["model"]), float(alpha), token)
+    if isinstance(found, Unavailable):
+        notice(found.reason)
         return
-    st.markdown(f"At **α = {alpha:.2f}**: {esc.text()}")
-    table = esc.frame.assign(p_bar=esc.frame["p_bar"].round(3), entropy=esc.frame["entropy"].round(3))
+    st.markdown(f"At **α = {alpha:.2f}**: {esc(found.text())}")
+    table = found.frame.assign(p_bar=found.frame["p_bar"].round(3), entropy=found.frame["entropy"].round(3))
     st.dataframe(table, hide_index=True)
 
 
@@ -176,7 +183,7 @@ def monitor() -> None:
             if code is None
             else {0: "finished: select it above", 143: "cancelled"}.get(code, f"ended with exit code {code}")
         )
-        st.markdown(f"**{w.name}** on {w.dataset} · pid {w.pid} · {state}")
+        st.markdown(f"**{esc(w.name)}** on {esc(w.dataset)} · pid {w.pid} · {state}")
         st.code("\n".join(w.log_lines()) or "(starting…)", language=None)
         if code is None and st.button("Cancel (keeps what is finished)", key=f"cancel_eval_{w.pid}_{k}"):
             w.cancel()
@@ -275,7 +282,10 @@ def start_form(dataset: str, token: str) -> None:
             db_path(), dataset, name, judge, model_cfg, int(budget), int(anchors), float(alpha), int(calibration)
         )
         evaluation_workers().items.append(w)
-        st.success(f"Started a worker process (pid {w.pid}) evaluating {name} on {dataset} with judge {judge.name}.")
+        st.success(
+            f"Started a worker process (pid {w.pid}) evaluating {esc(name)} on {esc(dataset)} with judge "
+            f"{esc(judge.name)}."
+        )
     except (ConfigError, PlanError, ValueError, OSError) as exc:
         st.error(redact(str(exc)))
 
@@ -288,10 +298,19 @@ with page_guard("The Evaluate page"):
         notice("no dataset yet: import one with human votes (the anchors) before evaluating a new model.")
         st.stop()
     token = version()
-    st.subheader(f"Evaluations on {dataset}")
+    st.subheader(f"Evaluations on {esc(dataset)}")
     show_saved(dataset, token)
     st.divider()
     st.subheader("Start an evaluation")
+    gate = access()
+    if gate.sign_in:  # an identity provider: the admin role starts evaluations, no token is asked
+        if not gate.can(ADMIN):
+            st.caption(f"Starting an evaluation needs the {ADMIN} role.")
+            st.stop()
+        start_form(dataset, token)
+        st.subheader("Evaluations started here")
+        monitor()
+        st.stop()
     admin = configured_admin_token()
     if not admin:
         notice(

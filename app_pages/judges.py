@@ -9,7 +9,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import notice, page_guard, read_persisted, require_selection, show_chart
+from app_pages._shared import esc, notice, page_guard, read_persisted, require_selection, show_chart
 from core import charts
 from core.app import Unavailable
 from core.app import judges as app_judges
@@ -66,7 +66,7 @@ with page_guard("The judges & annotators page"):
         try:
             elo, elo_source = app_judges.read_judge_elo(upload, upload.name)
         except ValueError as exc:
-            st.warning(f"{exc}.")
+            st.warning(esc(f"{exc}."))
     cs = load_consistency(dataset, v, elo)
     if isinstance(cs, Unavailable):
         notice(cs.reason)
@@ -79,7 +79,7 @@ with page_guard("The judges & annotators page"):
                 key="consistency_elo",
                 how_to_read="each point is a judge; the dashed line is the least-squares fit. If more "
                 "consistent judges (same winner for the same matchup) are stronger models, "
-                f"consistency is a cheap proxy for Elo. Judge Elo from {elo_source}; "
+                f"consistency is a cheap proxy for Elo. Judge Elo from {esc(elo_source)}; "
                 f"line MAE {cs.elo_mae:.1f} Elo in-sample, {cs.elo_mae_loo:.1f} leaving each "
                 "judge out.",
             )
@@ -119,7 +119,7 @@ with page_guard("The judges & annotators page"):
 
     # ------------------------------------------------------- agreement with humans
     if ctx.judge is not None:
-        st.subheader(f"Agreement of {ctx.judge} with the human votes")
+        st.subheader(f"Agreement of {esc(ctx.judge)} with the human votes")
         agreement = load_agreement(dataset, ctx.judge, v)
         if isinstance(agreement, Unavailable):
             notice(agreement.reason)
@@ -147,7 +147,7 @@ with page_guard("The judges & annotators page"):
         )
         ann = load_amelo(dataset, ctx.votes_token, min_records)
         if isinstance(ann, Unavailable):
-            st.warning(ann.reason)
+            st.warning(esc(ann.reason))
         else:
             kept = ann[~ann["excluded"]]
             n_reliable = int((kept["status"] == "reliable").sum())

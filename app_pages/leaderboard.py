@@ -18,6 +18,7 @@ from app_pages._shared import (
     back_to_fitted_tau_button,
     bound_slider,
     default_judge,
+    esc,
     export_buttons,
     load_heldout_lagged,
     load_tau,
@@ -173,7 +174,7 @@ with page_guard("The leaderboard"):
             # τ cannot be fitted: no Soft-Elo at a τ nobody chose (the slider's resting place is not a τ)
             tau, tau_fitted = None, False
     elif human_fit is None:
-        notice(f"dataset **{dataset}** has neither human votes nor judgments: there is nothing to rank yet.")
+        notice(f"dataset **{esc(dataset)}** has neither human votes nor judgments: there is nothing to rank yet.")
         st.stop()
     tau_key = None if tau is None else round(tau, 4)
     # The leave-one-model-out table behind the intervals: τ refitted per fold at the fitted τ, else held at the
@@ -198,7 +199,9 @@ with page_guard("The leaderboard"):
 
     # ------------------------------------------------------------ the answer
     headline = view.headline()
-    st.markdown(f"### {headline}" if headline else "### No model can be ranked on this dataset yet")
+    st.markdown(
+        f"### {esc(headline, at_line_start=False)}" if headline else "### No model can be ranked on this dataset yet"
+    )
     tau_note = view.tau_note()
     if tau_note:
         (st.warning if view.tau_far else st.info)(tau_note, icon=":material/tune:")
@@ -206,13 +209,15 @@ with page_guard("The leaderboard"):
         notice(f"τ undefined: {tau_fit.reason}. Soft-Elo is not drawn; choose a τ on the slider to draw it there.")
     basis = {
         "human": "ranked by human Elo from human votes (95% CI)",
-        "predicted": f"ranked by {judge}'s predicted human Elo with its {1 - alpha:.0%} conformal interval "
+        "predicted": f"ranked by {esc(judge)}'s predicted human Elo with its {1 - alpha:.0%} conformal interval "
         "(this dataset has no human Elo of its own)",
-        "hard": f"ranked by {judge}'s Hard-Elo (95% bootstrap CI)",
-        "soft": f"ranked by {judge}'s Soft-Elo (95% bootstrap CI)",
+        "hard": f"ranked by {esc(judge)}'s Hard-Elo (95% bootstrap CI)",
+        "soft": f"ranked by {esc(judge)}'s Soft-Elo (95% bootstrap CI)",
     }[view.primary]
     choice = default_judge(dataset, ctx.token) if judge is not None else None
-    judge_note = f" Judge **{judge}**" + (f": {choice[1]}." if choice and choice[0] == judge else ".") if judge else ""
+    judge_note = (
+        f" Judge **{esc(judge)}**" + (f": {choice[1]}." if choice and choice[0] == judge else ".") if judge else ""
+    )
     # each vote counts for both of its models
     n_votes = int(view.table["n_votes"].sum()) // 2 if "n_votes" in view.table else 0
     votes_note = f" Human Elo from {n_votes:,} human votes." if n_votes else ""
@@ -263,11 +268,11 @@ with page_guard("The leaderboard"):
         st.caption(f"{len(rows)} of {len(view.table)} models shown.")
     apart = view.set_apart_statement()
     if apart and not present:
-        st.caption(apart)
+        st.caption(esc(apart))
     if human_fit is not None and human_fit.issues and not present:
         with st.expander(f"Read the human Elo with care ({len(human_fit.issues)})", icon="⚠️"):
             for issue in human_fit.issues:
-                st.markdown(f"- {issue}")
+                st.markdown(f"- {esc(issue)}")
 
     # --------------------------------------------------------------- the chart
     statement = view.coverage_statement()
@@ -334,7 +339,7 @@ with page_guard("The leaderboard"):
     if unrated:
         st.subheader("Models without human votes: where they stand")
         for standing in unrated[:20]:
-            st.markdown(f"- {standing.text()}")
+            st.markdown(f"- {esc(standing.text())}")
         st.caption(
             "Each predicted from its judge Elo with the conformal interval drawn above (same α and τ); "
             + (f"{len(unrated) - 20} more in the table. " if len(unrated) > 20 else "")
@@ -358,8 +363,8 @@ with page_guard("The leaderboard"):
     # ------------------------------------------------------------ against the baseline (AlpacaEval's numbers)
     rates = load_win_rates(dataset, judge, ctx.judge_token if judge else ctx.votes_token)
     if not isinstance(rates, Unavailable) and rates.result is not None:
-        who = f"judge **{judge}**" if judge else "the human votes"
-        st.subheader(f"Against the baseline, {rates.baseline}")
+        who = f"judge **{esc(judge)}**" if judge else "the human votes"
+        st.subheader(f"Against the baseline, {esc(rates.baseline)}")
         st.dataframe(winrate.table(rates), hide_index=True, width="stretch")
         st.caption(
             f"By {who}, over {rates.n_battles:,} battles with the baseline. Win rate: the mean probability of "
@@ -367,7 +372,7 @@ with page_guard("The leaderboard"):
             "comparison counted as a win, half or loss. " + winrate.DIFFICULTY_NOTE
         )
         for note in rates.notes:
-            notice(note)
+            notice(esc(note))
 
     # ------------------------------------------------------------ head to head
     st.subheader("Head to head")

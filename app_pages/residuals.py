@@ -11,6 +11,7 @@ import streamlit as st
 from app_pages._shared import (
     ALPHA_RANGE,
     bound_slider,
+    esc,
     load_heldout,
     notice,
     page_guard,
@@ -40,7 +41,7 @@ with page_guard("The residuals page"):
     held = require(load_heldout(ctx.dataset, ctx.judge, ctx.judge_token, all_methods=True))
     if held.table.empty:
         notice(
-            f"nothing to compare on **{ctx.dataset}**: no model has enough battles with both a human vote and "
+            f"nothing to compare on **{esc(ctx.dataset)}**: no model has enough battles with both a human vote and "
             "a judge label. Residuals are judge Elo minus human Elo for each model left out of the judge fit."
         )
         st.stop()

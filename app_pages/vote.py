@@ -2,16 +2,31 @@
 
 queue radio → core.app.voting.queue (SCOPE escalations, calibration value, random audit) → Store.votable_battles;
 a battle → core.app.voting.battle_view → Store.battle_texts; a button → core.app.voting.cast → Store.cast_vote.
-The annotator's name (or token, for a closed team) sits in the URL, so the link they were given remembers them.
+The annotator's name (or token, for a closed team) sits in the URL, so the link they were given remembers them;
+with sign-in configured (``[auth]``), the annotator is the signed-in person's email and needs the annotator role.
+Prompts, answers and model names come from imported files: shown as text (``core.safe_text``), answers as
+Markdown only at the annotator's request and never with images or HTML.
 """
 
 import os
 
 import streamlit as st
 
-from app_pages._shared import db_path, notice, page_guard, read_store, selection, store_available
+from app_pages._shared import (
+    access,
+    db_path,
+    esc,
+    forbidden,
+    notice,
+    page_guard,
+    read_store,
+    selection,
+    store_available,
+)
+from core.access import ANNOTATOR
 from core.app import Unavailable, voting
-from core.redact import redact
+from core.redact import redact, secrets
+from core.safe_text import neutralise_markdown
 
 QUEUE_TTL_S = 60.0
 
@@ -84,19 +99,31 @@ def load_stats(dataset: str, annotator: str, judge: str | None, votes_here: int)
     return read_store(voting.annotator_stats, dataset, annotator, judge)
 
 
-def _render(view: voting.BattleView) -> None:
-    for k, (asked, left, right) in enumerate(view.turns):
-        if len(view.turns) > 1:
+def _answer(text: str | None, as_markdown: bool) -> None:
+    if text is None:
+        st.markdown("*(no answer)*")
+    else:
+        st.markdown(neutralise_markdown(text) if as_markdown else esc(text))
+
+
+def _render(view: voting.BattleView, as_markdown: bool) -> None:
+    """The battle's turns: prompts always as text; answers as text, or as Markdown without images or HTML."""
+    # A generated answer may repeat a key: redacted here, before any escaping changes how the key is written
+    # (the store redacts what it writes; rows stored before that, or imported, pass here too).
+    values = secrets()
+    turns = [(redact(asked, values), redact(left, values), redact(right, values)) for asked, left, right in view.turns]
+    for k, (asked, left, right) in enumerate(turns):
+        if len(turns) > 1:
             st.markdown(f"**Turn {k + 1}**")
         with st.container(border=True):
-            st.markdown(asked or "*(no prompt text)*")
+            st.markdown(esc(asked) if asked else "*(no prompt text)*")
         c1, c2 = st.columns(2)
         with c1.container(border=True):
             st.caption("Left")
-            st.markdown(left if left is not None else "*(no answer)*")
+            _answer(left, as_markdown)
         with c2.container(border=True):
             st.caption("Right")
-            st.markdown(right if right is not None else "*(no answer)*")
+            _answer(right, as_markdown)
 
 
 def _cast(dataset: str, annotator: str, view: voting.BattleView, choice: str, change: bool = False) -> None:
@@ -140,17 +167,26 @@ with page_guard("The Vote page"):
     if sel.dataset is None:
         notice("no dataset yet: import one with battles and answers to vote on.")
         st.stop()
-    try:
-        tokens = _tokens()
-    except ValueError as exc:
-        st.error(str(exc))
-        st.stop()
-    annotator = _annotator(tokens)
-    if annotator is None:
-        if tokens:
-            st.write("Voting on this server is for a closed team: enter the token you were given.")
-        _sign_in(tokens)
-        st.stop()
+    gate = access()
+    annotator: str | None
+    if gate.sign_in:  # an identity provider: the signed-in person votes under their email, if their role allows
+        if not gate.can(ANNOTATOR) or gate.identity is None:
+            forbidden("Voting", ANNOTATOR)
+        assert gate.identity is not None
+        annotator = gate.identity.name
+    else:
+        try:
+            tokens = _tokens()
+        except ValueError as exc:
+            st.error(str(exc))
+            st.stop()
+        annotator = _annotator(tokens)
+        if annotator is None:
+            if tokens:
+                st.write("Voting on this server is for a closed team: enter the token you were given.")
+            _sign_in(tokens)
+            st.stop()
+    assert annotator is not None
     dataset = sel.dataset
     kinds = list(voting.QUEUES)
     asked_kind = st.query_params.get("queue")
@@ -172,7 +208,7 @@ with page_guard("The Vote page"):
     remaining = [b for b in q.battle_ids if b not in done and b not in skipped]
     stats = load_stats(dataset, annotator, sel.judge, len(done))
     st.caption(
-        f"Voting as **{annotator}**: {stats.text()}. This queue has {len(remaining):,} battles left for you. "
+        f"Voting as **{esc(annotator)}**: {stats.text()}. This queue has {len(remaining):,} battles left for you. "
         f"Rule: {q.rule}."
     )
     if "vote_error" in st.session_state:
@@ -182,10 +218,16 @@ with page_guard("The Vote page"):
     last = st.session_state.get("last_vote")
     if last is not None:
         battle_id, shown, left, right, choice, replaced = last
-        said = {"left": f"left ({left})", "right": f"right ({right})", "tie": "a tie", "both_bad": "both bad"}[choice]
+        # model names come from imported files: shown literally (a "$" pair would otherwise become a formula)
+        said = {
+            "left": f"left ({esc(left)})",
+            "right": f"right ({esc(right)})",
+            "tie": "a tie",
+            "both_bad": "both bad",
+        }[choice]
         st.success(
-            f"{'Changed' if replaced else 'Stored'}: battle {battle_id}, you chose {said}. Left was **{left}**, "
-            f"right **{right}**."
+            f"{'Changed' if replaced else 'Stored'}: battle {battle_id}, you chose {said}. Left was **{esc(left)}**, "
+            f"right **{esc(right)}**."
         )
         with st.expander("Change this vote"):
             cols = st.columns(4)
@@ -212,7 +254,12 @@ with page_guard("The Vote page"):
         st.stop()
     view = shown_battle
     st.markdown(f"#### Battle {view.battle_id}")
-    _render(view)
+    as_markdown = st.toggle(
+        "Render answers as Markdown",
+        key="answers_as_markdown",
+        help="Formatting only: images are never loaded and HTML shows as text. Prompts always show as text.",
+    )
+    _render(view, as_markdown)
     columns = st.columns(5)
     labels = {"left": "Left is better", "right": "Right is better", "tie": "Tie", "both_bad": "Both bad"}
     # Keys carry the battle, so a press of the previous battle's button (still on screen while this page

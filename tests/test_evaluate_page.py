@@ -14,6 +14,7 @@ from core.app.judging import RunOutcome
 from core.app.leaderboard import human_ratings
 from core.app.newmodel import BattlePlan, Standing, plan_battles, standing
 from core.judging.runner import RunStats
+from core.safe_text import escape_markdown
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT
@@ -88,7 +89,7 @@ def test_a_saved_evaluation_shows_its_interval_and_the_battles_to_escalate(saved
     assert metrics["Predicted human Elo"] == f"{row['predicted']:.0f}"
     assert metrics["80% conformal interval"] == f"{row['lower']:.0f} – {row['upper']:.0f}"
     assert metrics["Rank among the human-rated models"] == f"#{row['rank_best']} – #{row['rank_worst']}"
-    assert any(s.value == placed.text() for s in at.success)
+    assert any(s.value == escape_markdown(placed.text()) for s in at.success)  # names shown as text
     fig = json.loads(at.get("plotly_chart")[0].proto.spec)
     point = next(t for t in fig["data"] if t["name"].startswith(f"{new}: predicted"))
     assert point["x"] == [row["predicted"]] and point["y"] == [new]

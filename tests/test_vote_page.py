@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.app import voting
+from core.safe_text import escape_markdown
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT
@@ -76,7 +77,12 @@ def test_sign_in_vote_skip_and_change(demo, monkeypatch):
     assert stored.loc[first, "shown_order"] == shown
     assert stored.loc[first, "winner"] == ("a" if shown == "ab" else "b")
     told = " ".join(s.value for s in at.success)
-    assert f"battle {first}" in told and row["model_a"] in told and row["model_b"] in told  # revealed after
+    # revealed after (as text: a model's name is escaped for Markdown)
+    assert (
+        f"battle {first}" in told
+        and escape_markdown(row["model_a"]) in told
+        and escape_markdown(row["model_b"]) in told
+    )
 
     second = _battle(at)
     assert second != first
