@@ -29,10 +29,10 @@ $(VENV)/.test: $(VENV)/.runtime requirements-test.txt
 	$(PY) -m pip install -q -r requirements-test.txt
 	touch $@
 
-# The demo's page results are computed once here (about a minute), so the first visit reads them.
+# The demo store (a few seconds); the server answers at once and computes the pages' results in the background
+# (serve.py), pages computing what they need on demand meanwhile.
 $(DB): | $(VENV)/.runtime
 	$(PY) -m core simulate --db $(DB)
-	$(PY) -m core precompute --db $(DB)
 
 run: $(VENV)/.runtime $(DB)
 	ARENA_DB=$(DB) $(PY) serve.py --server.address $(HOST) --server.port $(PORT) --server.headless true

@@ -75,10 +75,36 @@ def warm_up() -> None:
     gc.freeze()
 
 
+def start_background_precompute() -> None:
+    """The store's results, computed once in a background process while the server already answers (pages
+    compute what they need on demand meanwhile); none when they were computed for this data before, or when
+    ``ARENA_PRECOMPUTE=0``."""
+    import os
+
+    from core.app import precompute
+    from core.datahome import DEFAULT_DB
+
+    db = os.environ.get("ARENA_DB", str(DEFAULT_DB))
+    if os.environ.get("ARENA_PRECOMPUTE", "1") != "0" and Path(db).exists() and precompute.needed(db):
+        precompute.start_in_background(db)
+
+
 if __name__ == "__main__":
+    import logging
+
+    importlib.import_module("streamlit.runtime.caching.cache_data_api")  # its logger, at Streamlit's level
+
+    # The pages' cached loaders are defined while this launcher imports them, before Streamlit's runtime
+    # exists; Streamlit then warns "No runtime found, using MemoryCacheStorageManager" once per loader, about
+    # nothing: memory is where the runtime keeps their cache too.
+    caching_log = logging.getLogger("streamlit.runtime.caching.cache_data_api")
+    level = caching_log.level
+    caching_log.setLevel(logging.ERROR)
     for name in PRELOAD:
         importlib.import_module(name)
     warm_up()
+    caching_log.setLevel(level)
+    start_background_precompute()
     from streamlit.web import cli
 
     sys.argv = ["streamlit", "run", str(Path(__file__).with_name("app.py")), *sys.argv[1:]]

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -38,6 +37,7 @@ from core.access import ADMIN, ANNOTATOR, VIEWER, Identity, RolesError, allows, 
 from core.app import Store, StoreError, StoreLockedError, Unavailable
 from core.app import availability as app_availability
 from core.app import data as app_data
+from core.app import display as app_display
 from core.app import export as app_export
 from core.app import leaderboard as app_leaderboard
 from core.app import persist as app_persist
@@ -169,7 +169,7 @@ def store_state() -> StoreState:
             and now - state.latest_since >= PRECOMPUTE_SETTLE_S
         ):
             state.precomputing_for = state.latest
-            start_precompute(path)
+            start_precompute(path, state.latest)
         # Only judgments are held back: a new dataset or new votes show at the next refresh.
         if state.latest != state.token and (
             state.token is None
@@ -180,7 +180,7 @@ def store_state() -> StoreState:
         return dataclasses.replace(state)
 
 
-def start_precompute(path: str) -> None:
+def start_precompute(path: str, stamp: str | None = None) -> None:
     """Compute every page's results for new data in a background process (``python -m core precompute``).
 
     One at a time per store; at low CPU priority, so visitors' own requests
@@ -188,6 +188,8 @@ def start_precompute(path: str) -> None:
     """
     if os.environ.get("ARENA_PRECOMPUTE", "1") == "0" or app_precompute.running(path):
         return
+    if stamp is not None and app_precompute.done_for(path, stamp):
+        return  # computed for exactly this data already (by `make demo`, or this server's own earlier run)
     app_precompute.start_in_background(path)
 
 
@@ -249,11 +251,8 @@ def busy_notice(reason: str) -> None:
     if st.session_state.get("_busy_shown") == run:
         return
     st.session_state["_busy_shown"] = run
-    st.info(
-        f"{redact(reason[:1].upper() + reason[1:])}. Showing the last results read; the page refreshes when "
-        "the store is free.",
-        icon=":material/hourglass_top:",
-    )
+    # in a reader's words: who is writing and what to wait for, never the holder's command line
+    st.info(redact(app_display.store_busy(reason)), icon=":material/hourglass_top:")
 
 
 def version(state: StoreState | None = None) -> str:
@@ -476,9 +475,10 @@ def _sidebar() -> None:
             busy_notice(state.busy)
         progress = app_precompute.read_progress(db_path())
         if progress is not None and app_precompute.running(db_path()):
+            doing = f" ({esc(progress.current)})" if progress.current else ""
             st.caption(
-                f"Computing results in the background: {progress.done} of {progress.total} "
-                f"({esc(progress.current)}); pages not yet computed compute on first view."
+                f"Computing results in the background: {progress.done} of {progress.total}{doing}; pages not yet "
+                "computed compute on first view."
             )
         elif (why := app_precompute.stopped(db_path())) is not None:
             st.caption(f"The background computation stopped: {esc(why)}; pages compute on demand.")
@@ -511,6 +511,7 @@ def _sidebar() -> None:
             st.caption(
                 "Not available on this dataset: "
                 + "; ".join(f"**{PAGE_TITLES.get(k, k)}**: {why}" for k, why in blocked.items())
+                + ". Each of these pages says what would make it work."
             )
         key, write_home = _bound("present", bool)
         st.session_state[key] = sel.present
@@ -535,6 +536,10 @@ header[data-testid="stHeader"], [data-testid="stToolbar"],
 [data-testid="stAlertContainer"] p {font-size: 1.4rem !important;}
 h1 {font-size: 2.6rem !important;} h2, h3 {font-size: 2.1rem !important;}
 [data-testid="stTable"] table {font-size: 1.35rem !important;}
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] div {font-size: 2.6rem !important;}
+[data-testid="stMetricLabel"] p {font-size: 1.3rem !important;}
+.modebar-container {display: none !important;}
+.st-key-exit_presentation [data-testid="stButton"] {display: block !important;}
 </style>"""
 
 
@@ -542,14 +547,29 @@ def apply_presentation_mode() -> None:
     """Presentation mode (``?present=1``): no sidebar and no controls, large type, and a link back out.
 
     Made for a 1920×1080 projector: pages draw their headline and one chart
-    per screen (``show_chart`` enlarges every chart's text to ≥ 18 px).  The
-    way out is a link (the same view without ``present``), not a widget.
+    per screen (``show_chart`` enlarges every chart's text to ≥ 18 px, keeps every
+    row's label and drops the toolbar), tables in static HTML at ≥ 20 px and key
+    figures at ≥ 28 px.  The way out is a button in this tab (a Markdown link
+    would open a new tab and leave this one presenting).
     """
     if not selection().present:
         return
     st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
-    params = {k: v for k, v in selection().to_params().items() if k != "present"}
-    st.markdown(f"[Exit presentation mode](?{urlencode(params)})", help=None)
+    with st.container(key="exit_presentation"):
+        st.button("Exit presentation mode", key="exit_presentation_button", on_click=update, kwargs={"present": False})
+
+
+def show_table(df: Any, **dataframe_kwargs: Any) -> None:
+    """A table: the interactive grid, or in presentation mode a static one (the grid draws on a canvas at its
+    own small type, which a projector cannot enlarge)."""
+    if selection().present:
+        # the grid's column labels (column_config) become the static table's headers
+        config = dataframe_kwargs.get("column_config") or {}
+        names = {c: v.get("label") for c, v in config.items() if isinstance(v, dict) and v.get("label")}
+        shown = df.rename(columns=names) if names else df
+        st.table(shown.set_index(shown.columns[0]) if dataframe_kwargs.get("hide_index") else shown)
+    else:
+        st.dataframe(df, **dataframe_kwargs)
 
 
 # ==================================================================== access
@@ -676,9 +696,13 @@ def require(result: T | Unavailable) -> T:
     return result
 
 
-def notice(text: str) -> None:
-    """A result the data cannot support: the reason, shown the same way on every page."""
-    st.info(text[:1].upper() + text[1:], icon=":material/info:")
+def notice(text: str, fix: str | None = None) -> None:
+    """A result the data cannot support: the reason, shown the same way on every page; ``fix`` says what would
+    make it work (which data, from which Admin action, page or command)."""
+    body = text[:1].upper() + text[1:]
+    if fix:
+        body += f"\n\n**What would make it work:** {fix[:1].upper() + fix[1:].rstrip('.')}."
+    st.info(body, icon=":material/info:")
 
 
 @dataclass(frozen=True)
@@ -724,18 +748,29 @@ def require_selection(needs_judge: str | None = None) -> Context:
 
 
 @contextmanager
-def page_guard(name: str) -> Iterator[None]:
+def page_guard(name: str, page: str | None = None) -> Iterator[None]:
     """No page ever shows a traceback: errors become a message with details folded away.
 
     A store held by another process past the loaders' wait is not an error:
-    it gets the one busy notice.
+    it gets the one busy notice.  ``page`` (its key): when the sidebar marks
+    the page as unable to show results on this dataset, the page says the same
+    reason, what would make it work, and nothing else.
     """
+    why = unavailable_pages().get(page) if page else None
+    if page and why:
+        sel = selection()
+        try:
+            fix = app_availability.remedies(dataset_facts(str(sel.dataset), sel.judge, version())).get(page)
+        except StoreLockedError:
+            fix = None
+        notice(f"{PAGE_TITLES.get(page, page)} cannot show results on **{esc(str(sel.dataset))}**: {why}.", fix=fix)
+        st.stop()
     try:
         yield
     except StoreLockedError as exc:
         busy_notice(str(exc))
     except Exception as exc:
-        st.error(esc(redact(f"{name} could not be shown: {exc}")))
+        st.error(esc(redact(f"{name} could not be shown: {str(exc).rstrip('.')}. Reloading the page tries again.")))
         with st.expander("Details"):
             st.code(redact(traceback.format_exc()))
 
@@ -793,7 +828,11 @@ def show_chart(
         theme="streamlit",
         width="stretch",
         key=key,
-        config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}},
+        config={
+            "displaylogo": False,
+            "displayModeBar": not sel.present,  # a projector shows results, not tools
+            "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
+        },
     )
     if how_to_read:
         caption(how_to_read)
@@ -802,19 +841,31 @@ def show_chart(
 def export_buttons(
     table: Callable[[], pd.DataFrame], stem: str, title: str, key: str, context: dict[str, str] | None = None
 ) -> None:
-    """CSV, Markdown and LaTeX downloads of ``table()``, each carrying ``context`` (formatters in core.app.export).
+    """CSV, Markdown and LaTeX downloads of ``table()`` (formatters in core.app.export).
 
-    The files are made when a button is clicked, not on every run of the page.
+    Markdown and LaTeX carry ``context`` in the file; the CSV is a plain table, with its context in a second
+    download, ``<stem>.json`` (the sidecar a spreadsheet user keeps beside it).  The files are made when a
+    button is clicked, not on every run of the page.
     """
     row = st.container(horizontal=True)
     row.download_button(
         "CSV",
-        lambda: app_export.to_csv(table(), context),
+        lambda: app_export.to_csv(table()),
         f"{stem}.csv",
         "text/csv",
         key=f"{key}_csv",
         icon=":material/download:",
     )
+    if context:
+        row.download_button(
+            "CSV provenance (JSON)",
+            lambda: app_export.provenance_json(context, table(), file=f"{stem}.csv"),
+            f"{stem}.json",
+            "application/json",
+            key=f"{key}_json",
+            icon=":material/download:",
+            help=f"What {stem}.csv holds and where it comes from: dataset, judge, τ, α, code version, date.",
+        )
     row.download_button(
         "Markdown",
         lambda: app_export.to_markdown(table(), context=context),

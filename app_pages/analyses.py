@@ -13,9 +13,12 @@ from app_pages._shared import (
     read_persisted,
     require_selection,
     show_chart,
+    show_table,
 )
 from core import charts
 from core.app import Unavailable, analyses
+from core.app import display as show
+from core.app.availability import ADD_RUBRIC, ADD_VOTES, IMPORT, RUN_JUDGE
 from core.app.precompute import AGG_SHUFFLES
 
 st.title("Analyses")
@@ -49,7 +52,12 @@ def languages(dataset: str, judge: str, token: str) -> analyses.LanguageBreakdow
     return read_persisted(analyses.languages, dataset, judge, token=token)
 
 
-with page_guard("The analyses page"):
+def _fix(reason: str) -> str:
+    """What would make a held-out analysis work: the missing human votes, else the judge's rubric scores."""
+    return ADD_VOTES if "human votes" in reason else ADD_RUBRIC
+
+
+with page_guard("The analyses page", page="analyses"):
     ctx = require_selection()
     dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
     # One analysis at a time: only the one in view is computed (tabs would compute all four).
@@ -58,10 +66,17 @@ with page_guard("The analyses page"):
     if shown == views[0]:
         res = alignment(dataset, judge, v)
         if isinstance(res, Unavailable):
-            notice(res.reason)
+            notice(
+                res.reason,
+                fix="answers graded correct or not: the demo arena's verifiable prompts, or "
+                + IMPORT.replace("a file", "a benchmark with ground truth"),
+            )
         else:
-            st.markdown(f"**Finding on this data:** {esc(res.finding)}.")
-            st.dataframe(res.table().round(3), hide_index=True)
+            finding = res.finding
+            for raw in res.scores["ranking"].unique():  # the rankings as the table names them
+                finding = finding.replace(f"{raw}:", f"{show.label(raw)}:")
+            st.markdown(f"**Finding on this data:** {esc(finding)}.")
+            show_table(show.columns(res.table().round(3), values=["ranking", "subset"]), hide_index=True)
             caption(
                 "Kendall's τ between the accuracy ranking and each pairwise ranking, with K_D = (1 − τ)/2 the "
                 "share of model pairs to swap; 95% percentile intervals from resampling the compared models (they "
@@ -69,8 +84,9 @@ with page_guard("The analyses page"):
                 "resampled τ below the estimate). Discriminative pairs: exactly one answer correct "
                 f"({res.discriminative_share:.0%} of graded battles)."
             )
-            ranking = st.selectbox("ranking", sorted(res.scores["ranking"].unique()), key="align_ranking")
-            show_chart(partial(charts.alignment_scatter, res.scores, ranking), key="alignment_scatter")
+            scores = res.scores.assign(ranking=res.scores["ranking"].map(show.label))  # the chart's title names it
+            ranking = st.selectbox("ranking", sorted(scores["ranking"].unique()), key="align_ranking")
+            show_chart(partial(charts.alignment_scatter, scores, ranking), key="alignment_scatter")
             caption(
                 "each point is a model: further right is more accurate, higher is stronger by pairwise "
                 "judgments; a rising cloud means the judge's ranking recovers accuracy."
@@ -80,9 +96,9 @@ with page_guard("The analyses page"):
     elif shown == views[1]:
         agg = aggregation(dataset, judge, v)
         if isinstance(agg, Unavailable):
-            notice(agg.reason)
+            notice(agg.reason, fix=f"{ADD_VOTES}, or {RUN_JUDGE}")
         else:
-            st.dataframe(agg.table.round(3), hide_index=True)
+            show_table(show.columns(agg.table.round(3), values=["method"]), hide_index=True)
             sampled = (
                 f", a seeded uniform sample of the {agg.n_population:,} (online Elo and TrueSkill replay battle "
                 "by battle)"
@@ -95,7 +111,7 @@ with page_guard("The analyses page"):
             )
     elif shown == views[2]:
         if judge is None:
-            notice("no judge selected.")
+            notice("no judge has judged this dataset.", fix=RUN_JUDGE)
         else:
             budgets = st.multiselect(
                 "judged battles per model", [10, 25, 50, 100, 200, 400], [25, 50, 100, 200], key="budgets"
@@ -104,36 +120,46 @@ with page_guard("The analyses page"):
                 st.session_state["budget_ran"] = True
                 bc = budget(dataset, judge, v, tuple(sorted(budgets)))
                 if isinstance(bc, Unavailable):
-                    notice(bc.reason)
+                    notice(bc.reason, fix=_fix(bc.reason))
                 else:
                     c1, c2 = st.columns(2)
                     with c1:
                         show_chart(
-                            partial(charts.budget_curve, bc.summary, "mae", "held-out MAE (Elo)"), key="budget_mae"
+                            partial(
+                                show.plain_chart, charts.budget_curve, None, bc.summary, "mae", "held-out MAE (Elo)"
+                            ),
+                            key="budget_mae",
                         )
                     with c2:
                         show_chart(
-                            partial(charts.budget_curve, bc.summary, "spearman", "Spearman ρ with human Elo"),
+                            partial(
+                                show.plain_chart,
+                                charts.budget_curve,
+                                None,
+                                bc.summary,
+                                "spearman",
+                                "Spearman ρ with human Elo",
+                            ),
                             key="budget_spearman",
                         )
                     caption(
                         "five random balanced subsamples per budget (band: min–max); the human reference uses "
                         "all human votes. Soft-Elo's advantage should hold at every budget."
                     )
-                    st.dataframe(bc.tau_summary.round(3), hide_index=True)
+                    show_table(show.columns(bc.tau_summary.round(3)), hide_index=True)
                     caption("τ across held-out folds and subsamples: a stable τ is a property of the judge and data.")
             else:
                 st.caption("Runs the held-out protocol 5 times per budget; press the button to start.")
     else:
         if judge is None:
-            notice("no judge selected.")
+            notice("no judge has judged this dataset.", fix=RUN_JUDGE)
         else:
             lang = languages(dataset, judge, v)
             if isinstance(lang, Unavailable):
-                notice(lang.reason)
+                notice(lang.reason, fix=_fix(lang.reason))
             else:
                 st.caption(f"pooled τ = {lang.pooled_tau:.3f}" if lang.pooled_tau else "pooled τ undefined")
-                st.dataframe(lang.table.round(3), hide_index=True)
+                show_table(show.columns(lang.table.round(3)), hide_index=True)
                 caption(
                     "per language: battle counts, its own τ next to the pooled one, and Hard/Soft-Elo fitted on "
                     "that language (with the pooled τ) against the human Elo from all battles."

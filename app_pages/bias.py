@@ -8,9 +8,10 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import esc, notice, page_guard, read_persisted, require_selection, show_chart
+from app_pages._shared import esc, notice, page_guard, read_persisted, require_selection, show_chart, show_table
 from core import charts
 from core.app import bias
+from core.app import display as show
 
 st.title("Judge bias")
 
@@ -24,7 +25,7 @@ def _pct(x: float | None) -> str:
     return "—" if x is None or pd.isna(x) else f"{x:.1%}"
 
 
-with page_guard("The judge bias page"):
+with page_guard("The judge bias page", page="bias"):
     ctx = require_selection(needs_judge="the bias diagnostics read a judge's verdicts and scores.")
     assert ctx.judge is not None
     r = load_report(ctx.dataset, ctx.judge, ctx.token)
@@ -85,6 +86,7 @@ with page_guard("The judge bias page"):
         notice(s["note"])
     if s["coefficients"]:
         coef = pd.DataFrame(s["coefficients"])
+        coef["feature"] = coef["feature"].map(show.label)
         show_chart(
             partial(charts.coefficient_bars, coef, "What the judge rewards beyond model strength"),
             key="style_coef",
@@ -96,20 +98,14 @@ with page_guard("The judge bias page"):
         if moved.empty:
             st.caption("No model changes rank once style is controlled for.")
         else:
-            st.dataframe(
-                moved.head(15).rename(
-                    columns={
-                        "elo_raw": "Elo (judge)",
-                        "elo_controlled": "Elo (style-controlled)",
-                        "moved": "ranks moved",
-                    }
-                ),
+            show_table(
+                show.columns(moved.head(15)),
                 hide_index=True,
                 width="stretch",
                 column_config={
-                    "Elo (judge)": st.column_config.NumberColumn(format="%.0f"),
-                    "Elo (style-controlled)": st.column_config.NumberColumn(format="%.0f"),
-                    "ranks moved": st.column_config.NumberColumn(format="%+d"),
+                    show.header("elo_raw"): st.column_config.NumberColumn(format="%.0f"),
+                    show.header("elo_controlled"): st.column_config.NumberColumn(format="%.0f"),
+                    show.header("moved"): st.column_config.NumberColumn(format="%+d"),
                 },
             )
             st.caption(
@@ -182,6 +178,7 @@ with page_guard("The judge bias page"):
                 st.caption(esc(e["note"]))
     if r.get("echo_intervention"):
         iv = pd.DataFrame(r["echo_intervention"])
+        iv["variant"] = iv["variant"].map(show.label)
         show_chart(
             partial(
                 charts.rate_intervals,
@@ -197,6 +194,7 @@ with page_guard("The judge bias page"):
             ),
             key="echo_intervention",
             how_to_read=f"{int(iv['n_battles'].iloc[0])} battles re-judged by the simulated judge as they are "
-            "(original), with the question–answer text appended three times to a (echo_a) or to "
-            "b (echo_b); a causal penalty moves echo_a left and echo_b right of the original.",
+            f"({show.label('original')}), and with the question–answer text appended three times to answer a or to "
+            f"answer b; a causal penalty moves “{show.label('echo_a')}” left and “{show.label('echo_b')}” right of "
+            f"“{show.label('original')}”.",
         )

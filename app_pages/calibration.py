@@ -18,11 +18,13 @@ from app_pages._shared import (
     page_guard,
     require_selection,
     show_chart,
+    show_table,
     tau_control,
 )
 from core import charts
 from core.app import calibration
 from core.app import data as app_data
+from core.app.availability import ADD_RUBRIC
 
 st.title("Calibration")
 Q_OPTIONS = [0.55, 0.65, 0.75, 0.85, 0.95]
@@ -57,7 +59,7 @@ def show_reliability(curves: list[calibration.Reliability], sample: app_data.Sam
         "side, humans agree 80% of the time. Hard labels claim 100% and sit far below it; "
         "hard labels and label smoothing have one confidence value, hence one point.",
     )
-    st.dataframe(
+    show_table(
         [
             {"target": c.label, "ECE": round(c.ece, 4), "battles": c.n, "agreement with humans": round(c.accuracy, 3)}
             for c in curves
@@ -72,7 +74,7 @@ def show_reliability(curves: list[calibration.Reliability], sample: app_data.Sam
     )
 
 
-with page_guard("The calibration page"):
+with page_guard("The calibration page", page="calibration"):
     ctx = require_selection(needs_judge="calibration compares a judge's score gaps with human votes.")
     dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
     assert judge is not None
@@ -81,7 +83,8 @@ with page_guard("The calibration page"):
     if frame["gap"].notna().sum() == 0:
         notice(
             f"judge **{esc(judge)}** has no rubric scores on **{esc(dataset)}**: there is no score gap, so no τ and "
-            "no soft targets to calibrate. Its verdicts are hard labels; below, how often humans agree with them."
+            "no soft targets to calibrate. Its verdicts are hard labels; below, how often humans agree with them.",
+            fix=ADD_RUBRIC,
         )
         q = st.select_slider(
             "label-smoothing q (baseline)",
@@ -96,7 +99,8 @@ with page_guard("The calibration page"):
     if not fit.ok:
         notice(
             f"τ cannot be fitted here: {fit.reason}. Calibration needs battles with both a score gap and a "
-            "decisive human vote."
+            "decisive human vote.",
+            fix=ADD_RUBRIC,
         )
         st.stop()
     c1, c2 = st.columns(2)

@@ -24,6 +24,7 @@ from app_pages._shared import (
     read_store,
     selection,
     show_chart,
+    show_table,
     store_available,
     version,
 )
@@ -31,6 +32,7 @@ from core import charts
 from core.access import ADMIN
 from core.app import Unavailable, generation, judging, newmodel
 from core.app import data as app_data
+from core.app import display as show
 from core.app import evaluate as app_evaluate
 from core.app.escalation import Escalations
 from core.app.judging import TEMPLATES, ConfigError, PlanError, WorkerProcess, from_mapping
@@ -93,10 +95,9 @@ def show_saved(dataset: str, token: str) -> None:
     saved = load_list(dataset, token)
     if saved.empty:
         notice(
-            f"no model has been evaluated on **{esc(dataset)}** yet. Start one below (it needs the admin token), or "
-            "run "
-            f"`python -m core evaluate --db DB --dataset {dataset.replace('`', '')} --model NAME --judge judge.toml` "
-            "(add `--config model.toml` to generate its answers first)."
+            f"no model has been evaluated on **{esc(dataset)}** yet.",
+            fix="start an evaluation below (it needs the admin token), or run `python -m core evaluate` on this "
+            "dataset from a terminal (README, section Evaluate a new model, shows how)",
         )
         return
     shown = saved[["evaluation_id", "model", "judge", "alpha", "status", "predicted", "lower", "upper"]].copy()
@@ -105,7 +106,7 @@ def show_saved(dataset: str, token: str) -> None:
     ]
     shown["note"] = saved["reason"].fillna("").map(redact)
     shown["created_at"] = saved["created_at"]
-    st.dataframe(shown.round({"predicted": 0, "lower": 0, "upper": 0}), hide_index=True)
+    show_table(shown.round({"predicted": 0, "lower": 0, "upper": 0}), hide_index=True, column_config=show.labels(shown))
     labels = {int(r["evaluation_id"]): _label(r) for _, r in saved.iterrows()}
     chosen = st.selectbox("Evaluation", list(labels), format_func=labels.__getitem__, key="evaluation_id")
     one = load_one(int(chosen), token)
@@ -167,7 +168,7 @@ def show_saved(dataset: str, token: str) -> None:
         return
     st.markdown(f"At **α = {alpha:.2f}**: {esc(found.text())}")
     table = found.frame.assign(p_bar=found.frame["p_bar"].round(3), entropy=found.frame["entropy"].round(3))
-    st.dataframe(table, hide_index=True)
+    show_table(table, hide_index=True, column_config=show.labels(table))
 
 
 @st.fragment(run_every=1.0)
@@ -181,9 +182,9 @@ def monitor() -> None:
         state = (
             "working"
             if code is None
-            else {0: "finished: select it above", 143: "cancelled"}.get(code, f"ended with exit code {code}")
+            else {0: "finished: select it above", 143: "cancelled"}.get(code, "stopped by an error (its log below)")
         )
-        st.markdown(f"**{esc(w.name)}** on {esc(w.dataset)} · pid {w.pid} · {state}")
+        st.markdown(f"**{esc(w.name)}** on {esc(w.dataset)} · {state}")
         st.code("\n".join(w.log_lines()) or "(starting…)", language=None)
         if code is None and st.button("Cancel (keeps what is finished)", key=f"cancel_eval_{w.pid}_{k}"):
             w.cancel()
@@ -283,8 +284,8 @@ def start_form(dataset: str, token: str) -> None:
         )
         evaluation_workers().items.append(w)
         st.success(
-            f"Started a worker process (pid {w.pid}) evaluating {esc(name)} on {esc(dataset)} with judge "
-            f"{esc(judge.name)}."
+            f"Started a worker process evaluating {esc(name)} on {esc(dataset)} with judge {esc(judge.name)}: it "
+            "runs in the background, and its progress shows under *Evaluations started here*."
         )
     except (ConfigError, PlanError, ValueError, OSError) as exc:
         st.error(redact(str(exc)))

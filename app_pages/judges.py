@@ -9,10 +9,12 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import esc, notice, page_guard, read_persisted, require_selection, show_chart
+from app_pages._shared import esc, notice, page_guard, read_persisted, require_selection, show_chart, show_table
 from core import charts
 from core.app import Unavailable
+from core.app import display as show
 from core.app import judges as app_judges
+from core.app.availability import ADD_VOTES
 from core.app.judges import AgreementFigure
 from core.app.precompute import AMELO_MIN_RECORDS, SHUFFLES
 
@@ -52,7 +54,7 @@ def n_votes(dataset: str, token: str) -> tuple[int, int]:
     return read_persisted(app_judges.vote_counts, dataset, token=token)
 
 
-with page_guard("The judges & annotators page"):
+with page_guard("The judges & annotators page", page="judges"):
     ctx = require_selection()
     dataset, v = ctx.dataset, ctx.token
 
@@ -101,7 +103,7 @@ with page_guard("The judges & annotators page"):
             # a column with no value at all (no judge's arena Elo is known) says nothing: left out, not "None"
             if c in judges and judges[c].notna().any()
         ]
-        st.dataframe(
+        show_table(
             judges[cols].sort_values("consistency", ascending=False),
             hide_index=True,
             width="stretch",
@@ -124,7 +126,7 @@ with page_guard("The judges & annotators page"):
         if isinstance(agreement, Unavailable):
             notice(agreement.reason)
         else:
-            st.dataframe(app_judges.agreement_table(agreement), hide_index=True, width="stretch")
+            show_table(app_judges.agreement_table(agreement), hide_index=True, width="stretch")
             st.caption(
                 "The MT-Bench paper's two setups (vote level, with and without ties) beside the battle-level figure "
                 "on unanimous human votes; each counts different pairs, so the three differ on the same data."
@@ -134,7 +136,10 @@ with page_guard("The judges & annotators page"):
     # --------------------------------------------------------------- am-ELO
     st.subheader("Annotator reliability (am-ELO)")
     if total_votes == 0 or n_annotators == 0:
-        notice("no human votes with annotator ids: am-ELO estimates each annotator's ability from who voted what.")
+        notice(
+            "no human votes with annotator ids: am-ELO estimates each annotator's ability from who voted what.",
+            fix=f"votes that name their annotator: {ADD_VOTES} (each voter is named there)",
+        )
     else:
         min_records = st.slider(
             "minimum votes per annotator (δ)",
@@ -181,7 +186,8 @@ with page_guard("The judges & annotators page"):
                 f"{int(kept['anomalous'].sum())} of {len(kept)}",
                 help=f"{int(ann['excluded'].sum())} annotators with fewer than {min_records} votes left out",
             )
-            st.caption(app_judges.annotator_truth_caption(kept) or "")
+            if truth := app_judges.annotator_truth_caption(kept):
+                st.caption(truth)
             st.download_button(
                 "Annotator abilities (CSV)",
                 lambda: app_judges.annotator_table(kept).to_csv(index=False),
@@ -194,7 +200,7 @@ with page_guard("The judges & annotators page"):
     # ------------------------------------------------------- online Elo
     st.subheader("Online Elo instability")
     if total_votes == 0:
-        notice("no human votes to replay.")
+        notice("no human votes to replay.", fix=ADD_VOTES)
     else:
         n = st.select_slider("shuffled battle orders", [20, 50, 100], value=SHUFFLES, key="shuffles")
         study = load_shuffles(dataset, ctx.votes_token, n)
@@ -206,7 +212,7 @@ with page_guard("The judges & annotators page"):
             key="shuffles_chart",
             how_to_read=f"online Elo (K = 4) replayed in {n} random orders of the same votes moves each model "
             f"by {study.online_spread:.1f} Elo on average (sd; bars span min–max); the "
-            f"maximum-likelihood fit (m-ELO) moves by {study.mle_spread:.1e}.",
+            f"maximum-likelihood fit (m-ELO) {show.movement(study.mle_spread)}.",
         )
         if (said := study.statement()) is not None:
             st.caption(said)

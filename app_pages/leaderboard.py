@@ -1,6 +1,6 @@
 """Leaderboard: the answer first (headline and table), then the chart, the intervals' promise, head to head.
 
-τ slider → core.app.leaderboard.judge_elo(soft, τ) and heldout(τ fixed) → Store.battle_frame
+τ slider (page header) → core.app.leaderboard.judge_elo(soft, τ) and heldout(τ fixed) → Store.battle_frame
          → core.charts.leaderboard_intervals
 α slider → core.app.leaderboard.leaderboard_view (q̂ only; the leave-one-out table is cached)
          → core.charts.leaderboard_intervals
@@ -29,6 +29,7 @@ from app_pages._shared import (
     require_selection,
     selection,
     show_chart,
+    show_table,
     tau_control,
     update,
 )
@@ -148,9 +149,10 @@ with page_guard("The leaderboard"):
     if judge is not None:
         tau_fit = load_tau(dataset, judge, v)
         has_gap, has_votes = dataclasses.astuple(load_coverage(dataset, judge, v))
-        with st.sidebar:
-            if not present:
-                st.divider()
+        if not present:
+            # the page's two controls first, in its header: visible without scrolling at 1440×900
+            c_tau, c_alpha = st.columns(2)
+            with c_tau:
                 tau, tau_fitted = tau_control(
                     tau_fit,
                     "τ (soft-target temperature)",
@@ -160,6 +162,7 @@ with page_guard("The leaderboard"):
                 )
                 st.caption(tau_fit.caption() if has_gap else "This judge has no rubric scores: no Soft-Elo.")
                 back_to_fitted_tau_button(tau_fit)
+            with c_alpha:
                 alpha = bound_slider(
                     "alpha",
                     "α (miscoverage of the intervals)",
@@ -168,8 +171,8 @@ with page_guard("The leaderboard"):
                     disabled=not has_votes,
                     help="The intervals cover a new model's human Elo with probability ≥ 1 − α.",
                 )
-            else:
-                tau, tau_fitted = (selection().tau, False) if selection().tau is not None else (tau_fit.tau, True)
+        else:
+            tau, tau_fitted = (selection().tau, False) if selection().tau is not None else (tau_fit.tau, True)
         if not tau_fit.ok and selection().tau is None:
             # τ cannot be fitted: no Soft-Elo at a τ nobody chose (the slider's resting place is not a τ)
             tau, tau_fitted = None, False
@@ -257,7 +260,7 @@ with page_guard("The leaderboard"):
         st.table(table.set_index("Rank"))
     else:
         helps = lb.column_help(view)
-        st.dataframe(
+        show_table(
             table,
             hide_index=True,
             width="stretch",
@@ -353,7 +356,7 @@ with page_guard("The leaderboard"):
         by_turn = load_by_turn(dataset, turn_method, judge if turn_method == "hard" else None, token)
         if not isinstance(by_turn, Unavailable):
             st.subheader("By conversation turn")
-            st.dataframe(lb.turn_table(by_turn), hide_index=True)
+            show_table(lb.turn_table(by_turn), hide_index=True)
             st.caption(
                 f"{'Human' if turn_method == 'human' else 'Hard-'}Elo fitted separately on the battles of each turn "
                 "group (95% sandwich intervals; each group has its own centring, so compare models within a column, "
@@ -365,7 +368,7 @@ with page_guard("The leaderboard"):
     if not isinstance(rates, Unavailable) and rates.result is not None:
         who = f"judge **{esc(judge)}**" if judge else "the human votes"
         st.subheader(f"Against the baseline, {esc(rates.baseline)}")
-        st.dataframe(winrate.table(rates), hide_index=True, width="stretch")
+        show_table(winrate.table(rates), hide_index=True, width="stretch")
         st.caption(
             f"By {who}, over {rates.n_battles:,} battles with the baseline. Win rate: the mean probability of "
             "beating the baseline (a tie counts half), ± one standard error over instructions; discrete: each "
@@ -393,7 +396,7 @@ with page_guard("The leaderboard"):
                 notice(h2h.reason)
             else:
                 t = h2h.table
-                st.dataframe(
+                show_table(
                     pd.DataFrame(
                         {
                             "method": t["method"],
@@ -414,10 +417,11 @@ with page_guard("The leaderboard"):
 
     # ----------------------------------------------------------------- exports
     st.subheader("Take it with you")
-    context = report.report_context(dataset, judge, tau if has_gap else None, alpha)
+    named_tau = tau if has_gap else None  # the τ the files hold, in their names: dataset, judge, τ and α
+    context = report.report_context(dataset, judge, named_tau, alpha)
     export_buttons(
         lambda: lb.export_table(view),
-        f"leaderboard_{dataset}" + (f"_{judge}" if judge else ""),
+        report.file_stem("leaderboard", dataset, judge, named_tau, alpha),
         f"Leaderboard of {dataset}",
         key="lb_export",
         context=context,
@@ -425,10 +429,10 @@ with page_guard("The leaderboard"):
     st.download_button(
         "Report (HTML, prints to PDF)",
         data=lambda: read_store(report.report_html, dataset, judge, None if tau_fitted else tau, alpha),
-        file_name=f"report_{dataset}" + (f"_{judge}" if judge else "") + ".html",
+        file_name=report.report_file_name(dataset, judge, named_tau, alpha),
         mime="text/html",
         icon=":material/description:",
         key="lb_report",
         help="One self-contained file: headline, table, chart, calibration, caveats and provenance; opens "
-        "without a network.",
+        "without a network and prints to A4 or Letter (`python -m core report --format pdf` prints it for you).",
     )

@@ -8,9 +8,11 @@ from functools import partial
 
 import streamlit as st
 
-from app_pages._shared import notice, page_guard, read_persisted, require_selection, show_chart
+from app_pages._shared import notice, page_guard, read_persisted, require_selection, show_chart, show_table
 from core import charts
+from core.app import display as show
 from core.app import overview
+from core.app.availability import ADD_VOTES, RUN_JUDGE
 
 st.title("Overview")
 
@@ -34,23 +36,15 @@ with page_guard("The overview"):
     if info["n_human_votes"] == 0:
         notice(
             "this dataset has no human votes: human Elo, τ calibration and conformal intervals need them. "
-            "Judge-only views (Hard-Elo, bias, consistency) still work."
+            "Judge-only views (Hard-Elo, bias, consistency) still work.",
+            fix=ADD_VOTES,
         )
     if not info["judges"]:
-        notice("no judge has judged this dataset yet: the Admin page runs one, or import judgments.")
+        notice("no judge has judged this dataset yet.", fix=RUN_JUDGE)
 
     with st.expander(f"Datasets in the store ({len(ov.datasets)})", expanded=len(ov.datasets) > 1):
-        st.dataframe(
-            ov.datasets.rename(
-                columns={
-                    "n_human_votes": "human votes",
-                    "n_models": "models",
-                    "n_battles": "battles",
-                    "n_annotators": "annotators",
-                    "n_prompts": "prompts",
-                    "n_judges": "judges",
-                }
-            ),
+        show_table(
+            show.columns(ov.datasets, extra={"name": "dataset"}),
             hide_index=True,
             width="stretch",
         )
@@ -58,15 +52,15 @@ with page_guard("The overview"):
     left, right = st.columns([1, 1])
     with left:
         st.subheader("Models")
-        show = ov.models.rename(columns={"true_elo": "true human Elo (simulated)", "n_battles": "battles"})
-        if show["true human Elo (simulated)"].isna().all():
-            show = show.drop(columns=["true human Elo (simulated)"])
-        st.dataframe(
-            show,
+        models = show.columns(ov.models)
+        if models[show.header("true_elo")].isna().all():
+            models = models.drop(columns=[show.header("true_elo")])
+        show_table(
+            models,
             hide_index=True,
             width="stretch",
             column_config={
-                "true human Elo (simulated)": st.column_config.NumberColumn(
+                show.header("true_elo"): st.column_config.NumberColumn(
                     format="%.0f",
                     help="the Bradley–Terry Elo an unlimited crowd of the simulated annotators would give on these "
                     "battles: exactly what the human fit estimates (the latent strength behind the answers is "
@@ -81,8 +75,8 @@ with page_guard("The overview"):
         else:
             j = ov.judges[["judge", "family", "template", "n_judgments", "orders", "n_parse_errors"]].copy()
             j["orders"] = j["orders"].map(lambda o: ", ".join(o))
-            st.dataframe(
-                j.rename(columns={"n_judgments": "judgments", "n_parse_errors": "parse errors"}),
+            show_table(
+                show.columns(j),
                 hide_index=True,
                 width="stretch",
             )

@@ -19,13 +19,14 @@ from app_pages._shared import (
     require_selection,
     selection,
     show_chart,
+    show_table,
 )
 from core import charts
 from core.app import Unavailable, residuals
+from core.app import display as show
+from core.app.availability import ADD_RUBRIC, ADD_VOTES, RUN_JUDGE
 
 st.title("Residuals")
-
-LABELS = {"hard": "Hard-Elo", "soft": "Soft-Elo"}
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -35,14 +36,15 @@ def load_residual_view(dataset: str, judge: str, token: str, alpha: float) -> re
     return residuals.residual_view(held, alpha)
 
 
-with page_guard("The residuals page"):
+with page_guard("The residuals page", page="residuals"):
     ctx = require_selection(needs_judge="residuals compare a judge's Elo with the human Elo.")
     assert ctx.judge is not None
     held = require(load_heldout(ctx.dataset, ctx.judge, ctx.judge_token, all_methods=True))
     if held.table.empty:
         notice(
             f"nothing to compare on **{esc(ctx.dataset)}**: no model has enough battles with both a human vote and "
-            "a judge label. Residuals are judge Elo minus human Elo for each model left out of the judge fit."
+            "a judge label. Residuals are judge Elo minus human Elo for each model left out of the judge fit.",
+            fix=f"human votes and judge labels on the same battles: {ADD_VOTES}, or {RUN_JUDGE}",
         )
         st.stop()
     alpha = bound_slider(
@@ -55,9 +57,10 @@ with page_guard("The residuals page"):
     table = held.table
     view = load_residual_view(ctx.dataset, ctx.judge, ctx.judge_token, alpha)
     methods = list(view.summary["method"])
-    shown = {m: LABELS[m] for m in ("hard", "soft") if m in methods}
+    # a method without a single held-out Elo (Soft-Elo without rubric scores) is said missing, not drawn empty
+    shown = {m: show.label(m) for m in ("hard", "soft") if m in methods and held.table[f"{m}_elo"].notna().any()}
     if held.tau_reason:
-        notice(f"Soft-Elo is missing: {held.tau_reason}.")
+        notice(f"Soft-Elo is missing: {held.tau_reason}.", fix=ADD_RUBRIC)
 
     show_chart(
         partial(charts.judge_vs_human, table, shown),
@@ -79,7 +82,7 @@ with page_guard("The residuals page"):
             notice("fewer than four held-out models: no quartiles.")
     with c2:
         show_chart(
-            partial(charts.width_decomposition, view.summary),
+            partial(show.plain_chart, charts.width_decomposition, None, view.summary),
             key="width_decomposition",
             how_to_read="interval width is 2·q̂·SE, so each dotted line is one width: a method narrows its "
             "intervals by a smaller SE (left) or a smaller calibrated multiplier q̂ (down).",
@@ -89,54 +92,49 @@ with page_guard("The residuals page"):
         st.warning(note)
     if view.splits_defined and len(view.per_split):
         show_chart(
-            partial(charts.split_evaluation, view.per_split[view.per_split["method"].isin(methods)], alpha),
+            partial(
+                show.plain_chart,
+                charts.split_evaluation,
+                None,
+                view.per_split[view.per_split["method"].isin(methods)],
+                alpha,
+            ),
             key="split_evaluation",
             how_to_read=f"each box summarises {view.per_split['split'].nunique()} random half/half splits of "
             f"the {len(table)} held-out models: calibrate q̂ on one half, check the other. "
             f"Coverage should sit near {1 - alpha:.0%} or above; narrower is better at equal "
             "coverage.",
         )
-    s = view.summary
-    out = s[
-        [
-            "method",
-            "mae",
-            "spearman",
-            "kendall",
-            "median_se",
-            "qhat",
-            "coverage",
-            "coverage_min",
-            "coverage_max",
-            "median_width",
-            "unbounded_splits",
-        ]
-    ].rename(
-        columns={
-            "mae": "MAE (Elo)",
-            "spearman": "Spearman ρ",
-            "kendall": "Kendall τ",
-            "median_se": "median SE (Elo)",
-            "qhat": "q̂ (all models)",
-            "coverage": "coverage (mean)",
-            "coverage_min": "coverage (min)",
-            "coverage_max": "coverage (max)",
-            "median_width": "median width (Elo)",
-            "unbounded_splits": "splits with q̂ = ∞",
-        }
+    out = show.columns(
+        view.summary[
+            [
+                "method",
+                "mae",
+                "spearman",
+                "kendall",
+                "median_se",
+                "qhat",
+                "coverage",
+                "coverage_min",
+                "coverage_max",
+                "median_width",
+                "unbounded_splits",
+            ]
+        ],
+        values=["method"],
     )
-    st.dataframe(
+    show_table(
         out,
         hide_index=True,
         width="stretch",
         column_config={
             c: st.column_config.NumberColumn(format="%.2f")
             for c in out.columns
-            if c not in ("method", "splits with q̂ = ∞")
+            if c not in (show.header("method"), show.header("unbounded_splits"))
         },
     )
     st.caption(
-        "MAE, Spearman and Kendall compare held-out judge Elo with human Elo; ls_q rows are label smoothing "
-        "with confidence q (baselines). A q̂ of ∞ or an empty coverage cell means the calibration pool was "
-        "too small for α."
+        "MAE, Spearman and Kendall compare held-out judge Elo with human Elo; the label-smoothing rows put "
+        "confidence q on the judge's side of every battle (baselines). A q̂ of ∞ or an empty coverage cell "
+        "means the calibration pool was too small for α."
     )

@@ -24,14 +24,17 @@ from app_pages._shared import (
     require_selection,
     selection,
     show_chart,
+    show_table,
 )
 from core import charts
 from core.app import Unavailable, selective
+from core.app import display as show
+from core.app.availability import ADD_BOTH_ORDERS, ADD_CONFIDENCE
 from core.app.precompute import SCOPE_SPLITS as N_SPLITS
 from core.methods import SCOPE_RULES, SCOPE_SOURCES
 
 st.title("Selective judging (SCOPE)")
-SOURCE_HELP = "; ".join(f"{s.name}: {s.description}" for s in SCOPE_SOURCES.values())
+SOURCE_HELP = "; ".join(f"{show.scope_source(s.name)}: {s.description}" for s in SCOPE_SOURCES.values())
 
 
 @st.cache_data(show_spinner=False)
@@ -54,7 +57,7 @@ def load_at_alpha(
     return selective.scope_at_alpha(load_sample(dataset, judge, token).frame, source, alpha)
 
 
-with page_guard("The selective judging page"):
+with page_guard("The selective judging page", page="selective"):
     ctx = require_selection(needs_judge="SCOPE decides which judge verdicts to trust.")
     dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
     assert judge is not None
@@ -70,7 +73,12 @@ with page_guard("The selective judging page"):
     c1, c2 = st.columns(2)
     with c1:
         source = bound_radio(
-            "scope_source", "Source of P(a ≻ b)", sources, shown=selection().scope_source or "", help=SOURCE_HELP
+            "scope_source",
+            "Source of P(a ≻ b)",
+            sources,
+            shown=selection().scope_source or "",
+            help=SOURCE_HELP,
+            format_func=show.scope_source,
         )
     with c2:
         alpha = bound_slider(
@@ -79,26 +87,34 @@ with page_guard("The selective judging page"):
             *SCOPE_ALPHA_RANGE,
             shown=selection().scope_alpha,
         )
+    found = load_curves(dataset, judge, source, v, tuple(selective.DEFAULT_ALPHAS))
+    if isinstance(found, Unavailable):
+        # nothing to draw: say so once, with what would give SCOPE a confidence to threshold
+        notice(found.reason.replace(repr(source), f"“{show.scope_source(source)}”"), fix=ADD_CONFIDENCE)
+        st.stop()
+    curves = found
     if len(sources) == 1:
         notice(
-            "this judge was not run in both presentation orders (or gave no probabilities), so BPE — averaging "
-            "the two orders — is not available; only the single-order baseline is shown."
+            "this judge was not run in both presentation orders (or gave no probabilities in both), so BPE — "
+            "averaging the two orders — is not available; below, the single-order baseline "
+            f"({show.scope_source(source)}).",
+            fix=ADD_BOTH_ORDERS,
         )
-
-    curves = require(load_curves(dataset, judge, source, v, tuple(selective.DEFAULT_ALPHAS)))
     table = curves.table
     if not np.isclose(list(selective.DEFAULT_ALPHAS), alpha).any():
         extra = require(load_curves(dataset, judge, source, v, (round(alpha, 2),)))
         table = pd.concat([table, extra.table], ignore_index=True)
     methods = list(SCOPE_RULES)
+    named = table.assign(method=table["method"].map(show.scope_rule))  # the charts' legend: rules in words
+    rules = [show.scope_rule(m) for m in methods]
     show_chart(
-        partial(charts.coverage_risk, table, methods, alpha),
+        partial(charts.coverage_risk, named, rules, alpha),
         key="scope_risk",
         how_to_read="each line is a rule for choosing which judgments to trust; on or under the dotted line "
         "its error rate among accepted judgments met the target. A × marks an α where the mean "
         f"risk went over it. Bands are ±1σ over {curves.n_splits} random calibration/test splits "
-        f"of {curves.n_instances:,} human-voted battles; heuristic and vanilla are uncalibrated "
-        "baselines.",
+        f"of {curves.n_instances:,} human-voted battles; {show.scope_rule('heuristic')} and "
+        f"{show.scope_rule('vanilla')} are uncalibrated baselines.",
     )
     if sample.sampled:
         st.caption(str(sample.statement()))
@@ -107,7 +123,7 @@ with page_guard("The selective judging page"):
         by_method = over.groupby("method", sort=False)["alpha"].apply(lambda a: ", ".join(f"{x:.2f}" for x in a))
         st.warning(
             "Mean test risk above α — "
-            + "; ".join(f"**{m}** at α = {a}" for m, a in by_method.items())
+            + "; ".join(f"**{show.scope_rule(str(m))}** at α = {a}" for m, a in by_method.items())
             + ". The SCOPE rule does not guarantee the bound in general (METHODS §6); LTT does with "
             "probability 1 − δ (δ = 0.1) per calibration set."
         )
@@ -122,7 +138,7 @@ with page_guard("The selective judging page"):
             + ". LTT promises at most δ = 0.1 per calibration set."
         )
     show_chart(
-        partial(charts.coverage_curve, table, methods, alpha),
+        partial(charts.coverage_curve, named, rules, alpha),
         key="scope_coverage",
         how_to_read="how much of the judging each rule keeps; a useful rule keeps a lot while staying under "
         "the target in the chart above.",
@@ -133,11 +149,13 @@ with page_guard("The selective judging page"):
     th = at.threshold
     level, text = selective.threshold_statement(at)
     (st.success if level == "success" else st.warning)(text)
-    st.dataframe(
-        curves.quality,
+    show_table(
+        show.columns(curves.quality),
         hide_index=True,
         width="stretch",
-        column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("accuracy", "ece", "auroc", "auprc")},
+        column_config={
+            show.header(c): st.column_config.NumberColumn(format="%.3f") for c in ("accuracy", "ece", "auroc", "auprc")
+        },
     )
     st.caption(
         "Quality of the judge's confidence against human votes: accuracy, calibration error (ECE), and how "
@@ -146,7 +164,9 @@ with page_guard("The selective judging page"):
     )
     ex = at.examples
     cols = ["model_a", "model_b", "p_fwd", "p_rev", "p_bar", "uncertainty", "human_a", "judge_right"]
-    fmt = {c: st.column_config.NumberColumn(format="%.3f") for c in ("p_fwd", "p_rev", "p_bar", "uncertainty")}
+    fmt = {
+        show.header(c): st.column_config.NumberColumn(format="%.3f") for c in ("p_fwd", "p_rev", "p_bar", "uncertainty")
+    }
     a, b = st.columns(2)
     with a:
         st.markdown("**Examples accepted** (most confident first)")
@@ -154,17 +174,17 @@ with page_guard("The selective judging page"):
         if acc.empty:
             st.caption("None: at this α the rule abstains on every battle.")
         else:
-            st.dataframe(acc.nsmallest(8, "uncertainty")[cols], hide_index=True, column_config=fmt)
+            show_table(show.columns(acc.nsmallest(8, "uncertainty")[cols]), hide_index=True, column_config=fmt)
     with b:
         st.markdown("**Examples abstained** (least confident first)")
         rej = ex[~ex["accepted"]]
         if rej.empty:
             st.caption("None: every battle is accepted at this α.")
         else:
-            st.dataframe(rej.nlargest(8, "uncertainty")[cols], hide_index=True, column_config=fmt)
+            show_table(show.columns(rej.nlargest(8, "uncertainty")[cols]), hide_index=True, column_config=fmt)
     st.caption(
-        "p_fwd / p_rev: P(a ≻ b) with a shown first / second; p_bar their mean; human_a: the human "
-        "preferred a; judge_right: the judge's pick agrees."
+        "P(a wins): the judge's probability that answer a is better, with a shown first, shown second, and "
+        "the two averaged; uncertainty: the binary entropy of the averaged probability, in nats."
     )
 
     st.subheader("Selective leaderboard")
@@ -173,7 +193,7 @@ with page_guard("The selective judging page"):
     else:
         for note in at.notes:
             st.warning(note)
-        st.dataframe(at.leaderboard, width="stretch")
+        show_table(at.leaderboard, width="stretch")
         st.caption(
             "Bradley–Terry Elo on all hard judge labels, on the accepted judgments only, and on the accepted "
             "ones plus the abstained battles handed to their human vote. Battles used: "

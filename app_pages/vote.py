@@ -9,6 +9,8 @@ Markdown only at the annotator's request and never with images or HTML.
 """
 
 import os
+from collections.abc import Callable
+from typing import Literal
 
 import streamlit as st
 
@@ -99,6 +101,10 @@ def load_stats(dataset: str, annotator: str, judge: str | None, votes_here: int)
     return read_store(voting.annotator_stats, dataset, annotator, judge)
 
 
+PROMPT_BOX_PX = 110
+ANSWER_BOX_PX = 300
+
+
 def _answer(text: str | None, as_markdown: bool) -> None:
     if text is None:
         st.markdown("*(no answer)*")
@@ -106,7 +112,7 @@ def _answer(text: str | None, as_markdown: bool) -> None:
         st.markdown(neutralise_markdown(text) if as_markdown else esc(text))
 
 
-def _render(view: voting.BattleView, as_markdown: bool) -> None:
+def _render(view: voting.BattleView, as_markdown: bool, beside: Callable[[], None]) -> None:
     """The battle's turns: prompts always as text; answers as text, or as Markdown without images or HTML."""
     # A generated answer may repeat a key: redacted here, before any escaping changes how the key is written
     # (the store redacts what it writes; rows stored before that, or imported, pass here too).
@@ -115,15 +121,21 @@ def _render(view: voting.BattleView, as_markdown: bool) -> None:
     for k, (asked, left, right) in enumerate(turns):
         if len(turns) > 1:
             st.markdown(f"**Turn {k + 1}**")
-        with st.container(border=True):
+        # fixed heights, scrolling inside: the vote buttons below stay in the first screen whatever the lengths
+        with st.container(border=True, height=PROMPT_BOX_PX if len(turns) == 1 else "content"):
             st.markdown(esc(asked) if asked else "*(no prompt text)*")
-        c1, c2 = st.columns(2)
-        with c1.container(border=True):
+        last_turn = k == len(turns) - 1
+        c1, c2, *c3 = st.columns([5, 5, 2] if last_turn else [5, 5])
+        box: int | Literal["content"] = ANSWER_BOX_PX if len(turns) == 1 else "content"
+        with c1.container(border=True, height=box):
             st.caption("Left")
             _answer(left, as_markdown)
-        with c2.container(border=True):
+        with c2.container(border=True, height=box):
             st.caption("Right")
             _answer(right, as_markdown)
+        if last_turn:
+            with c3[0]:  # the choice, beside the answers: in the first screen whatever their lengths
+                beside()
 
 
 def _cast(dataset: str, annotator: str, view: voting.BattleView, choice: str, change: bool = False) -> None:
@@ -208,15 +220,16 @@ with page_guard("The Vote page"):
     remaining = [b for b in q.battle_ids if b not in done and b not in skipped]
     stats = load_stats(dataset, annotator, sel.judge, len(done))
     st.caption(
-        f"Voting as **{esc(annotator)}**: {stats.text()}. This queue has {len(remaining):,} battles left for you. "
-        f"Rule: {q.rule}."
+        f"Voting as **{esc(annotator)}**: {stats.text()}. This queue has {len(remaining):,} battles left for you."
     )
     if "vote_error" in st.session_state:
         st.error(st.session_state.pop("vote_error"))
     if "vote_refused" in st.session_state:
         st.warning(st.session_state.pop("vote_refused"))
     last = st.session_state.get("last_vote")
-    if last is not None:
+    if last is not None and st.session_state.get("vote_told") != last:
+        # Told once, in a toast that goes away: nothing of the previous battle (its models least of all) stays
+        # on screen above the next one.
         battle_id, shown, left, right, choice, replaced = last
         # model names come from imported files: shown literally (a "$" pair would otherwise become a formula)
         said = {
@@ -225,20 +238,12 @@ with page_guard("The Vote page"):
             "tie": "a tie",
             "both_bad": "both bad",
         }[choice]
-        st.success(
+        st.toast(
             f"{'Changed' if replaced else 'Stored'}: battle {battle_id}, you chose {said}. Left was **{esc(left)}**, "
-            f"right **{esc(right)}**."
+            f"right **{esc(right)}**.",
+            icon=":material/how_to_vote:",
         )
-        with st.expander("Change this vote"):
-            cols = st.columns(4)
-            earlier = voting.BattleView(battle_id, shown, [], left, right)
-            for col, option in zip(cols, voting.CHOICES):
-                col.button(
-                    option.replace("_", " "),
-                    key=f"change_{option}_{battle_id}",
-                    on_click=_cast,
-                    args=(dataset, annotator, earlier, option, True),
-                )
+        st.session_state["vote_told"] = last
     if not remaining:
         notice("this queue has no battle left for you: choose another queue, or thank you!")
         st.stop()
@@ -253,33 +258,49 @@ with page_guard("The Vote page"):
         notice(shown_battle.reason)
         st.stop()
     view = shown_battle
-    st.markdown(f"#### Battle {view.battle_id}")
-    as_markdown = st.toggle(
+    head, toggle = st.columns([3, 2], vertical_alignment="center")
+    head.markdown(f"#### Battle {view.battle_id}")
+    as_markdown = toggle.toggle(
         "Render answers as Markdown",
         key="answers_as_markdown",
         help="Formatting only: images are never loaded and HTML shows as text. Prompts always show as text.",
     )
-    _render(view, as_markdown)
-    columns = st.columns(5)
-    labels = {"left": "Left is better", "right": "Right is better", "tie": "Tie", "both_bad": "Both bad"}
-    # Keys carry the battle, so a press of the previous battle's button (still on screen while this page
-    # arrives) names that battle and _cast drops it, instead of storing it as either battle's vote.
-    for col, (choice, label), shortcut in zip(columns, labels.items(), "1234"):
-        col.button(
-            label,
-            key=f"vote_{choice}_{view.battle_id}",
-            shortcut=shortcut,
-            type="primary" if choice in ("left", "right") else "secondary",
+
+    def buttons() -> None:
+        labels = {"left": "Left is better", "right": "Right is better", "tie": "Tie", "both_bad": "Both bad"}
+        # Keys carry the battle, so a press of the previous battle's button (still on screen while this page
+        # arrives) names that battle and _cast drops it, instead of storing it as either battle's vote.
+        for (choice, label), shortcut in zip(labels.items(), "1234"):
+            st.button(
+                label,
+                key=f"vote_{choice}_{view.battle_id}",
+                shortcut=shortcut,
+                type="primary" if choice in ("left", "right") else "secondary",
+                width="stretch",
+                on_click=_cast,
+                args=(dataset, annotator, view, choice),
+            )
+        st.button(
+            "Skip",
+            key=f"skip_{view.battle_id}",
+            shortcut="s",
             width="stretch",
-            on_click=_cast,
-            args=(dataset, annotator, view, choice),
+            on_click=_skip,
+            args=(view.battle_id,),
         )
-    columns[4].button(
-        "Skip",
-        key=f"skip_{view.battle_id}",
-        shortcut="s",
-        width="stretch",
-        on_click=_skip,
-        args=(view.battle_id,),
-    )
-    st.caption("Keys: 1 left, 2 right, 3 tie, 4 both bad, s skip.")
+        st.caption("Keys: 1 left, 2 right, 3 tie, 4 both bad, s skip.")
+
+    _render(view, as_markdown, buttons)
+    st.caption(f"Why these battles: {q.rule}.")
+    if last is not None:  # below the battle on screen, and naming no model of the earlier one
+        battle_id, shown, left, right, _, _ = last
+        with st.expander(f"Change your vote on the previous battle ({battle_id})"):
+            cols = st.columns(4)
+            earlier = voting.BattleView(battle_id, shown, [], left, right)
+            for col, option in zip(cols, voting.CHOICES):
+                col.button(
+                    option.replace("_", " "),
+                    key=f"change_{option}_{battle_id}",
+                    on_click=_cast,
+                    args=(dataset, annotator, earlier, option, True),
+                )

@@ -1,6 +1,6 @@
 """Run every benchmark in turn (``make bench``); each prints its figures against its own in-run baseline.
 
-    python benchmarks/run_all.py [--quick] [--only bt,sparse,heldout,scope,judging,app,load,scale]
+    python benchmarks/run_all.py [--quick] [--only bt,sparse,heldout,scope,judging,app,load,first,scale]
 
 Inputs the benchmarks need are generated first when missing (the 1M-battle
 LMArena file, the 25k SoftElo file, the demo store).  ``--quick`` uses smaller
@@ -30,7 +30,9 @@ def _run(title: str, args: list[str]) -> bool:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small workloads (a smoke run)")
-    ap.add_argument("--only", default="bt,sparse,heldout,scope,judging,app,load,scale", help="comma-separated subset")
+    ap.add_argument(
+        "--only", default="bt,sparse,heldout,scope,judging,app,load,first,scale", help="comma-separated subset"
+    )
     args = ap.parse_args()
     wanted = set(args.only.split(","))
     OUT.mkdir(parents=True, exist_ok=True)
@@ -63,6 +65,8 @@ def main() -> int:
     if "load" in wanted:
         load = ["--sessions", "5", "--units", "600"] if args.quick else []
         ok &= _run("20 browser sessions while an Admin run writes", ["benchmarks/bench_load.py", *load])
+    if "first" in wanted:
+        ok &= _run("first start (fresh store to an answering server)", ["benchmarks/bench_first_start.py"])
     if "scale" in wanted:
         size = ["--battles", "300000", "--judged", "100000", "--annotators", "2000"] if args.quick else []
         ok &= _run("the benchmark arena at real scale", ["benchmarks/bench_scale.py", *size])

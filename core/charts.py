@@ -70,6 +70,10 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, height: int = 450) -> go
         legend=dict(orientation="h", yanchor="bottom", y=1.01, xanchor="left", x=0, font=dict(size=11)),
         hoverlabel=dict(namelength=-1),
     )
+    # The margins grow to hold the tick labels and axis titles (a 10 px margin alone cuts a long model name to
+    # its last letters); set here rather than left to the template, which a page's theme replaces.
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     return fig
 
 
@@ -104,11 +108,52 @@ def for_presentation(fig: go.Figure, base: int = 18, min_height: int = 760) -> g
     fig.update_xaxes(tickfont=dict(size=base), title_font=dict(size=base))
     fig.update_yaxes(tickfont=dict(size=base), title_font=dict(size=base))
     fig.update_annotations(font_size=base)
+    height = max(fig.layout.height or 0, min_height)
+    rows = _category_count(fig, "y")
+    if rows:
+        # every row keeps its label: Plotly drops labels that would overlap, so the chart grows to a row
+        # height the projector's type fits in, and the axis is told to label each category
+        height = max(height, int(rows * base * 1.6) + (fig.layout.margin.t or 60) + (fig.layout.margin.b or 60) + 60)
+        fig.update_yaxes(dtick=1, automargin=True)
+    if _category_count(fig, "x"):
+        fig.update_xaxes(dtick=1, automargin=True)
+    fig.update_layout(margin_t=(fig.layout.margin.t or 60) + 30, height=height, meta={"_presented": True})
+    return fig
+
+
+def _category_count(fig: go.Figure, axis: str) -> int:
+    """How many distinct text values the traces put on the ``axis`` (``x`` or ``y``) axis; 0 when it is numeric."""
+    seen: set[str] = set()
+    for trace in fig.data:
+        values = getattr(trace, axis, None)
+        if values is None or len(values) == 0:
+            continue
+        if not isinstance(values[0], str):
+            return 0
+        seen.update(str(v) for v in values)
+    return len(seen)
+
+
+def for_paper(fig: go.Figure, width: int = 680, max_height: int = 900, base: int = 11) -> go.Figure:
+    """Sized for a printed page: ``width`` px wide (inside an A4 or Letter page's margins at 96 px/in), at most
+    ``max_height`` px tall so that it fits on one page, type at least ``base`` px, and margins that hold every tick
+    label and axis title whole (automargin, plus room on the left for the y-axis title)."""
+    height = min(int(fig.layout.height or 450), max_height)
+    more_legend_rows = max(0, _legend_rows(fig, width) - _legend_rows(fig))  # a narrower figure wraps its legend
+    m = fig.layout.margin
     fig.update_layout(
-        margin_t=(fig.layout.margin.t or 60) + 30,
-        height=max(fig.layout.height or 0, min_height),
-        meta={"_presented": True},
+        width=width,
+        height=height,
+        font=dict(size=base),
+        legend_font=dict(size=base - 1),
+        margin=dict(
+            l=max(int(m.l or 0), 16),
+            r=max(int(m.r or 0), 16),
+            t=int(m.t if m.t is not None else 60) + 24 * more_legend_rows,
+        ),
     )
+    fig.update_xaxes(automargin=True, tickfont=dict(size=base - 1))
+    fig.update_yaxes(automargin=True, tickfont=dict(size=base - 1))
     return fig
 
 

@@ -149,7 +149,7 @@ def test_query_params_reproduce_the_view(demo_db, monkeypatch):
     with Store.open(demo_db, read_only=True) as s:
         f = s.battle_frame("demo", "judge-position")
     tau = fit_tau(f["gap"], f["human_y"]).tau
-    assert any(f"fitted τ = {tau:.3f}" in c.value for c in at.sidebar.caption)
+    assert any(f"fitted τ = {tau:.3f}" in c.value for c in at.caption)  # beside the τ slider, in the page header
 
 
 def test_softelo_store_says_why_intervals_are_missing_or_shows_them(softelo_db, monkeypatch):
@@ -270,7 +270,7 @@ def test_default_judge_is_the_one_whose_elo_best_predicts_human_elo(demo_db, mon
     "store, blocked",
     [
         ("demo_db", {}),
-        ("softelo_db", {}),
+        ("softelo_db", {"Judge bias": "shown first"}),  # its verdicts say neither the order shown nor the texts
         (
             "contests_db",
             {"Calibration": "no human votes", "Residuals": "no human votes", "Selective judging": "no human votes"},

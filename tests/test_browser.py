@@ -351,14 +351,83 @@ def test_presentation_mode_has_no_controls_and_large_chart_text(page, app_url):
             "stButtonGroup",
             "stSidebar",
         )
-        visible = [w for w in widgets if pg.locator(f"[data-testid='{w}']").filter(visible=True).count()]
+        visible = [
+            w
+            for w in widgets
+            if pg.locator(f"[data-testid='{w}']")
+            .filter(visible=True)
+            .filter(has_not_text="Exit presentation mode")  # the way out is the one widget
+            .count()
+        ]
         assert not visible, visible
+        assert pg.get_by_role("button", name="Exit presentation mode").is_visible()
+        assert pg.locator(".modebar-container").filter(visible=True).count() == 0  # no chart toolbar
         sizes = pg.eval_on_selector_all(
             ".js-plotly-plot text",
             "els => els.filter(e => e.textContent.trim()).map(e => parseFloat(getComputedStyle(e).fontSize))",
         )
         assert sizes and min(sizes) >= 16, sorted(sizes)[:5]
         pg.screenshot(path=str(ARTIFACTS / "leaderboard_presentation_1920x1080.png"))
+    finally:
+        context.close()
+
+
+def test_presentation_mode_exits_in_the_same_tab_and_keeps_every_row_label(page, app_url):
+    context = page.context.browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        pg = context.new_page()
+        pg.goto(f"{app_url}/leaderboard?dataset=demo&judge=judge-strong&present=1")
+        _wait_idle(pg)
+        pg.wait_for_selector(".js-plotly-plot text", timeout=60_000)
+        # every model of the chart keeps its label on the projector (Plotly drops overlapping ones otherwise)
+        labels = set(
+            pg.eval_on_selector_all(".js-plotly-plot .yaxislayer-above text", "els => els.map(e => e.textContent)")
+        )
+        rows = set(
+            pg.evaluate(
+                "() => document.querySelector('.js-plotly-plot').data"
+                ".flatMap(t => (t.y || []).filter(v => typeof v === 'string'))"
+            )
+        )
+        assert len(rows) >= 10 and rows <= labels, sorted(rows - labels)[:5]
+        pg.get_by_role("button", name="Exit presentation mode").click()
+        pg.wait_for_function("() => !location.search.includes('present=1')", timeout=30_000)
+        _wait_idle(pg)
+        assert len(context.pages) == 1  # no new tab
+        assert pg.locator("[data-testid='stSidebar']").filter(visible=True).count() == 1  # out of presentation
+        assert pg.get_by_role("button", name="Exit presentation mode").count() == 0
+    finally:
+        context.close()
+
+
+def test_the_sliders_and_the_vote_buttons_are_on_the_first_screen_at_1440x900(page, app_url):
+    context = page.context.browser.new_context(viewport={"width": 1440, "height": 900})
+    try:
+        pg = context.new_page()
+        pg.goto(f"{app_url}/leaderboard?dataset=demo&judge=judge-strong")
+        _wait_rendered(pg)
+        for label in (TAU, ALPHA):
+            box = pg.get_by_label(label, exact=True).first.bounding_box()
+            assert box is not None and box["y"] + box["height"] <= 900, (label, box)
+        pg.goto(f"{app_url}/vote?dataset=demo&annotator=screen-tester")
+        pg.wait_for_selector("h4", timeout=90_000)
+        _wait_idle(pg)
+        pg.screenshot(path=str(ARTIFACTS / "vote_first_screen_1440x900.png"))
+        for name in ("Left is better", "Right is better", "Tie", "Both bad", "Skip"):
+            box = pg.get_by_role("button", name=name).first.bounding_box()
+            assert box is not None and box["y"] + box["height"] <= 900, (name, box)
+        battle = pg.locator("h4", has_text="Battle").first.inner_text()
+        pg.get_by_role("button", name="Left is better").click()
+        pg.wait_for_function(
+            "b => [...document.querySelectorAll('h4')].some(h => h.textContent.startsWith('Battle') && "
+            "h.textContent !== b)",
+            arg=battle,
+            timeout=60_000,
+        )
+        _wait_idle(pg)
+        main = pg.locator("[data-testid='stMain']").inner_text()
+        assert "Left was" not in main  # the previous battle's models are not left above the next battle
+        pg.screenshot(path=str(ARTIFACTS / "vote_first_screen_1440x900.png"))
     finally:
         context.close()
 

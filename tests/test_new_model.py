@@ -12,6 +12,7 @@ import pytest
 from core.app import Unavailable
 from core.app.leaderboard import human_ratings, view_for
 from core.app.newmodel import plan_battles, standing
+from core.safe_text import escape_markdown
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT
@@ -132,7 +133,8 @@ def test_the_leaderboard_says_where_models_without_votes_stand(demo_without_one_
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(h.value == "Models without human votes: where they stand" for h in at.subheader)
-    lines = [m.value for m in at.markdown if m.value.startswith(f"- {new}: predicted human Elo")]
+    prefix = f"- {escape_markdown(f'{new}: predicted human Elo')}"  # imported names are shown as text
+    lines = [m.value for m in at.markdown if m.value.startswith(prefix)]
     assert len(lines) == 1 and "conformal interval" in lines[0]
 
 
@@ -186,8 +188,9 @@ def test_the_leaderboard_and_the_evaluate_use_case_give_one_answer(demo_without_
     at.switch_page("app_pages/leaderboard.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    line = next(m.value for m in at.markdown if m.value.startswith(f"- {new}: predicted human Elo"))
+    prefix = f"- {escape_markdown(f'{new}: predicted human Elo')}"  # imported names are shown as text
+    line = next(m.value for m in at.markdown if m.value.startswith(prefix))
     with Store.open(db, read_only=True) as s:
         res = standing(s, "demo", judge, new, alpha=0.2)
     assert not isinstance(res, Unavailable)
-    assert line == f"- {res.text()}"
+    assert line == f"- {escape_markdown(res.text())}"

@@ -304,7 +304,9 @@ def test_the_leaderboard_page_shows_the_win_rates_against_the_baseline(alpaca_db
     at.switch_page("app_pages/leaderboard.py")
     at.run()
     assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
-    assert any(f"Against the baseline, {AE_BASELINE}" in h.value for h in at.subheader)
+    from core.safe_text import escape_markdown
+
+    assert any(f"Against the baseline, {escape_markdown(AE_BASELINE)}" in h.value for h in at.subheader)
     table = next(d.value for d in at.dataframe if "LC win rate (%)" in d.value.columns)
     with Store.open(alpaca_db, read_only=True) as s:
         view = win_rate_view(s, "ae", judge=AE_CONFIG)

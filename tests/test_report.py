@@ -102,9 +102,8 @@ def test_exports_carry_context_and_sensible_precision(demo_db):
         view, _ = view_for(s, "demo", "judge-strong", None, 0.1)
     table = export_table(view)
     context = report_context("demo", "judge-strong", view.tau, 0.1)
-    csv = export.to_csv(table, context)
-    assert csv.startswith("# dataset: demo\n# judge: judge-strong\n# tau: ")
-    back = pd.read_csv(io.StringIO(csv), comment="#")
+    csv = export.to_csv(table)  # a plain table: its context goes to a sidecar (tests/test_report_document.py)
+    back = pd.read_csv(io.StringIO(csv))
     assert list(back.columns) == list(table.columns) and len(back) == len(table)
     assert pd.api.types.is_integer_dtype(back["human Elo"])  # ±17 Elo intervals: whole Elo points, not 13 decimals
     md = export.to_markdown(table, context=context)

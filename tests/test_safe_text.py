@@ -155,7 +155,7 @@ def hostile(tmp_path):
 
 def _shown(at: AppTest) -> list[str]:
     """Every string the page handed Streamlit's Markdown renderer."""
-    kinds = ("markdown", "caption", "success", "info", "warning", "error", "title", "header", "subheader")
+    kinds = ("markdown", "caption", "success", "info", "warning", "error", "title", "header", "subheader", "toast")
     return [str(e.value) for kind in kinds for e in getattr(at, kind)] + [
         str(w.label) for w in (*at.toggle, *at.button, *at.radio, *at.checkbox)
     ]
@@ -202,7 +202,7 @@ def test_the_vote_page_shows_imported_text_as_text(hostile, monkeypatch):
     next(b for b in at.button if b.label == "Left is better").click().run()
     assert not at.exception, at.exception
     _assert_no_markup(at)
-    told = " ".join(s.value for s in at.success)
+    told = " ".join(t.value for t in at.toast)
     shown = voting.shown_order("alice", battle)
     left, right = (row["model_a"], row["model_b"]) if shown == "ab" else (row["model_b"], row["model_a"])
     assert left in names.values() and HOSTILE in left

@@ -76,8 +76,8 @@ def test_sign_in_vote_skip_and_change(demo, monkeypatch):
     assert list(stored.index) == [first]
     assert stored.loc[first, "shown_order"] == shown
     assert stored.loc[first, "winner"] == ("a" if shown == "ab" else "b")
-    told = " ".join(s.value for s in at.success)
-    # revealed after (as text: a model's name is escaped for Markdown)
+    told = " ".join(t.value for t in at.toast)
+    # revealed after, in a toast that goes away (as text: a model's name is escaped for Markdown)
     assert (
         f"battle {first}" in told
         and escape_markdown(row["model_a"]) in told
@@ -96,7 +96,7 @@ def test_sign_in_vote_skip_and_change(demo, monkeypatch):
     stored = _votes(demo, "alice")
     assert list(stored.index) == [first]
     assert stored.loc[first, "winner"] == ("b" if shown == "ab" else "a")
-    assert "Changed" in " ".join(s.value for s in at.success)
+    assert "Changed" in " ".join(t.value for t in at.toast)
 
 
 def test_queue_switch_and_remembered_annotator(demo, monkeypatch):

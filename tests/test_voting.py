@@ -54,7 +54,7 @@ def test_a_vote_button_counts_only_for_the_battle_on_screen_and_only_once():
     assert voting.stale_press(40, on_screen=40, voted={12}) is None  # the battle on screen, first press
     assert voting.stale_press(40, on_screen=None, voted=set()) is None  # nothing recorded yet: the first page
     again = voting.stale_press(40, on_screen=40, voted={12, 40})  # a second press before the page moved on
-    assert again is not None and "Change this vote" in again
+    assert again is not None and "Change your vote on the previous battle" in again
 
 
 def test_one_vote_per_annotator_and_battle_a_changed_mind_replaces_it(demo):

@@ -21,9 +21,12 @@ class DatasetFacts:
     judge: str | None  # the selected judge
     judge_rubric: bool  # the selected judge gave rubric scores
     judge_both_orders: bool
+    judge_order_known: bool  # some of the judge's verdicts say which answer was shown first
+    judge_confidence: bool  # rubric scores, first-token probabilities or a stated confidence (SCOPE needs one)
     judge_template: str | None
     judge_description: str | None
     n_graded: int  # completions with a correctness label
+    n_measured: int = 0  # completions with a length (style and verbosity need them)
 
 
 def dataset_facts(store: Store, dataset: str, judge: str | None) -> DatasetFacts:
@@ -41,9 +44,14 @@ def dataset_facts(store: Store, dataset: str, judge: str | None) -> DatasetFacts
         judge=judge if row is not None else None,
         judge_rubric=bool(row is not None and row["n_rubric"] > 0),
         judge_both_orders=bool(row is not None and {"ab", "ba"} <= set(row["orders"])),
+        judge_order_known=bool(row is not None and {"ab", "ba"} & set(row["orders"])),
+        judge_confidence=bool(
+            row is not None and (row["n_rubric"] > 0 or row["n_logprob"] > 0 or row["n_confidence"] > 0)
+        ),
         judge_template=None if row is None else _text(row["template"]),
         judge_description=None if row is None else _text(row["profile"]),
         n_graded=int(comps["correct"].notna().sum()) if len(comps) else 0,
+        n_measured=int(comps["length"].notna().sum()) if len(comps) else 0,
     )
 
 
@@ -58,23 +66,74 @@ def _text(value: object) -> str | None:
 
 DATA_PAGES = ("leaderboard", "calibration", "residuals", "bias", "selective", "judges", "analyses")
 
+# What would make a page work, per reason: which data (human votes, which judge output) and where it comes from
+# (an Admin action, the Vote page, an import).  The page's notice says it; the sidebar names only the reason.
+IMPORT = "import a file with `python -m core import` (README, section Data, lists the formats)"
+RUN_JUDGE = "run a judge from the Admin page (it judges the answers' texts) or " + IMPORT.replace("a file", "judgments")
+ADD_VOTES = "import a file with human votes, or collect votes on the Vote page"
+ADD_CONFIDENCE = (
+    "a judge that gives a confidence with its verdict: rubric scores (the *rubric* template) or first-token A/B "
+    "logprobs (the *ab-logprob* template) — run one from the Admin page, best with *judge both presentation "
+    "orders* ticked — or import judgments that carry scores or probabilities"
+)
+ADD_RUBRIC = (
+    "rubric scores from the judge on battles with a decisive human vote: run a judge with the *rubric* template "
+    "from the Admin page, or import judgments that carry scores"
+)
+ADD_BOTH_ORDERS = (
+    "the judge's verdicts in both presentation orders: run it from the Admin page with *judge both presentation "
+    "orders* ticked, or import judgments that record each order"
+)
+ADD_ORDER = (
+    "judgments that record which answer the judge saw first, or the answers' texts (then the Admin page can "
+    "judge both presentation orders, and length and formatting can be measured): " + IMPORT
+)
+
 
 def unavailable_pages(f: DatasetFacts) -> dict[str, str]:
-    """Page key → one line saying why it cannot run on this dataset (pages that can run are absent)."""
-    why: dict[str, str] = {}
+    """Page key → one line saying why it cannot run on this dataset, or can only show a notice (pages that can
+    show results are absent).  :func:`remedies` says what would make each work."""
+    return {page: why for page, (why, _) in _reasons(f).items()}
+
+
+def remedies(f: DatasetFacts) -> dict[str, str]:
+    """Page key → what would make it work (data and where it comes from), for the pages :func:`unavailable_pages`
+    lists."""
+    return {page: fix for page, (_, fix) in _reasons(f).items()}
+
+
+def _reasons(f: DatasetFacts) -> dict[str, tuple[str, str]]:
+    why: dict[str, tuple[str, str]] = {}
     votes, judge = f.n_votes > 0, f.judge is not None
     if f.n_battles == 0:
-        return dict.fromkeys(DATA_PAGES, "no battles")
+        return dict.fromkeys(DATA_PAGES, ("no battles", IMPORT))
     if not votes and not judge:
-        why["leaderboard"] = "no human votes and no judgments"
+        why["leaderboard"] = ("no human votes and no judgments", f"{ADD_VOTES}, or {RUN_JUDGE}")
     if not judge:
         for k in ("calibration", "residuals", "bias", "selective"):
-            why[k] = "no judge has judged this dataset"
+            why[k] = ("no judge has judged this dataset", RUN_JUDGE)
     elif not votes:
         for k in ("calibration", "residuals", "selective"):
-            why[k] = "no human votes to compare the judge with"
+            why[k] = ("no human votes to compare the judge with", ADD_VOTES)
+    if judge and votes and not f.judge_confidence:
+        why["selective"] = (
+            "the judge gives no confidence with its verdicts (no rubric scores, logprobs or stated confidence)",
+            ADD_CONFIDENCE,
+        )
+    if judge and not f.judge_order_known and f.n_measured == 0 and len(f.judges) < 2:
+        # position needs the shown order, style and verbosity the answers' lengths, self-preference other judges
+        why["bias"] = (
+            "the judge's verdicts do not say which answer was shown first, and there are no answer texts to measure",
+            ADD_ORDER,
+        )
     if not judge and f.n_annotators == 0:
-        why["judges"] = "no judge verdicts and no annotator ids"
+        why["judges"] = (
+            "no judge verdicts and no annotator ids",
+            f"{RUN_JUDGE}, or import human votes with annotator ids",
+        )
     if not votes and not judge and f.n_graded == 0:
-        why["analyses"] = "no votes, judgments or correctness labels"
+        why["analyses"] = (
+            "no votes, judgments or correctness labels",
+            f"{ADD_VOTES}, {RUN_JUDGE}, or import a benchmark whose answers are graded correct or not",
+        )
     return why

@@ -6,14 +6,17 @@ both format numbers their own way.  Floats get a fixed number of digits,
 integer-valued columns (ranks, counts) print without decimals, and a missing
 value prints as an empty cell (Markdown, CSV) or ``--`` (LaTeX).
 
-``context`` (dataset, judge, τ, α, date, ...) travels with every export: as
-``# key: value`` lines before a CSV header (``pandas.read_csv(comment="#")``
-skips them), as a list above a Markdown table, in a LaTeX caption.  Round a
-table to the precision its intervals support before exporting it.
+``context`` (dataset, judge, τ, α, date, ...) travels with every export: as a
+list above a Markdown table, in a LaTeX caption, and beside a CSV in a sidecar
+JSON file (:func:`provenance_json`, ``<name>.json`` next to ``<name>.csv``): the
+CSV itself is a plain table, header then rows, which a spreadsheet opens
+without stray comment rows.  Round a table to the precision its intervals
+support before exporting it.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from typing import Any
@@ -77,17 +80,31 @@ def _cells(df: pd.DataFrame, digits: int, missing: str, text: Callable[[str], st
     return rows
 
 
-Context = dict[str, str]
+Context = dict[str, Any]
 
 
 def context_lines(context: Context | None) -> list[str]:
     return [f"{k}: {v}" for k, v in (context or {}).items()]
 
 
-def to_csv(df: pd.DataFrame, context: Context | None = None) -> str:
-    """CSV of the values as given (a spreadsheet re-reads them exactly), after ``# key: value`` context lines."""
-    head = "".join(f"# {line}\n" for line in context_lines(context))
-    return redact(head + df.to_csv(index=False))
+def to_csv(df: pd.DataFrame) -> str:
+    """CSV of the values as given (a spreadsheet re-reads them exactly): the header, then one line a row, nothing
+    else; its context goes to a sidecar (:func:`provenance_json`)."""
+    return redact(df.to_csv(index=False))
+
+
+def provenance_json(context: Context | None, df: pd.DataFrame | None = None, file: str | None = None) -> str:
+    """The sidecar of a CSV export: the file it describes, its context (dataset, judge, τ, α, code version,
+    date, ...) and the table's columns and row count (``df``; its header alone will do, with ``rows`` in the
+    context)."""
+    out: dict[str, object] = {}
+    if file is not None:
+        out["file"] = file
+    out |= dict(context or {})
+    if df is not None:
+        out["columns"] = [str(c) for c in df.columns]
+        out.setdefault("rows", len(df))
+    return redact(json.dumps(out, ensure_ascii=False, indent=1, default=str) + "\n")
 
 
 def to_markdown(df: pd.DataFrame, digits: int = 1, context: Context | None = None) -> str:

@@ -268,6 +268,7 @@ class Progress:
     started: float = field(default_factory=time.time)
     finished: float | None = None
     error: str | None = None  # why the run stopped before its end (a signal, an unexpected error)
+    stamp: str | None = None  # the data it computed for (persist.Stamps.everything() at its start)
 
 
 def progress_path(db: str | Path) -> Path:
@@ -298,6 +299,25 @@ def running(db: str | Path) -> bool:
     if p is None or p.finished is not None:
         return False
     return process_alive(p.pid, None) is not False
+
+
+def done_for(db: str | Path, stamp: str) -> bool:
+    """Whether a precompute of every dataset finished for exactly this data (nothing new to compute since)."""
+    p = read_progress(db)
+    return p is not None and p.finished is not None and p.error is None and p.stamp == stamp
+
+
+def needed(db: str | Path) -> bool:
+    """Whether a background precompute should start now: none is running, and none finished for the store's
+    current data (a server that starts on a store computed before starts none)."""
+    if running(db):
+        return False
+    try:
+        store = cast(Store, OnDemandStore(db, wait_s=5.0))
+        stamp = persist.Stamps.of(store).everything()
+    except StoreError:
+        return False
+    return not done_for(db, stamp)
 
 
 def stopped(db: str | Path) -> str | None:
@@ -373,6 +393,7 @@ def run(
     p = Progress()
     _write_progress(db, p)
     try:
+        p.stamp = persist.Stamps.of(store).everything() if dataset is None else None
         todo = jobs(store, dataset)
         p.total = len(todo)
         _write_progress(db, p)

@@ -10,11 +10,18 @@ version and the date), so that a reader can tell exactly what they hold.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import math
+import os
 import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -25,27 +32,55 @@ from core.app.calibration import reliability_curves
 from core.app.leaderboard import LeaderboardView, chart_input, display_table, view_for
 from core.redact import redact
 from core.stats.bias import position_bias
-from core.stats.calibration import fit_tau
+from core.stats.calibration import Reliability, TauFit, fit_tau
 from core.store import Store
 from core.version import code_version
 
 HELDOUT_SEED = 42  # the seed of the leave-one-out and deployment bootstraps (core.stats.heldout defaults)
 
+# Screen: a readable page.  Paper (@page, @media print): A4 or Letter, whichever the printer is set to; the
+# headline, the key figures and the top of the table on page 1; a table as wide as the page at most (headers and
+# long names wrap), its header repeated on every page; the charts drawn at paper width (PAPER_WIDTH_PX), without
+# plotly's toolbar.
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2rem auto; max-width: 1100px;
        color: #1a1a1a; line-height: 1.45; padding: 0 1rem; }
 h1 { font-size: 1.9rem; margin-bottom: .2rem; }
 h2 { font-size: 1.35rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
 .sub { color: #555; margin-top: 0; } .headline { font-size: 1.5rem; font-weight: 600; margin: 1rem 0; }
+ul.figures { list-style: none; padding: 0; margin: .4rem 0 .8rem; display: flex; flex-wrap: wrap; gap: .2rem 1.6rem; }
+ul.figures li { white-space: nowrap; } ul.figures b { font-variant-numeric: tabular-nums; }
 table { border-collapse: collapse; font-size: .85rem; width: 100%; }
 th, td { border-bottom: 1px solid #e3e3e3; padding: .25rem .5rem; text-align: right; white-space: nowrap; }
-th { background: #f4f4f4; } td:nth-child(2), th:nth-child(2), td:nth-child(3), th:nth-child(3) { text-align: left; }
+th { background: #f4f4f4; }
+table.leaderboard :is(td, th):is(:nth-child(2), :nth-child(3)), table.ece :is(td, th):first-child {
+  text-align: left; }
+thead { display: table-header-group; } tr { break-inside: avoid; }
+table.ece { width: auto; min-width: 60%; }
 .note { background: #f6f8fa; border-left: 4px solid #0072B2; padding: .5rem .8rem; margin: .6rem 0; }
+.note.tau { border-left-color: #D55E00; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; } dt { font-weight: 600; }
 dd { margin: 0; font-family: ui-monospace, monospace; font-size: .85rem; word-break: break-all; }
-@media print { body { margin: 0; max-width: none; } h2 { break-before: auto; } .chart, table { break-inside: avoid; }
-               a { color: inherit; text-decoration: none; } }
+.chart { margin: .8rem 0; }
+@page { size: auto; margin: 12mm 11mm 13mm; }
+@media print {
+  html { font-size: 9.5pt; }
+  body { margin: 0; max-width: none; padding: 0; line-height: 1.3; }
+  h1 { font-size: 15pt; margin: 0 0 .1rem; } h2 { font-size: 12pt; margin: 1.1rem 0 .4rem; break-after: avoid; }
+  .headline { font-size: 12pt; margin: .5rem 0 .3rem; } .sub { margin-bottom: .3rem; }
+  ul.figures { margin: .2rem 0 .4rem; gap: .1rem 1.2rem; }
+  table { font-size: 7.3pt; width: 100%; break-inside: auto; }
+  th, td { padding: .12rem .24rem; }
+  th { white-space: normal; vertical-align: bottom; }
+  table.leaderboard td:is(:nth-child(2), :nth-child(3)) { white-space: normal; overflow-wrap: break-word; }
+  table.leaderboard td:nth-child(2) { min-width: 7.5em; }
+  .chart, .note, dl > * { break-inside: avoid; }
+  .modebar, .modebar-container { display: none !important; }
+  .note { padding: .3rem .6rem; margin: .4rem 0; }
+  a { color: inherit; text-decoration: none; }
+}
 """
+PAPER_WIDTH_PX = 680  # a chart's width on paper: A4 (186 mm) and Letter (194 mm) inside the page margins, at 96 px/in
 
 
 def _md(text: str) -> str:
@@ -56,12 +91,10 @@ def _md(text: str) -> str:
 
 
 def _figure(fig: Any, first: bool) -> str:
-    fig.update_layout(width=1000)
-    return (
-        '<div class="chart">'
-        + fig.to_html(full_html=False, include_plotlyjs=first, config={"displaylogo": False})
-        + "</div>"
-    )
+    """One chart, sized for paper, without plotly's toolbar (it would print); plotly.js embedded with the first."""
+    charts.for_paper(fig, PAPER_WIDTH_PX)
+    config = {"displaylogo": False, "displayModeBar": False, "responsive": False}
+    return '<div class="chart">' + fig.to_html(full_html=False, include_plotlyjs=first, config=config) + "</div>"
 
 
 def _judge_configuration(store: Store, judge: str) -> dict[str, Any]:
@@ -102,6 +135,126 @@ def caveats(view: LeaderboardView, frame: pd.DataFrame | None, human_issues: tup
     return out
 
 
+def _number(x: float, digits: int) -> str:
+    return f"{x:.{digits}f}" if abs(x - round(x, digits)) < 1e-12 else f"{x:.{digits + 2}g}"
+
+
+def file_stem(kind: str, dataset: str, judge: str | None, tau: float | None, alpha: float) -> str:
+    """``<kind>_<dataset>_<judge>_tau<τ>_alpha<α>``: what a downloaded file holds, in its name; any character
+    other than a letter, digit, ``.``, ``_`` or ``-`` becomes ``-`` (a dataset named ``org/set`` is ``org-set``)."""
+
+    def clean(name: str) -> str:
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:60] or "x"
+
+    parts = [kind, clean(dataset)]
+    if judge:
+        parts.append(clean(judge))
+    if tau is not None and math.isfinite(tau):
+        parts.append(f"tau{tau:.3g}")
+    parts.append(f"alpha{_number(alpha, 2)}")
+    return "_".join(parts)
+
+
+def report_file_name(dataset: str, judge: str | None, tau: float | None, alpha: float, suffix: str = ".html") -> str:
+    """``report_<dataset>_<judge>_tau0.477_alpha0.10.html`` (τ: the one the report is drawn at, fitted or chosen)."""
+    return file_stem("report", dataset, judge, tau, alpha) + suffix
+
+
+@dataclass(frozen=True)
+class TauCaveat:
+    """The chosen τ beside the fitted one, with the ECE of the soft targets at each (None: τ cannot be fitted)."""
+
+    chosen: float
+    fit: TauFit
+    ece_chosen: float
+    ece_fitted: float | None
+    n: int
+
+    def sentence(self) -> str:
+        if self.fit.tau is None or self.ece_fitted is None:
+            return (
+                f"**τ = {self.chosen:.3g} was chosen, and τ cannot be fitted on this data ({self.fit.reason}).** "
+                f"The Soft-Elo and its intervals use this τ; nothing checks that its soft targets are calibrated "
+                f"(their ECE against the human votes is {self.ece_chosen:.3f} on {self.n:,} battles)."
+            )
+        if self.fit.lower is not None and self.fit.upper is not None:
+            side = "inside" if self.fit.lower <= self.chosen <= self.fit.upper else "outside"
+            where = f" ({side} its 95% interval {self.fit.lower:.3f}–{self.fit.upper:.3f})"
+        else:
+            where = ""
+        return (
+            f"**τ = {self.chosen:.3g} was chosen; it is not the fitted τ = {self.fit.tau:.3f}**{where}. The "
+            f"Soft-Elo and its intervals use the chosen τ. Against the human votes on {self.n:,} battles, the soft "
+            f"targets have an expected calibration error (ECE) of {self.ece_chosen:.3f} at the chosen τ and "
+            f"{self.ece_fitted:.3f} at the fitted τ."
+        )
+
+
+def _chosen_is_fitted(view: LeaderboardView, fit: TauFit) -> bool:
+    if view.tau_fitted:
+        return True
+    return fit.tau is not None and view.tau is not None and math.isclose(view.tau, fit.tau, rel_tol=1e-9)
+
+
+def _calibration(frame: pd.DataFrame, view: LeaderboardView, fit: TauFit) -> tuple[list[Reliability], TauCaveat | None]:
+    """The reliability curves the report draws (fitted τ, the chosen τ when it differs, hard labels, label
+    smoothing) and the τ caveat when the chosen τ is not the fitted one."""
+    from core.app.calibration import label_reliability, pool_tied_bins
+    from core.stats.calibration import reliability
+
+    q = 0.75
+    same = _chosen_is_fitted(view, fit)
+    if fit.tau is not None:
+        curves = reliability_curves(frame, fit.tau, view.tau if view.tau is not None else fit.tau, q)
+        if same or view.tau is None:
+            curves = [curves[0], *curves[2:]]
+        else:
+            curves[1] = dataclasses.replace(curves[1], label=f"chosen τ = {view.tau:.3g}")
+    else:
+        curves = label_reliability(frame, q)
+        if view.tau is not None:
+            chosen = reliability(
+                frame["gap"], frame["human_y"], frame["judge_hard"], tau=view.tau, label=f"chosen τ = {view.tau:.3g}"
+            )
+            curves = [pool_tied_bins(chosen), *curves]
+    caveat = None
+    if view.tau is not None and not same and "soft_elo" in view.table:
+        first = curves[1] if fit.tau is not None else curves[0]
+        caveat = TauCaveat(view.tau, fit, first.ece, curves[0].ece if fit.tau is not None else None, first.n)
+    return curves, caveat
+
+
+def _key_figures(view: LeaderboardView, frame: pd.DataFrame | None, human: Any, alpha: float) -> list[str]:
+    """The numbers a reader wants beside the headline (HTML fragments, values escaped)."""
+    out = [f"<b>{len(view.table):,}</b> models"]
+    if human is not None:
+        votes = f"<b>{human.n_votes:,}</b> human votes on " if human.n_votes is not None else "human votes on "
+        out.append(f"{votes}<b>{human.n_battles:,}</b> battles")
+    if frame is not None:
+        out.append(f"<b>{int(frame['judge_hard'].notna().sum()):,}</b> battles judged")
+    if view.tau is not None:
+        out.append(f"<b>τ = {view.tau:.3g}</b> ({'fitted' if view.tau_fitted else 'chosen'})")
+    if view.has_intervals:
+        width = view.table["interval_upper"] - view.table["interval_lower"]
+        out.append(
+            f"<b>{1 - alpha:.0%}</b> conformal intervals (α = {alpha:.2f}), median width "
+            f"<b>{float(pd.Series(width).median()):.0f}</b> Elo"
+        )
+    else:
+        out.append(f"α = {alpha:.2f}")
+    return out
+
+
+def _tau_words(view: LeaderboardView, fit: TauFit | None) -> str:
+    """ "τ = 0.48 (chosen; the fitted τ is 0.477)" or "τ = 0.477 (fitted)"."""
+    assert view.tau is not None
+    if view.tau_fitted:
+        return f"τ = {view.tau:.3g} (fitted)"
+    if fit is None or fit.tau is None:
+        return f"τ = {view.tau:.3g} (chosen; τ cannot be fitted on this data)"
+    return f"τ = {view.tau:.3g} (chosen; the fitted τ is {fit.tau:.3f})"
+
+
 def report_html(
     store: Store,
     dataset: str,
@@ -111,6 +264,30 @@ def report_html(
     now: datetime | None = None,
 ) -> str:
     """The whole report as one HTML document (``tau=None``: the judge's fitted τ)."""
+    return build_report(store, dataset, judge, tau, alpha, now).html
+
+
+@dataclass(frozen=True)
+class Report:
+    html: str
+    dataset: str
+    judge: str | None
+    tau: float | None  # the τ the report is drawn at (fitted or chosen); None without Soft-Elo
+    alpha: float
+
+    def file_name(self, suffix: str = ".html") -> str:
+        return report_file_name(self.dataset, self.judge, self.tau, self.alpha, suffix)
+
+
+def build_report(
+    store: Store,
+    dataset: str,
+    judge: str | None,
+    tau: float | None = None,
+    alpha: float = 0.1,
+    now: datetime | None = None,
+) -> Report:
+    """The report (:func:`report_html`) with the τ it is drawn at, which names its file."""
     from core.app.leaderboard import ratings
 
     if not 0 < alpha < 1:
@@ -120,6 +297,9 @@ def report_html(
     human = ratings(store, dataset, "human", ci="sandwich")
     human_issues = () if isinstance(human, Unavailable) else human.issues
     prov = store.provenance(dataset)
+    fit = None
+    if frame is not None and judge is not None:
+        fit = fit_tau(frame["gap"].to_numpy(float), frame["human_y"].to_numpy(float))
     title = f"Leaderboard of {dataset}" + (f", judge {judge}" if judge else "")
     parts = [
         "<!DOCTYPE html>",
@@ -127,44 +307,46 @@ def report_html(
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
         f'<p class="sub">Generated {now:%Y-%m-%d %H:%M} UTC'
-        + (f" · τ = {view.tau:.3g} ({'fitted' if view.tau_fitted else 'chosen'})" if view.tau else "")
+        + (f" · {html.escape(_tau_words(view, fit))}" if view.tau is not None else "")
         + f" · α = {alpha:.2f}</p>",
     ]
     headline = view.headline()
     parts.append(f'<p class="headline">{_md(headline or "No model could be rated on this dataset.")}</p>')
+    figures = _key_figures(view, frame, None if isinstance(human, Unavailable) else human, alpha)
+    parts.append('<ul class="figures">' + "".join(f"<li>{f}</li>" for f in figures) + "</ul>")
     tau_note = view.tau_note()
     if tau_note:
         parts.append(f'<p class="sub">{_md(tau_note)}</p>')
     parts.append("<h2>Leaderboard</h2>")
-    parts.append(display_table(view).to_html(index=False, na_rep="—", border=0, escape=True))
+    parts.append(display_table(view).to_html(index=False, na_rep="—", border=0, escape=True, classes="leaderboard"))
     drawn = chart_input(view, ("human", "hard", "soft"))
     fig = charts.leaderboard_intervals(
         drawn.frame, drawn.methods, interval=drawn.interval, interval_label=drawn.interval_label
     )
     parts.append(_figure(fig, first=True))
 
-    if frame is not None and judge is not None:
-        fit = fit_tau(frame["gap"].to_numpy(float), frame["human_y"].to_numpy(float))
-        if fit.ok and fit.tau is not None:
-            parts.append("<h2>Calibration of the judge</h2>")
-            parts.append(f"<p>{_md(fit.caption())}</p>")
-            user = view.tau if view.tau is not None else fit.tau
-            curves = reliability_curves(frame, fit.tau, user, 0.75)
-            parts.append(_figure(charts.reliability_diagram(curves), first=False))
-            ece = pd.DataFrame(
-                [
-                    {
-                        "target": c.label,
-                        "ECE": round(c.ece, 4),
-                        "battles": c.n,
-                        "agreement with humans": round(c.accuracy, 3),
-                    }
-                    for c in curves
-                ]
-            )
-            parts.append(ece.to_html(index=False, border=0))
+    tau_caveat = None
+    if frame is not None and fit is not None and (fit.ok or view.tau is not None):
+        curves, tau_caveat = _calibration(frame, view, fit)
+        parts.append("<h2>Calibration of the judge</h2>")
+        parts.append(f"<p>{_md(fit.caption())}</p>")
+        parts.append(_figure(charts.reliability_diagram(curves), first=False))
+        ece = pd.DataFrame(
+            [
+                {
+                    "target": c.label,
+                    "ECE": round(c.ece, 4),
+                    "battles": c.n,
+                    "agreement with humans": round(c.accuracy, 3),
+                }
+                for c in curves
+            ]
+        )
+        parts.append(ece.to_html(index=False, border=0, classes="ece"))
 
     parts.append("<h2>Caveats</h2>")
+    if tau_caveat is not None:
+        parts.append(f'<div class="note tau">{_md(tau_caveat.sentence())}</div>')
     for c in caveats(view, frame, human_issues):
         parts.append(f'<div class="note">{_md(c)}</div>')
 
@@ -198,7 +380,94 @@ def report_html(
     ]
     parts += [f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in rows]
     parts.append("</dl></body></html>")
-    return redact("\n".join(parts))  # names, notes and the configuration come from the store and files
+    text = redact("\n".join(parts))  # names, notes and the configuration come from the store and files
+    return Report(text, dataset, judge, view.tau if "soft_elo" in view.table else None, alpha)
+
+
+# ------------------------------------------------------------------ PDF
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+CHROMIUM_DIRS: tuple[str, ...] = ("/usr/bin",)  # looked in after PATH
+CHROMIUM_ENV = "ARENA_CHROMIUM"  # an explicit browser executable
+
+
+class NoChromium(RuntimeError):
+    """No headless Chromium to print with (the message says where it looked and what to do)."""
+
+
+def find_chromium() -> str:
+    """The Chromium (or Chrome) executable: ``$ARENA_CHROMIUM``, else the first of CHROMIUM_NAMES on PATH, else in
+    CHROMIUM_DIRS."""
+    given = os.environ.get(CHROMIUM_ENV)
+    if given:
+        found = shutil.which(given)
+        if found is None:
+            raise NoChromium(f"{CHROMIUM_ENV}={given} is not an executable Chromium or Chrome")
+        return found
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    for folder in CHROMIUM_DIRS:
+        for name in CHROMIUM_NAMES:
+            candidate = Path(folder) / name
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
+    raise NoChromium(
+        "a PDF is printed by headless Chromium, and none was found ("
+        + ", ".join(CHROMIUM_NAMES)
+        + f" on PATH or in {', '.join(CHROMIUM_DIRS)}): install it (Debian: apt-get install chromium), point "
+        f"{CHROMIUM_ENV} at one, or write the HTML report (--format html) and print it from a browser"
+    )
+
+
+PAPER_CSS = {"a4": "A4", "letter": "letter"}
+
+
+def html_to_pdf(
+    text: str, out: str | Path, paper: str = "a4", chromium: str | None = None, timeout: float = 180
+) -> Path:
+    """Print the report ``text`` to the PDF ``out`` with headless Chromium, on A4 or Letter paper.
+
+    The file appears whole or not at all (printed beside ``out``, then renamed).  Chromium runs with a fresh
+    profile in a temporary folder and no network use of its own; as root it needs ``--no-sandbox``.
+    """
+    if paper not in PAPER_CSS:
+        raise ValueError(f"paper {paper!r}: expected one of {', '.join(PAPER_CSS)}")
+    exe = chromium or find_chromium()
+    out = Path(out)
+    sized = text.replace("</style>", f"@page {{ size: {PAPER_CSS[paper]}; }}</style>", 1)
+    with tempfile.TemporaryDirectory(prefix="arena-report-") as tmp:
+        page = Path(tmp) / "report.html"
+        page.write_text(sized, encoding="utf-8")
+        printed = Path(tmp) / "report.pdf"
+        cmd = [
+            exe,
+            "--headless",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={Path(tmp) / 'profile'}",
+            "--no-pdf-header-footer",
+            f"--print-to-pdf={printed}",
+        ]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            cmd.append("--no-sandbox")  # Chromium refuses to run as root with its sandbox
+        cmd.append(page.as_uri())
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"{exe} did not print the report within {timeout:.0f} s") from None
+        if not printed.is_file() or printed.read_bytes()[:5] != b"%PDF-":
+            tail = "\n".join(done.stderr.strip().splitlines()[-5:])
+            raise RuntimeError(f"{exe} printed no PDF (exit {done.returncode}): {tail}")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        partial = out.with_name(out.name + ".partial")
+        shutil.copyfile(printed, partial)
+        partial.replace(out)
+    return out
 
 
 def report_context(dataset: str, judge: str | None, tau: float | None, alpha: float) -> dict[str, str]:

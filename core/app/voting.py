@@ -87,7 +87,9 @@ def stale_press(pressed: int, on_screen: int | None, voted: Collection[int]) -> 
             f"{int(on_screen)} was coming on screen. Vote on battle {int(on_screen)} again."
         )
     if int(pressed) in voted:
-        return f"Battle {int(pressed)} already has your vote; use “Change this vote” to change it."
+        return (
+            f"Battle {int(pressed)} already has your vote; use “Change your vote on the previous battle” to change it."
+        )
     return None
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 from core.cli import UserError
 from core.commands._common import add_db_arg, open_store
@@ -61,5 +63,33 @@ def run(args: argparse.Namespace) -> int:
                 n = export_table(store, args.dataset, args.table, args.out)
         except (StoreError, ValueError) as exc:
             raise UserError(str(exc)) from None
-    print(redact(f"wrote {n} rows to {args.out}"))
+        sidecar = _csv_sidecar(store, args, n) if Path(args.out).suffix.lower() == ".csv" else None
+    print(redact(f"wrote {n} rows to {args.out}" + (f" (provenance in {sidecar})" if sidecar else "")))
     return 0
+
+
+def _csv_sidecar(store: Any, args: argparse.Namespace, n: int) -> Path:
+    """``<name>.json`` beside the CSV ``<name>.csv``: what the table is and where it comes from (a CSV stays a
+    plain table that a spreadsheet opens as it is)."""
+    from datetime import UTC, datetime
+
+    import pandas as pd
+
+    from core.app.export import provenance_json
+    from core.version import code_version
+
+    out = Path(args.out)
+    prov = store.provenance(args.dataset)
+    context: dict[str, Any] = {
+        "table": args.table,
+        "dataset": str(prov["dataset"]),
+        "source": str(prov["source"]),
+        "data fingerprint": str(prov["fingerprint"]),
+    }
+    if args.judge:
+        context["judge"] = args.judge
+    context |= {"rows": n, "code": code_version(), "exported": f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"}
+    text = provenance_json(context, pd.read_csv(out, nrows=0), file=out.name)  # the header gives the columns
+    sidecar = out.with_suffix(".json")
+    sidecar.write_text(text, encoding="utf-8")
+    return sidecar

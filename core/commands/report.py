@@ -1,4 +1,4 @@
-"""``python -m core report``: the leaderboard report as one self-contained HTML file (prints to PDF)."""
+"""``python -m core report``: the leaderboard report as one self-contained HTML file, or printed to PDF."""
 
 from __future__ import annotations
 
@@ -9,36 +9,70 @@ from pathlib import Path
 from core.cli import UserError
 from core.commands._common import add_db_arg, open_store
 
+SUFFIXES = {"html": (".html", ".htm"), "pdf": (".pdf",)}
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
-        help="a self-contained HTML report of a leaderboard (headline, table, calibration, caveats, provenance)",
+        help="a self-contained HTML report of a leaderboard (headline, table, calibration, caveats, provenance), "
+        "or that report printed to PDF by headless Chromium",
     )
     add_db_arg(p)
     p.add_argument("--dataset", required=True)
     p.add_argument("--judge", help="judge whose Hard/Soft-Elo and intervals to report (default: none)")
     p.add_argument("--tau", type=float, help="soft-target temperature (default: the judge's fitted τ)")
     p.add_argument("--alpha", type=float, default=0.1, help="miscoverage of the conformal intervals (default 0.1)")
-    p.add_argument("--out", required=True, help="output file (.html)")
+    p.add_argument(
+        "--format",
+        choices=list(SUFFIXES),
+        default="html",
+        help="html (default): one file that opens without a network; pdf: that file printed by headless Chromium "
+        "(chromium, chromium-browser or google-chrome on PATH or in /usr/bin, or $ARENA_CHROMIUM)",
+    )
+    p.add_argument("--paper", choices=["a4", "letter"], default="a4", help="pdf: the paper size (default a4)")
+    p.add_argument(
+        "--out",
+        help="output file (.html, or .pdf with --format pdf), or a folder; default: "
+        "report_<dataset>_<judge>_tau<τ>_alpha<α>.<format> in the current folder",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from core.app import StoreError
-    from core.app.report import report_html
+    from core.app.report import NoChromium, build_report, find_chromium, html_to_pdf
 
-    out = Path(args.out)
-    if out.suffix.lower() not in (".html", ".htm"):
-        raise UserError(f"--out {out}: expected an .html file name")
+    suffixes = SUFFIXES[args.format]
+    out = Path(args.out) if args.out else None
+    if out is not None and not out.is_dir() and out.suffix.lower() not in suffixes:
+        hint = "" if args.format == "pdf" else " (or --format pdf for a .pdf)"
+        raise UserError(f"--out {out}: expected an {suffixes[0]} file name{hint}")
     if args.tau is not None and not args.tau > 0:
         raise UserError(f"--tau must be positive, got {args.tau}")
+    chromium = None
+    if args.format == "pdf":
+        try:
+            chromium = find_chromium()  # before the report is computed: say at once that it cannot be printed
+        except NoChromium as exc:
+            raise UserError(str(exc)) from None
     with open_store(args.db, read_only=True) as store:
         try:
-            text = report_html(store, args.dataset, args.judge, args.tau, args.alpha)
+            report = build_report(store, args.dataset, args.judge, args.tau, args.alpha)
         except (StoreError, ValueError) as exc:
             raise UserError(str(exc)) from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    print(f"wrote {out} ({len(text.encode()) / 1e6:.1f} MB, opens without a network)", file=sys.stderr)
+    name = report.file_name(suffixes[0])
+    target = Path(name) if out is None else out / name if out.is_dir() else out
+    if chromium is not None:
+        try:
+            html_to_pdf(report.html, target, paper=args.paper, chromium=chromium)
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB, {args.paper.upper()})", file=sys.stderr)
+        return 0
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(report.html, encoding="utf-8")
+    size = len(report.html.encode()) / 1e6
+    print(f"wrote {target} ({size:.1f} MB, opens without a network)", file=sys.stderr)
     return 0
