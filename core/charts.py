@@ -359,13 +359,16 @@ def tau_profile(
     )
     if lower is not None and upper is not None:
         fig.add_vrect(x0=lower, x1=upper, fillcolor=OKABE_ITO[0], opacity=0.12, line_width=0)
-        fig.add_annotation(
-            x=np.sqrt(lower * upper) if lower > 0 else (lower + upper) / 2,
-            y=0.02,
-            yref="paper",
-            text=f"95% interval {lower:.3f}–{upper:.3f}",
-            showarrow=False,
-            yanchor="bottom",
+        # named in the legend, not written inside the band: the curve bottoms out there, under any label
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                marker=dict(symbol="square", size=14, color=OKABE_ITO[0], opacity=0.25),
+                name=f"95% interval {lower:.3f}–{upper:.3f}",
+                hoverinfo="skip",
+            )
         )
     right_of_fit = user_tau is not None and user_tau > tau
     fig.add_vline(x=tau, line_color=OKABE_ITO[2])
@@ -808,8 +811,19 @@ def annotator_abilities(ann: pd.DataFrame) -> go.Figure:
             )
         )
     fig.add_hline(y=0, line_color=NEUTRAL)
-    fig.add_hline(y=1, line_dash="dot", line_color=NEUTRAL, annotation_text="average annotator")
-    return _layout(
+    fig.add_hline(y=1, line_dash="dot", line_color=NEUTRAL)
+    # its label in the right margin, beside the line's end: among the points it would print over them
+    fig.add_annotation(
+        x=1,
+        xref="paper",
+        y=1,
+        text="average<br>annotator",
+        showarrow=False,
+        xanchor="left",
+        align="left",
+        font=dict(color=NEUTRAL),
+    )
+    fig = _layout(
         fig,
         "Annotator abilities (am-ELO)"
         + (": reliable ones as a density, flagged ones" if dense else "")
@@ -818,6 +832,7 @@ def annotator_abilities(ann: pd.DataFrame) -> go.Figure:
         "ability relative to the mean (1 = average)",
         height=440,
     )
+    return fig.update_layout(margin_r=90)  # room for the line's label
 
 
 def _density(x: pd.Series, y: pd.Series, colour: str, name: str) -> go.Heatmap:

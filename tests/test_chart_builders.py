@@ -131,3 +131,17 @@ def test_the_coverage_heatmap_holds_every_pair_count_exactly_and_leaves_unplayed
     big = pairs.assign(n_battles=pairs["n_battles"] + 2**24 + 1)  # past float32's exact integers: kept as float64
     z_big = np.asarray(charts.coverage_heatmap(big, models).data[0].z, float)
     assert np.nansum(z_big) == 2 * big["n_battles"].sum()
+
+
+def test_labels_do_not_print_over_what_they_label():
+    """The τ profile's interval is named in the legend (the curve bottoms out inside the band, under any label
+    written there); the annotators' average line is labelled in the right margin, not among the points."""
+    taus = np.geomspace(0.1, 3, 60)
+    profile = pd.DataFrame({"tau": taus, "delta": 40 * np.log(taus / 0.5) ** 2})
+    fig = charts.tau_profile(profile, 0.5, 0.36, 0.69)
+    assert not [a for a in fig.layout.annotations if "95% interval" in (a.text or "")]
+    assert any(t.name == "95% interval 0.360–0.690" for t in fig.data)
+    abilities = charts.annotator_abilities(_annotators(50))
+    label = next(a for a in abilities.layout.annotations if "average" in (a.text or ""))
+    assert label.xref == "paper" and label.x >= 1 and label.xanchor == "left"  # outside the plotting area
+    assert abilities.layout.margin.r >= 60
