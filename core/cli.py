@@ -43,6 +43,7 @@ COMMAND_MODULES = [
     "analyses",
     "report",
     "precompute",
+    "diff",
 ]
 # A command's module, where it is not the command's own name: ``python -m core CMD`` imports only that
 # module (the others' imports cost ~35 ms of every command's start); --help and unknown names import all.
