@@ -21,14 +21,69 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bootstrap", type=int, default=200, help="bootstrap replicates (or online-Elo shuffles)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--turn", type=int, help="only battles of this conversation turn (human, hard, soft)")
+    p.add_argument(
+        "--style-control",
+        action="store_true",
+        help="Bradley–Terry with style covariates (length, headers, bold, lists) next to the raw fit "
+        "(human and hard only; 95%% sandwich intervals)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
+
+
+STYLE_METHODS = ("human", "hard")
+
+
+def run_style_control(args: argparse.Namespace) -> int:
+    from core.app import StoreError
+    from core.app.style import style_controlled_leaderboard
+
+    if args.method not in STYLE_METHODS:
+        raise UserError(
+            f"--style-control is available for --method {' or '.join(STYLE_METHODS)} only, not {args.method!r}"
+        )
+    if args.method == "hard" and args.judge is None:
+        raise UserError("--style-control --method hard needs --judge")
+    if args.method == "human" and args.judge is not None:
+        raise UserError("--style-control --method human rates the human votes: drop --judge")
+    if args.turn is not None or args.tau is not None or args.ci != "sandwich":
+        raise UserError("--style-control takes no --turn or --tau, and its intervals are sandwich intervals only")
+    t0 = time.perf_counter()
+    with open_store(args.db, read_only=True) as store:
+        try:
+            res = required(style_controlled_leaderboard(store, args.dataset, args.judge))
+        except (ValueError, StoreError) as exc:
+            raise UserError(str(exc)) from None
+    out = res.to_json()
+    out["method"] = args.method
+    out["seconds"] = time.perf_counter() - t0
+    if args.json:
+        print_json(clean_json(out))
+        return 0
+    print(
+        f"style-controlled {args.method} leaderboard of {args.dataset} ({res.n_battles:,} battles"
+        + (f", {res.n_votes:,} votes" if res.n_votes is not None else "")
+        + ")"
+    )
+    print(f"{'rank':>4}  {'model':40s} {'elo':>7}  {'95% CI':>18}  {'raw elo':>7} {'raw rank':>8} {'change':>6}")
+    for r in res.frame.itertuples():
+        ci = f"[{r.lower:7.1f}, {r.upper:7.1f}]" if r.lower == r.lower else f"{'—':>18}"
+        print(f"{r.rank:4d}  {r.model:40s} {r.elo:7.1f}  {ci}  {r.elo_raw:7.1f} {r.rank_raw:8d} {r.rank_change:+6d}")
+    print("style coefficients (logit per SD of the a − b difference, 95% sandwich CI):")
+    for c in res.coefficients.itertuples():
+        print(f"  {c.feature:12s} {c.coef:+.3f}  [{c.lower:+.3f}, {c.upper:+.3f}]")
+    for issue in res.issues:
+        print(f"note: {issue}")
+    print(f"note: {res.note}")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     from core.app import StoreError
     from core.app.leaderboard import ratings
 
+    if args.style_control:
+        return run_style_control(args)
     if args.tau is not None and not args.tau > 0:
         raise UserError(f"--tau must be positive, got {args.tau}")
     t0 = time.perf_counter()
