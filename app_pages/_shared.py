@@ -33,7 +33,6 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
-from core.access import ADMIN, ANNOTATOR, VIEWER, Identity, RolesError, allows, identity_of, role_of, role_table
 from core.app import Store, StoreError, StoreLockedError, Unavailable
 from core.app import availability as app_availability
 from core.app import data as app_data
@@ -42,10 +41,11 @@ from core.app import export as app_export
 from core.app import leaderboard as app_leaderboard
 from core.app import persist as app_persist
 from core.app import precompute as app_precompute
+from core.app.access import ADMIN, ANNOTATOR, VIEWER, Identity, RolesError, allows, identity_of, role_of, role_table
+from core.app.safe_text import escape_markdown as esc
 from core.charts import for_presentation, title_of, with_context
 from core.methods import RATING_METHODS
 from core.redact import redact
-from core.safe_text import escape_markdown as esc
 
 T = TypeVar("T")
 
@@ -574,7 +574,7 @@ def show_table(df: Any, **dataframe_kwargs: Any) -> None:
 
 # ==================================================================== access
 # With ``[auth]`` in Streamlit's secrets, people sign in through an OpenID Connect provider (``st.login``) and
-# the ``[roles]`` table gives each a role (``core.access``): viewer (every results page), annotator (the Vote
+# the ``[roles]`` table gives each a role (``core.app.access``): viewer (every results page), annotator (the Vote
 # page, voting under their email), admin (the Admin page and the Evaluate page's form).  Without ``[auth]``
 # the dashboard is open to whoever reaches it, and the admin and vote tokens guard what they guard.
 PAGE_ROLES = {"vote": ANNOTATOR, "admin": ADMIN}  # every other page: VIEWER
@@ -608,7 +608,7 @@ def sign_in_configured() -> bool:
 
 
 def access() -> Access:
-    """Who this session is and what their role allows (``core.access``)."""
+    """Who this session is and what their role allows (``core.app.access``)."""
     if not sign_in_configured():
         return Access(sign_in=False)
     claims = dict(st.user.to_dict())

@@ -26,8 +26,8 @@ from app_pages._shared import (
     selection,
     store_available,
 )
-from core.access import ADMIN
 from core.app import generation, judging
+from core.app.access import ADMIN
 from core.app.judging import TEMPLATES, ConfigError, PlanError, WorkerProcess, connection_test, from_mapping
 from core.redact import ADMIN_TOKEN_ENV, KEY_ENV_ALLOW_ENV, key_env_allow_list, key_env_allowed, key_env_names, redact
 

@@ -4,7 +4,7 @@ saved evaluation → core.app.evaluate.saved_evaluation → Store.evaluation →
 α slider → core.app.evaluate.model_escalations (SCOPE on the model's judged battles) → Store.battle_frame;
 the form → core.app.evaluate.start_evaluation_worker (``python -m core evaluate`` in a worker process).
 Viewing needs no token; starting work does (the admin token, or with sign-in configured the admin role).
-Every text shown passes ``core.redact``; model, judge and dataset names are shown as text (``core.safe_text``).
+Every text shown passes ``core.redact``; model, judge and dataset names are shown as text (``core.app.safe_text``).
 """
 
 from functools import partial
@@ -29,11 +29,11 @@ from app_pages._shared import (
     version,
 )
 from core import charts
-from core.access import ADMIN
 from core.app import Unavailable, generation, judging, newmodel
 from core.app import data as app_data
 from core.app import display as show
 from core.app import evaluate as app_evaluate
+from core.app.access import ADMIN
 from core.app.escalation import Escalations
 from core.app.judging import TEMPLATES, ConfigError, PlanError, WorkerProcess, from_mapping
 from core.app.newmodel import Standing

@@ -4,7 +4,7 @@ queue radio → core.app.voting.queue (SCOPE escalations, calibration value, ran
 a battle → core.app.voting.battle_view → Store.battle_texts; a button → core.app.voting.cast → Store.cast_vote.
 The annotator's name (or token, for a closed team) sits in the URL, so the link they were given remembers them;
 with sign-in configured (``[auth]``), the annotator is the signed-in person's email and needs the annotator role.
-Prompts, answers and model names come from imported files: shown as text (``core.safe_text``), answers as
+Prompts, answers and model names come from imported files: shown as text (``core.app.safe_text``), answers as
 Markdown only at the annotator's request and never with images or HTML.
 """
 
@@ -25,10 +25,10 @@ from app_pages._shared import (
     selection,
     store_available,
 )
-from core.access import ANNOTATOR
 from core.app import Unavailable, voting
+from core.app.access import ANNOTATOR
+from core.app.safe_text import neutralise_markdown
 from core.redact import redact, secrets
-from core.safe_text import neutralise_markdown
 
 QUEUE_TTL_S = 60.0
 

@@ -632,19 +632,16 @@ class Queries(StoreBase):
 
         Columns ``battle_id, instruction`` (the prompt id; the battle id when the battle has no prompt),
         ``model``, ``p`` (the probability that the model beats the baseline: the mean over the judge's judgments
-        of ``p_a`` when it has one, else of its verdict as 1 / ½ / 0; with ``judge`` None the mean over the
-        human votes, a tie or both-bad as ½; NULL when nothing parsed), ``length`` and ``baseline_length``
+        of ``p_a`` when it has one, else of its verdict by ``core.domain.OUTCOME_Y``; with ``judge`` None the
+        mean over the human votes by the same rule; NULL when nothing parsed), ``length`` and ``baseline_length``
         (characters of the two answers; NULL without completions) and ``n`` (judgments or votes averaged).
         """
         ds = self.dataset(dataset).dataset_id
         judge_id, version = self._judge_filter(judge, ds)
         if judge is None:
-            outcomes = """SELECT battle_id, CASE winner WHEN 'a' THEN 1.0 WHEN 'b' THEN 0.0 ELSE 0.5 END AS y
-                          FROM votes"""
+            outcomes = f"SELECT battle_id, {sql.outcome_y_expr('winner')} AS y FROM votes"
         else:
-            outcomes = """SELECT battle_id,
-                                 coalesce(p_a, CASE verdict WHEN 'a' THEN 1.0 WHEN 'b' THEN 0.0
-                                                            WHEN 'tie' THEN 0.5 END) AS y
+            outcomes = f"""SELECT battle_id, coalesce(p_a, {sql.outcome_y_expr("verdict")}) AS y
                           FROM judgments
                           WHERE judge_id = $judge AND ($version IS NULL OR prompt_version = $version)
                             AND NOT coalesce(call_failed, false)"""
