@@ -8,10 +8,11 @@ PORT ?= 8501
 HOST ?= 127.0.0.1
 PYTEST_ARGS ?=
 
-.PHONY: run test lint format demo bench tour clean-db help
+.PHONY: run check test lint format demo bench tour clean-db help
 
 help:
 	@echo "make run    - install, build the demo store on first start, serve http://$(HOST):$(PORT) (HOST=0.0.0.0 to share)"
+	@echo "make check - the fast tier: ruff lint, then the tests not marked slow, browser or integration"
 	@echo "make test   - install test requirements, lint, and run the whole suite"
 	@echo "make lint   - ruff (lint + format check) and mypy"
 	@echo "make format - apply ruff's formatting and safe fixes"
@@ -49,6 +50,12 @@ lint: $(VENV)/.test
 format: $(VENV)/.test
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
+
+# The fast tier, for every change: lint only (no mypy), then the unit, known-answer and property tests in one
+# process (no slow, browser or integration tests; pytest.ini says what each marker means).  `make test` runs all.
+check: $(VENV)/.test
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest -m "not slow and not browser and not integration" $(PYTEST_ARGS)
 
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)

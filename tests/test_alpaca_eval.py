@@ -78,6 +78,7 @@ def test_a_directory_holding_annotations_json_is_read_and_detected(tmp_path):
     assert load(f.parent, "alpaca-eval").name == "run"
 
 
+@pytest.mark.integration
 def test_the_cli_imports_with_auto_a_reimport_is_a_no_op_and_hard_elo_ranks_the_winner_first(tmp_path):
     f = _write(tmp_path / "run" / "annotations.json", _records())
     db = tmp_path / "s.duckdb"
@@ -130,6 +131,7 @@ def test_a_bad_annotation_names_file_row_and_field_and_changes_no_store(tmp_path
     assert after == before
 
 
+@pytest.mark.integration
 def test_a_duplicate_annotation_is_refused_by_the_cli_and_creates_no_store(tmp_path):
     recs = _records()
     recs.append(dict(recs[1]))  # the same annotator, instruction and generators again

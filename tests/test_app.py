@@ -15,6 +15,9 @@ from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT, shared_path
 
+# multi-process or Streamlit AppTest throughout: the integration tier (pytest.ini)
+pytestmark = pytest.mark.integration
+
 APP = str(ROOT / "app.py")
 PAGES = [
     "app_pages/overview.py",

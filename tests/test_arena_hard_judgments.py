@@ -142,6 +142,7 @@ def test_without_judgment_files_the_answers_only_behaviour_is_unchanged(tmp_path
     assert len(t.battles) == 4 * 3 and t.judgments is None  # every pair of the three models on each question
 
 
+@pytest.mark.integration
 def test_the_cli_imports_with_auto_a_reimport_is_a_no_op_and_hard_elo_ranks_the_winner_first(tmp_path):
     root = _v01_dir(tmp_path / "ah")
     assert detect(root) == "arena-hard"
@@ -224,6 +225,7 @@ def test_a_bad_judgment_names_file_row_and_field_and_changes_no_store(tmp_path, 
     assert after == before
 
 
+@pytest.mark.integration
 def test_a_rejected_cli_import_creates_no_store(tmp_path):
     root = _v01_dir(tmp_path / "ah")
     _bad_case(root, "model-without-answer")

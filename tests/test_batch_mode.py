@@ -168,6 +168,7 @@ def test_a_submitting_record_the_provider_never_saw_is_dropped_and_submitted(tmp
     assert len(_judgments(db, "batchy")) == 18
 
 
+@pytest.mark.integration
 def test_batch_run_killed_and_restarted_collects_its_batch_once(tmp_path):
     """The issue's test: a run submitted, the process killed (SIGKILL), restarted, the batch collected."""
     db = _store(tmp_path, n_prompts=5)

@@ -157,6 +157,7 @@ def test_consistency_matches_the_papers_table():
     assert s.judges["first_position_win_rate"].notna().all()
 
 
+@pytest.mark.integration
 def test_consistency_cli_from_file_and_store(tmp_path):
     f, e = shared_path("judge_contests.csv"), shared_path("judge_elo.csv")
     r = subprocess.run(
@@ -205,6 +206,7 @@ def test_consistency_cli_from_file_and_store(tmp_path):
     assert json.loads(r2.stdout)["pearson_r"] == pytest.approx(out["pearson_r"])
 
 
+@pytest.mark.integration
 def test_self_preference_on_elo_and_the_bias_cli(store, tmp_path):
     elos = pd.DataFrame(
         {"j1": [1600.0, 1500, 1400], "j2": [1550.0, 1500, 1450], "j3": [1550.0, 1500, 1450]},

@@ -36,6 +36,7 @@ PAGES = [
 ]  # admin: token-gated, tested with AppTest
 
 pytestmark = [
+    pytest.mark.integration,
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed (apt-get install chromium)"),
 ]

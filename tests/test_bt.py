@@ -430,6 +430,7 @@ def _run_cli(*args):
     )
 
 
+@pytest.mark.integration
 def test_cli_json_shape_and_parity_with_the_library(tmp_path):
     rng = np.random.default_rng(12)
     _, a, b, y = _simulate(rng, m=6, n=2000, tie=0.1)
@@ -465,6 +466,7 @@ def test_cli_json_shape_and_parity_with_the_library(tmp_path):
         assert m["se"] == pytest.approx(lib.loc[m["model"], "se"], rel=0.3)
 
 
+@pytest.mark.integration
 def test_cli_bad_files_exit_2_naming_file_row_and_field(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("model_a,model_b,winner\nx,y,model_a\nx,y,draw\n")
@@ -479,6 +481,7 @@ def test_cli_bad_files_exit_2_naming_file_row_and_field(tmp_path):
     assert r.returncode == 2 and "does not exist" in r.stderr
 
 
+@pytest.mark.integration
 def test_cli_reports_issues(tmp_path):
     path = tmp_path / "perfect.csv"
     pd.DataFrame(

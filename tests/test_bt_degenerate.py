@@ -215,6 +215,7 @@ def test_a_requested_ridge_keeps_its_own_optimum():
 
 
 # ------------------------------------------------------------------------ CLI
+@pytest.mark.integration
 def test_cli_names_each_degenerate_model_and_its_missing_replicates(tmp_path):
     """`python -m core bt` reports per model why an interval is missing, not just a null."""
     a, b, y = _four_models()

@@ -58,6 +58,7 @@ def _run(*args):
     ).stdout.split()
 
 
+@pytest.mark.integration
 def test_the_bt_command_imports_neither_pandas_nor_scipy(tmp_path):
     path = _battle_file(tmp_path / "b.parquet")
     code, *heavy = _run("bt", path, "--json")
@@ -65,6 +66,7 @@ def test_the_bt_command_imports_neither_pandas_nor_scipy(tmp_path):
     assert heavy == [], f"`python -m core bt` imported {heavy}"
 
 
+@pytest.mark.integration
 def test_the_probe_sees_a_heavy_import(tmp_path):
     """The check above is not vacuous: the bootstrap does import scipy."""
     path = _battle_file(tmp_path / "b.parquet")
@@ -81,6 +83,7 @@ def _in_process(path, lam=0.0):
     return comps, fit, bt.sandwich_intervals(comps, fit), n_battles
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("perfect", [False, True], ids=["healthy", "perfect-record"])
 @pytest.mark.parametrize("lam", [0.0, 0.5])
 def test_cli_json_equals_the_in_process_fit(tmp_path, perfect, lam):

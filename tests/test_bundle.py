@@ -23,6 +23,9 @@ from core.ingest import IngestError
 from core.store import Store
 from tests.conftest import ROOT
 
+# multi-process or Streamlit AppTest throughout: the integration tier (pytest.ini)
+pytestmark = pytest.mark.integration
+
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)

@@ -83,6 +83,7 @@ def test_one_turn_only_has_no_per_turn_view(tmp_path):
         assert isinstance(lb.ratings_by_turn(s, "one", "human"), Unavailable)
 
 
+@pytest.mark.integration
 def test_cli_turn_filter(store):
     cmd = [sys.executable, "-m", "core", "leaderboard", "--db", str(store), "--dataset", "both"]
     out = subprocess.run([*cmd, "--method", "human", "--turn", "2", "--json"], cwd=ROOT, capture_output=True, text=True)
@@ -93,6 +94,7 @@ def test_cli_turn_filter(store):
     assert bad.returncode == 2 and "per-turn" in bad.stderr
 
 
+@pytest.mark.integration
 def test_the_leaderboard_page_shows_the_turns(store, monkeypatch):
     monkeypatch.setenv("ARENA_DB", str(store))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)

@@ -54,6 +54,7 @@ def test_an_unknown_layout_lists_every_layout_tried_and_what_it_lacked(tmp_path)
     assert "field(s) model_a, model_b, winner" in message and "'answer'" in message and "mystery.csv" in message
 
 
+@pytest.mark.integration
 def test_the_cli_imports_with_auto_by_default_and_refuses_an_unknown_layout(tmp_path):
     good = tmp_path / "b.jsonl"
     good.write_text(json.dumps({"model_a": "x", "model_b": "y", "winner": "tie"}) + "\n")

@@ -20,7 +20,7 @@ from core.store import Store
 from tests.conftest import ROOT, shared_path
 from tests.test_judging_llama import server  # noqa: F401 (the llama.cpp server fixture; skips without it)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def test_smollm_is_evaluated_against_pandalm_anchors_with_an_interval(server, tmp_path):  # noqa: F811

@@ -13,13 +13,16 @@ from core.app.evaluate import evaluation_row, model_escalations
 from core.app.judging import RunOutcome
 from core.app.leaderboard import human_ratings
 from core.app.newmodel import BattlePlan, Standing, plan_battles, standing
+from core.app.safe_text import escape_markdown
 from core.judging.runner import RunStats
-from core.safe_text import escape_markdown
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_evaluations import demo_with_an_unrated_model
+
+# multi-process or Streamlit AppTest throughout: the integration tier (pytest.ini)
+pytestmark = pytest.mark.integration
 
 APP = str(ROOT / "app.py")
 PAGE = "app_pages/evaluate.py"

@@ -81,6 +81,7 @@ def test_an_evaluation_is_saved_with_the_standing_it_returned(evaluated):
     assert f"Saved as evaluation {ev.evaluation_id}." in ev.text() and esc["text"] in ev.text()
 
 
+@pytest.mark.integration
 def test_the_evaluations_command_lists_them(evaluated):
     db, new, ev = evaluated
     st = ev.standing

@@ -185,6 +185,7 @@ def test_turn_two_keeps_both_turns_of_prompt_and_answers(tmp_path):
     assert len(t.prompts) == 4 and not t.completions.duplicated(["prompt_key", "model"]).any()
 
 
+@pytest.mark.integration
 def test_auto_detects_it_and_the_cli_imports_it_once(tmp_path):
     root = _write(tmp_path / "mt_bench")
     assert detect(root) == "fastchat-mtbench"
@@ -212,6 +213,7 @@ def test_answers_without_pair_judgments_are_refused(tmp_path):
         load(root, "fastchat-mtbench")
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "pairs, row, field",
     [

@@ -70,6 +70,7 @@ def _stop_precompute(db) -> None:
             time.sleep(0.1)
 
 
+@pytest.mark.integration
 def test_the_server_answers_without_warnings_and_starts_one_background_precompute(small_db):
     port = _free_port()
     proc = _serve(small_db, port)
@@ -88,6 +89,7 @@ def test_the_server_answers_without_warnings_and_starts_one_background_precomput
     assert first is not None and first.stamp is not None
 
 
+@pytest.mark.integration
 def test_a_store_computed_for_its_data_starts_no_second_precompute(small_db):
     run = subprocess.run(
         [sys.executable, "-m", "core", "precompute", "--db", str(small_db), "--workers", "1", "--json"],

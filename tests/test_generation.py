@@ -59,6 +59,7 @@ def _config(tmp_path, url, **over) -> object:
     return path
 
 
+@pytest.mark.integration
 def test_answers_turn_by_turn_with_reasoning_apart_and_never_twice(tmp_path):
     db = _store(tmp_path)
     with FakeServer(FakeJudge(latency_ms=5)) as srv:
@@ -90,6 +91,7 @@ def test_answers_turn_by_turn_with_reasoning_apart_and_never_twice(tmp_path):
     assert len(mine) == 3 and set(mine["text"]) == set(gens["text"]) and (mine["length"] > 0).all()
 
 
+@pytest.mark.integration
 def test_a_failure_is_stored_with_its_reason_and_retried(tmp_path):
     db = _store(tmp_path)
     with FakeServer(FakeJudge(latency_ms=5, faults={1: "400"})) as srv:
@@ -108,6 +110,7 @@ def test_a_failure_is_stored_with_its_reason_and_retried(tmp_path):
     assert len(gens) == 3 and (gens["status"] == "ok").all()
 
 
+@pytest.mark.integration
 def test_new_settings_are_new_answers_and_the_old_completion_stays(tmp_path):
     db = _store(tmp_path)
     with FakeServer(FakeJudge(latency_ms=5)) as srv:
@@ -147,6 +150,7 @@ def test_reasoning_is_split_from_the_answer():
     assert split_reasoning(None, object()) == ("", None)
 
 
+@pytest.mark.integration
 @pytest.mark.slow
 def test_killed_generations_resume_to_exactly_the_planned_set(tmp_path):
     """20 SIGKILLs at random moments, then the same command once more: every covered prompt answered once."""
@@ -205,6 +209,7 @@ def test_killed_generations_resume_to_exactly_the_planned_set(tmp_path):
     assert sent - limit <= 20 * (4 + 4), (sent, limit)
 
 
+@pytest.mark.integration
 def test_the_admin_page_starts_a_generation_worker(tmp_path, monkeypatch):
     import time
 

@@ -266,6 +266,7 @@ def _cli(*args, cwd=ROOT):
     return subprocess.run([sys.executable, "-m", "core", *args], cwd=cwd, capture_output=True, text=True)
 
 
+@pytest.mark.integration
 def test_cli_import_info_export_exit_codes(tmp_path):
     db = tmp_path / "cli.duckdb"
     good = tmp_path / "good.csv"
@@ -309,6 +310,7 @@ def test_cli_import_info_export_exit_codes(tmp_path):
     assert r.returncode == 2 and "no dataset named 'nope'" in r.stderr
 
 
+@pytest.mark.integration
 def test_cli_corrupted_real_files_are_rejected(tmp_path):
     db = tmp_path / "real.duckdb"
     src = shared_path("softelo_sample_annotations.csv")

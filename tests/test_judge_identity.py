@@ -59,6 +59,7 @@ def test_a_run_that_would_change_a_judge_is_refused_and_changes_nothing(tmp_path
     assert _state(db, "j")[1]["model"] == "another-model"
 
 
+@pytest.mark.integration
 def test_the_cli_refuses_with_exit_2_and_takes_replace_judge(tmp_path):
     db = _store(tmp_path, n_prompts=3)
     with FakeServer(FakeJudge()) as srv:
@@ -96,6 +97,7 @@ def test_a_run_named_like_an_imported_judge_is_refused(tmp_path):
     assert _state(db, "imported-judge")[0] == 4
 
 
+@pytest.mark.integration
 def test_the_admin_form_asks_before_replacing_a_judge(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 

@@ -18,6 +18,9 @@ from tests.conftest import ROOT
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_judging import _config, _store
 
+# multi-process or Streamlit AppTest throughout: the integration tier (pytest.ini)
+pytestmark = pytest.mark.integration
+
 
 def _judge(db, cfg, *extra: str) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(cfg), "--dataset", "ah", *extra]

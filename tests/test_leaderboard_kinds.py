@@ -54,6 +54,7 @@ def test_a_human_only_arena_gets_the_human_leaderboard_with_intervals_and_votes(
     assert {"Rank", "Model"} <= set(shown.columns) and shown.iloc[0]["Rank"] == 1
 
 
+@pytest.mark.integration
 @pytest.mark.slow
 def test_the_leaderboard_page_draws_the_human_only_arena(human_only, monkeypatch):
     db, _ = human_only

@@ -157,6 +157,7 @@ def test_the_judge_sees_every_turn_in_the_run_order(tmp_path, template):
     )
 
 
+@pytest.mark.integration
 def test_chatbot_arena_conversations_multi_turn_through_the_cli(tmp_path):
     rows = [
         {

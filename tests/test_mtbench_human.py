@@ -136,6 +136,7 @@ def test_gpt4_pair_rows_are_gpt4_judgments_in_battle_terms(tmp_path):
     assert "gpt4_pair" not in set(t.votes["annotator"])
 
 
+@pytest.mark.integration
 def test_auto_detects_it_and_the_cli_imports_it_once(tmp_path):
     path = _write(tmp_path / "human.parquet", HUMAN + GPT4)
     assert detect(path) == "mtbench-human"
@@ -162,6 +163,7 @@ def test_an_lmarena_dump_with_the_same_fields_is_still_lmarena(tmp_path):
     assert detect(_write(tmp_path / "arena.jsonl", rows)) == "lmarena"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "bad, field",
     [
@@ -218,6 +220,7 @@ def test_fastchat_list_judges_are_model_judgments_with_their_prompt(tmp_path):
     assert list(t.judgments["verdict"]) == ["b", "a"]  # turn 2's battle is oriented by this gpt-3.5-turbo-first row
 
 
+@pytest.mark.integration
 def test_the_human_leaderboard_counts_battles_and_votes_apart(tmp_path):
     db = tmp_path / "s.duckdb"
     assert _cli(db, _write(tmp_path / "human.jsonl", HUMAN), "--dataset", "mt").returncode == 0
@@ -257,6 +260,7 @@ def test_the_human_leaderboard_counts_battles_and_votes_apart(tmp_path):
     assert "(4 battles, 7 votes)" in text.stdout
 
 
+@pytest.mark.integration
 def test_judge_human_agreement_under_the_mt_bench_papers_two_setups(tmp_path):
     db = tmp_path / "s.duckdb"
     assert _cli(db, _write(tmp_path / "both.jsonl", HUMAN + GPT4), "--dataset", "mt").returncode == 0

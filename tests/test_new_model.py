@@ -12,7 +12,7 @@ import pytest
 from core.app import Unavailable
 from core.app.leaderboard import human_ratings, view_for
 from core.app.newmodel import plan_battles, standing
-from core.safe_text import escape_markdown
+from core.app.safe_text import escape_markdown
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT
@@ -87,6 +87,7 @@ def test_standing_reads_the_leaderboards_interval_for_a_model_without_votes(demo
     assert f"ranks between #{res.above + 1}" in res.text()
 
 
+@pytest.mark.integration
 def test_standing_cli(demo_without_one_models_votes):
     db, new, judge = demo_without_one_models_votes
     cmd = [sys.executable, "-m", "core", "standing", "--db", str(db), "--dataset", "demo", "--judge", judge]
@@ -97,6 +98,7 @@ def test_standing_cli(demo_without_one_models_votes):
     assert bad.returncode == 2 and "no battles judged" in bad.stderr
 
 
+@pytest.mark.integration
 def test_evaluate_runs_the_whole_loop_and_is_honest_about_what_it_can_say(tmp_path):
     from tests.test_judging import _config as _judge_config
 
@@ -120,6 +122,7 @@ def test_evaluate_runs_the_whole_loop_and_is_honest_about_what_it_can_say(tmp_pa
     assert "answers: 0 generated" in again.stderr
 
 
+@pytest.mark.integration
 def test_the_leaderboard_says_where_models_without_votes_stand(demo_without_one_models_votes, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
@@ -175,6 +178,7 @@ def test_predicted_intervals_cover_held_out_models_human_elo_at_the_stated_rate(
     assert covered >= 15, f"{covered}/20 covered"  # 90% nominal: P(≤ 14 of 20) ≈ 1% by chance
 
 
+@pytest.mark.integration
 def test_the_leaderboard_and_the_evaluate_use_case_give_one_answer(demo_without_one_models_votes, monkeypatch):
     """The same inputs (dataset, judge, fitted τ, α) give the same prediction, interval and ranks, to the digit,
     on the Leaderboard page and through ``newmodel.standing`` (which the Evaluate page and ``evaluate`` read)."""

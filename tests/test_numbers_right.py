@@ -127,6 +127,7 @@ def _softelo_csv_without_gaps(path, n_models=12, n_battles=600, seed=3):
     return path
 
 
+@pytest.mark.integration
 def test_heldout_without_a_fittable_tau_keeps_hard_elo_and_says_why_soft_is_missing(tmp_path):
     import json
     import subprocess
@@ -266,6 +267,7 @@ def _perfect_record_arena():
     )
 
 
+@pytest.mark.integration
 def test_a_perfect_record_is_never_the_headline_nor_ranked_by_the_penalty(tmp_path):
     import json
     import subprocess

@@ -14,9 +14,12 @@ import time
 import pytest
 
 from core.store import Store
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_until
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_judging import _store
+
+# multi-process or Streamlit AppTest throughout: the integration tier (pytest.ini)
+pytestmark = pytest.mark.integration
 
 CONFIG = """name = "{name}"
 base_url = "{url}"
@@ -47,10 +50,7 @@ def _judgments(db, judge):
 
 
 def _wait_served(judge: FakeJudge, n: int, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while judge.served < n and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert judge.served >= n
+    wait_until(lambda: judge.served >= n, timeout=timeout, what=f"{n} calls served")
 
 
 @pytest.mark.parametrize("kind", ["refused", "503", "hang"])

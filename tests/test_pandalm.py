@@ -95,6 +95,7 @@ def test_the_human_and_both_judges_leaderboards_have_intervals(pandalm):
         assert view.table["hard_elo"].notna().sum() == 5, judge
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "page", ["app_pages/leaderboard.py", "app_pages/calibration.py", "app_pages/bias.py", "app_pages/judges.py"]
 )
@@ -154,6 +155,7 @@ def test_a_bad_battle_names_file_row_and_field(tmp_path, bad, row, field):
     assert err.value.row == row and err.value.field == field and "testset-v1.json" in str(err.value)
 
 
+@pytest.mark.integration
 def test_a_verdict_for_an_unknown_battle_is_refused_and_nothing_is_written(tmp_path):
     root = _write_set(
         tmp_path / "set",

@@ -53,6 +53,7 @@ def test_arena_hard_v01_as_published_in_2024_imports_with_every_answer():
     assert t.completions["text"].str.len().min() > 0
 
 
+@pytest.mark.integration
 @pytest.mark.shared
 def test_arena_hard_v2_questions_and_one_models_answers_import_without_battles(tmp_path):
     root = shared_path("arena_hard_v2.0")
@@ -130,6 +131,7 @@ def test_two_folders_reusing_a_generator_name_stay_two_models(tmp_path):
     assert t.meta["models_named_by_folder"] == {"claude-2-rerun": "claude-2"}
 
 
+@pytest.mark.integration
 @pytest.mark.shared
 def test_another_models_file_joins_the_dataset_and_a_conflict_changes_nothing(tmp_path):
     src = shared_path("alpaca_eval_2") / "results"
@@ -177,6 +179,7 @@ def test_a_file_of_another_layout_cannot_join_a_dataset(tmp_path):
 
 
 # ------------------------------------------------------------------ MT-Bench's two splits
+@pytest.mark.integration
 def test_both_mt_bench_splits_in_one_directory_are_one_dataset_in_one_command(tmp_path):
     split_dir = tmp_path / "mt_bench_human_judgments"
     write_split(split_dir / "human.jsonl", HUMAN)
@@ -262,6 +265,7 @@ def alpaca_db(tmp_path_factory):
     return path
 
 
+@pytest.mark.integration
 @pytest.mark.shared
 def test_winrate_reproduces_the_published_alpaca_eval_leaderboard(alpaca_db):
     import pandas as pd
@@ -292,6 +296,7 @@ def test_winrate_reproduces_the_published_alpaca_eval_leaderboard(alpaca_db):
     assert rho >= 0.97 and mad <= 2.0, (rho, mad)
 
 
+@pytest.mark.integration
 @pytest.mark.shared
 def test_the_leaderboard_page_shows_the_win_rates_against_the_baseline(alpaca_db, monkeypatch):
     from streamlit.testing.v1 import AppTest
@@ -304,7 +309,7 @@ def test_the_leaderboard_page_shows_the_win_rates_against_the_baseline(alpaca_db
     at.switch_page("app_pages/leaderboard.py")
     at.run()
     assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
-    from core.safe_text import escape_markdown
+    from core.app.safe_text import escape_markdown
 
     assert any(f"Against the baseline, {escape_markdown(AE_BASELINE)}" in h.value for h in at.subheader)
     table = next(d.value for d in at.dataframe if "LC win rate (%)" in d.value.columns)
@@ -316,6 +321,7 @@ def test_the_leaderboard_page_shows_the_win_rates_against_the_baseline(alpaca_db
     assert any("fitted jointly over this dataset's own models" in c.value for c in at.caption)
 
 
+@pytest.mark.integration
 @pytest.mark.shared
 @pytest.mark.parametrize(
     "page",

@@ -88,6 +88,7 @@ def test_every_persisted_page_result_round_trips_exactly(demo):
         assert_same(value, back, name)
 
 
+@pytest.mark.integration
 def test_a_result_is_computed_once_per_data_version_and_read_back_by_another_process(demo, tmp_path):
     db, judge = demo
     calls = []

@@ -258,6 +258,7 @@ def _sidebar_marks(at: AppTest) -> str:
 
 
 # ------------------------------------------------------------------ tests
+@pytest.mark.integration
 @pytest.mark.parametrize("page", PAGES)
 @pytest.mark.parametrize("store", ["demo_db", "pandalm_db", "softelo_db"])
 def test_no_page_shows_a_raw_identifier_or_scientific_notation(store, page, request, monkeypatch):
@@ -265,6 +266,7 @@ def test_no_page_shows_a_raw_identifier_or_scientific_notation(store, page, requ
     assert raw_words(at) == []
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("view", ["Aggregation methods", "Languages"])
 def test_the_other_analyses_are_in_plain_words_too(view, demo_db, monkeypatch):
     at = _page(demo_db, "analyses", monkeypatch)
@@ -274,6 +276,7 @@ def test_the_other_analyses_are_in_plain_words_too(view, demo_db, monkeypatch):
     assert raw_words(at) == []
 
 
+@pytest.mark.integration
 def test_a_saved_evaluation_is_shown_in_plain_words(evaluated_db, monkeypatch):
     at = _page(evaluated_db, "evaluate", monkeypatch)
     headers = [h for _, hs, _ in _tables(at) for h in hs]
@@ -282,6 +285,7 @@ def test_a_saved_evaluation_is_shown_in_plain_words(evaluated_db, monkeypatch):
     assert raw_words(at) == []
 
 
+@pytest.mark.integration
 def test_residuals_name_every_method_in_words(softelo_db, monkeypatch):
     at = _page(softelo_db, "residuals", monkeypatch)
     table = next(d.value for d in at.dataframe if "method" in d.value.columns)
@@ -298,6 +302,7 @@ def test_residuals_name_every_method_in_words(softelo_db, monkeypatch):
     assert raw_words(at) == []
 
 
+@pytest.mark.integration
 def test_the_m_elo_spread_is_said_in_plain_notation(softelo_db, monkeypatch):
     at = _page(softelo_db, "judges", monkeypatch)
     line = next(c.value for c in at.caption if "(m-ELO)" in c.value)
@@ -325,6 +330,7 @@ def test_an_estimate_has_the_precision_of_its_interval():
     assert display.estimate(0.43216, 0.393, 0.472) == "0.432 (95% CI 0.393–0.472)"
 
 
+@pytest.mark.integration
 def test_the_sidebar_marks_pages_that_can_only_show_a_notice(demo_db, pandalm_db, softelo_db, monkeypatch):
     demo = _page(demo_db, "overview", monkeypatch)
     assert _sidebar_marks(demo) == ""
@@ -338,6 +344,7 @@ def test_the_sidebar_marks_pages_that_can_only_show_a_notice(demo_db, pandalm_db
     assert "**Selective judging**" not in marks  # its averaged rubric gaps give the single-order baseline
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "store, page, needs",
     [
@@ -365,6 +372,7 @@ def test_a_notice_only_page_says_why_and_what_would_make_it_work(store, page, ne
     assert reason and reason in why.replace("\\", "")
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="the lock message names a process from /proc")
 def test_the_busy_notice_says_who_is_writing_in_words_not_a_command_line(tmp_path):
     holder = subprocess.Popen(

@@ -21,6 +21,9 @@ from core.store import Store
 from tests.conftest import ROOT
 from tests.test_app import APP, PAGES
 
+# multi-process or Streamlit AppTest throughout: the integration tier (pytest.ini)
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(scope="module")
 def precomputed(tmp_path_factory):

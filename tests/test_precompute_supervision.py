@@ -9,7 +9,6 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from core.app import precompute
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from core.store.journal import process_alive
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -43,12 +42,10 @@ def _children_of(pid: int) -> set[int]:
 
 
 def _wait_for(predicate, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "the state was not reached"
-        time.sleep(0.05)
+    wait_until(predicate, timeout=timeout, poll=0.05)
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the worker processes")
 def test_sigterm_stops_the_workers_and_the_progress_says_why(small_db, tmp_path):
     db = tmp_path / "copy.duckdb"
@@ -99,6 +96,7 @@ def test_a_failing_background_precompute_leaves_its_error_in_the_log(tmp_path):
     assert "error" in precompute.log_path(db).read_text().lower()
 
 
+@pytest.mark.integration
 def test_the_sidebar_says_the_background_computation_stopped(small_db, tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 

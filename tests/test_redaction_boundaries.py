@@ -240,6 +240,7 @@ def tomlish(text: str) -> dict:
     return tomllib.loads(text)
 
 
+@pytest.mark.integration
 @settings(
     max_examples=2,
     deadline=None,
@@ -293,6 +294,7 @@ def test_frames_of_every_text_dtype_are_redacted(monkeypatch, dtype):
 BASE = {"name": "j", "model": "m", "api_key_env": VAR}
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("field", "value"),
     [
@@ -317,6 +319,7 @@ def test_the_key_anywhere_but_its_field_is_a_configuration_error(monkeypatch, tm
     assert run.returncode == 2 and field in run.stderr and not _found(run.stdout + run.stderr, KEY)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("bad", [KEY + "\n", KEY[:20] + "\r\n" + KEY[20:], KEY + "é", "clé-" + KEY, KEY + "\x00"])
 def test_a_key_with_control_or_non_ascii_characters_is_a_configuration_error(tmp_path, bad):
     cfg = tmp_path / "j.toml"
@@ -335,6 +338,7 @@ def test_a_key_with_control_or_non_ascii_characters_is_a_configuration_error(tmp
     assert "Traceback" not in run.stderr and VAR in run.stderr and not _found(run.stdout + run.stderr, KEY)
 
 
+@pytest.mark.integration
 def test_worker_files_are_readable_by_their_owner_only(tmp_path):
     from core.app.workers import spawn
 
@@ -366,6 +370,7 @@ def test_the_dashboard_offers_only_the_servers_key_variables(monkeypatch):
     assert redact.redact("value-of-my-token-123") == redact.REDACTED  # an allowed variable's value is a secret
 
 
+@pytest.mark.integration
 def test_a_stored_answer_with_the_key_is_redacted_in_the_store_and_on_the_vote_page(tmp_path, monkeypatch):
     """A generated answer that repeats the key: stored redacted; a row written before (or imported) is redacted
     on the Vote page."""
@@ -391,6 +396,7 @@ def test_a_stored_answer_with_the_key_is_redacted_in_the_store_and_on_the_vote_p
     assert "old answer" in text and not _found(text, KEY)
 
 
+@pytest.mark.integration
 def test_a_tracebacks_and_warnings_of_a_command_are_redacted(tmp_path):
     """What a worker's log gets besides the CLI's own messages: an uncaught error in a thread, a warning."""
     script = (

@@ -9,6 +9,7 @@ from core.app.judging import run as run_judge
 from core.judging.client import connection_test
 from core.judging.config import ConfigError, from_mapping, load_toml, to_toml
 from core.store import Store
+from tests.conftest import wait_until
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_judging import _free_port, _store
 
@@ -176,9 +177,7 @@ def test_all_replicas_down_mid_run_opens_the_breaker_and_the_run_waits_it_out(tm
         cfg = _config(tmp_path, [sa.url, sb.url], name="both")
         t = threading.Thread(target=lambda: out.update(zip(("stats", "j", "run"), _run(db, cfg))))
         t.start()
-        deadline = time.monotonic() + 60
-        while a.served + b.served < 12 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: a.served + b.served >= 12, timeout=120, what="calls served before the outage")
         a.outage = b.outage = "503"
         time.sleep(4.0)
         a.outage = b.outage = None
@@ -192,7 +191,6 @@ def test_all_replicas_down_mid_run_opens_the_breaker_and_the_run_waits_it_out(tm
 def test_a_replica_killed_mid_run_leaves_the_run_to_the_other(tmp_path):
     """Two replicas behind one config; one is stopped (port closed) while the run is judging."""
     import threading
-    import time
 
     db = _store(tmp_path, n_prompts=10)
     a, b = FakeJudge(latency_ms=100), FakeJudge(latency_ms=100)
@@ -201,9 +199,7 @@ def test_a_replica_killed_mid_run_leaves_the_run_to_the_other(tmp_path):
         cfg = _config(tmp_path, [sa.url, sb.url], name="killed")
         t = threading.Thread(target=lambda: out.update(zip(("stats", "j", "run"), _run(db, cfg))))
         t.start()
-        deadline = time.monotonic() + 60
-        while a.served < 6 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: a.served >= 6, timeout=120, what="calls served before the outage")
         sa.stop()  # replica a is gone for the rest of the run
         served_by_a = a.served
         t.join(120)

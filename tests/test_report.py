@@ -26,6 +26,7 @@ def demo_db(tmp_path_factory):
     return path
 
 
+@pytest.mark.integration
 def test_cli_report_is_self_contained_and_carries_its_provenance(demo_db, tmp_path):
     out = tmp_path / "report.html"
     done = subprocess.run(
@@ -74,6 +75,7 @@ def test_cli_report_is_self_contained_and_carries_its_provenance(demo_db, tmp_pa
         assert s.provenance("demo")["fingerprint"] in html
 
 
+@pytest.mark.integration
 def test_cli_report_rejects_bad_arguments_without_writing(demo_db, tmp_path):
     for args, message in (
         (["--out", str(tmp_path / "r.pdf")], "expected an .html"),

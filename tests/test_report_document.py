@@ -145,6 +145,7 @@ def test_printed_report_holds_headline_figures_and_table_top_on_page_one(wide_db
     assert _squeezed(rows[0]) in flat  # the top of the table, last column included
 
 
+@pytest.mark.integration
 @pytest.mark.browser
 @needs_chromium
 def test_cli_prints_the_report_to_pdf_named_for_what_it_holds(demo_db, tmp_path):
@@ -216,6 +217,7 @@ def test_pdf_without_chromium_exits_2_with_a_clear_message(demo_db, tmp_path, mo
 
 
 # ------------------------------------------------------------------ names
+@pytest.mark.integration
 def test_file_names_carry_dataset_judge_tau_and_alpha_and_are_safe(demo_db, tmp_path):
     names = {
         report_file_name("demo", "judge-strong", tau, alpha) for tau in (0.477, 0.48, 1.2) for alpha in (0.1, 0.05, 0.2)
@@ -306,6 +308,7 @@ def test_tau_caveat_appears_exactly_when_tau_is_not_the_fitted_one_with_both_ece
 
 
 # ------------------------------------------------------------------ CSV
+@pytest.mark.integration
 def test_csv_export_is_a_plain_table_with_a_provenance_sidecar(demo_db, tmp_path):
     with Store.open(demo_db, read_only=True) as s:
         view, _ = view_for(s, "demo", "judge-strong", None, 0.1)

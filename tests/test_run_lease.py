@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
+
+import pytest
 
 from core.store import Store
 from core.store.journal import lease_alive, pending_journals, process_start
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_until
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_judging import _store
 from tests.test_outages import _cfg, _judge, _judgments, _wait_served
@@ -35,10 +36,7 @@ def _kept(db) -> int:
 
 
 def _wait_for(predicate, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "the state was not reached"
-        time.sleep(0.1)
+    wait_until(predicate, timeout=timeout, poll=0.1)
 
 
 def test_a_paused_run_keeps_its_journal_and_its_calls_while_other_runs_come_and_go(tmp_path):
@@ -93,6 +91,7 @@ def test_a_paused_run_whose_process_is_killed_stays_paused_and_the_next_run_comp
     assert killed["status"] == "paused" and "ended while the endpoint was down" in killed["message"]
 
 
+@pytest.mark.integration
 def test_a_reused_pid_is_not_the_owner():
     me = os.getpid()
     start = process_start(me)

@@ -44,6 +44,7 @@ def _first(db, cfg_path, n: int) -> set[tuple[int, str]]:
     return {(u.battle_id, u.order) for u in p.units}
 
 
+@pytest.mark.integration
 def test_the_same_command_completes_its_set_and_a_larger_limit_extends_it(tmp_path):
     db = _store(tmp_path, n_prompts=10)  # 60 units
     with FakeServer(FakeJudge(latency_ms=5)) as srv:
@@ -67,6 +68,7 @@ def test_the_same_command_completes_its_set_and_a_larger_limit_extends_it(tmp_pa
     assert sorted(runs["planned"]) == [6, 10]  # the second run planned only what its set still lacked
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("how", ["same command", "resume"])
 def test_a_killed_run_is_completed_to_exactly_its_set(tmp_path, how):
     db = _store(tmp_path, n_prompts=10)
@@ -100,6 +102,7 @@ def _stored_or_empty(db, judge: str) -> set[tuple[int, str]]:
         return set()
 
 
+@pytest.mark.integration
 def test_resume_refuses_other_options_and_unknown_runs(tmp_path):
     db = _store(tmp_path, n_prompts=2)
     out = _judge(db, None, "--resume", "99")
@@ -116,6 +119,7 @@ def test_resume_refuses_other_options_and_unknown_runs(tmp_path):
 PRICED = "price_prompt_per_mtok = 1000.0\nprice_completion_per_mtok = 2000.0\nmax_tokens = 300\n"
 
 
+@pytest.mark.integration
 def test_the_estimate_before_a_run_and_after_calls_were_measured(tmp_path):
     from core.app.judging import DEFAULT_TOKENS_PER_CHAR, estimate_plan
     from core.judging.prompts import render
@@ -152,6 +156,7 @@ def test_the_estimate_before_a_run_and_after_calls_were_measured(tmp_path):
     assert est2.completion_tokens == pytest.approx(last["completion_tokens"], rel=0.10)
 
 
+@pytest.mark.integration
 def test_a_hard_cost_budget_is_never_passed(tmp_path):
     db = _store(tmp_path, n_prompts=10)
     with FakeServer(FakeJudge(latency_ms=5)) as srv:
@@ -205,6 +210,7 @@ def test_a_cost_budget_needs_prices(tmp_path):
         from_mapping({"name": "x", "base_url": "http://h/v1", "model": "m", "max_cost_usd": 5.0})
 
 
+@pytest.mark.integration
 def test_the_admin_page_estimates_before_spending(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
@@ -231,6 +237,7 @@ def test_the_admin_page_estimates_before_spending(tmp_path, monkeypatch):
         assert s.judge_id("est-judge") is None  # estimating registers nothing and calls nothing
 
 
+@pytest.mark.integration
 def test_runs_are_listed_with_their_definition_progress_tokens_and_cost(tmp_path):
     db = _store(tmp_path, n_prompts=5)
     with FakeServer(FakeJudge(latency_ms=5)) as srv:

@@ -17,7 +17,7 @@ from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
 from core.app import voting
-from core.safe_text import escape_markdown, neutralise_markdown
+from core.app.safe_text import escape_markdown, neutralise_markdown
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT
@@ -167,6 +167,7 @@ def _assert_no_markup(at: AppTest) -> None:
         assert "<img" not in _html(value), value
 
 
+@pytest.mark.integration
 def test_the_vote_page_shows_imported_text_as_text(hostile, monkeypatch):
     db, names = hostile
     monkeypatch.setenv("ARENA_DB", db)
@@ -214,6 +215,7 @@ def test_the_vote_page_shows_imported_text_as_text(hostile, monkeypatch):
     ]
 
 
+@pytest.mark.integration
 def test_the_leaderboard_names_models_as_text(hostile, monkeypatch):
     db, names = hostile
     monkeypatch.setenv("ARENA_DB", db)

@@ -133,6 +133,7 @@ def _echoed_run(tmp_path, variable: str) -> tuple:
     return db, run, env
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("variable", ["JUDGE_API_KEY", "MY_PRIVATE_TOKEN"])
 def test_an_echoed_key_is_in_no_file_log_or_export(tmp_path, variable):
     """The endpoint echoes the key in a 400 body and an unparseable 200 body; nothing the run leaves keeps it."""
@@ -156,6 +157,7 @@ def test_an_echoed_key_is_in_no_file_log_or_export(tmp_path, variable):
     assert _leaks(tmp_path, KEY, TOKEN) == []  # the store file, its WAL, run journals, exports
 
 
+@pytest.mark.integration
 def test_a_cli_error_that_quotes_a_secret_is_redacted(tmp_path):
     env = {**os.environ, "JUDGE_API_KEY": KEY}
     cfg = tmp_path / "j.toml"
@@ -171,6 +173,7 @@ def test_a_cli_error_that_quotes_a_secret_is_redacted(tmp_path):
     assert run.returncode != 0 and KEY not in run.stdout + run.stderr and redact.REDACTED in run.stderr
 
 
+@pytest.mark.integration
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed (apt-get install chromium)")
 def test_no_page_html_or_websocket_frame_carries_the_key_or_the_token(tmp_path):

@@ -373,6 +373,7 @@ def _cli(capsys, *args: str) -> tuple[int, str, str]:
 
 
 # ----------------------------------------------------------------------------- real data
+@pytest.mark.integration
 def test_softelo_sample_curves(tmp_path):
     path = shared_path("softelo_sample_annotations.csv")
     raw = pd.read_csv(path)

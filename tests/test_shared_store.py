@@ -66,6 +66,7 @@ def _datasets_shown(pg) -> int | None:
     return None
 
 
+@pytest.mark.integration
 def test_two_dashboards_a_cli_import_and_a_cli_judge_run_share_one_store(tmp_path, record_property):
     from playwright.sync_api import sync_playwright
 
@@ -161,6 +162,7 @@ def test_the_dashboard_precomputes_new_data_in_the_background(tmp_path):
         assert len(s.results_frame()) >= progress.computed > 20
 
 
+@pytest.mark.integration
 def test_a_run_started_on_the_admin_page_and_a_cli_import_share_one_store(tmp_path):
     """The Admin page starts a judge run (a worker process) while a CLI import writes the same store."""
     from playwright.sync_api import sync_playwright

@@ -1,6 +1,6 @@
 """Sign-in through an identity provider (``st.login``, OpenID Connect) and the roles it maps people to.
 
-The role rules (``core.access``) directly; the pages through AppTest with a signed-in ``st.user``; and end to end
+The role rules (``core.app.access``) directly; the pages through AppTest with a signed-in ``st.user``; and end to end
 in Chromium against a local OpenID provider this test starts (``tests/oidc_provider.py``): the dashboard's
 ``[auth]`` secrets point at it, and each test signs a different person in (viewer, annotator, admin).
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.access import ADMIN, ANNOTATOR, VIEWER, Identity, RolesError, identity_of, role_of, role_table
+from core.app.access import ADMIN, ANNOTATOR, VIEWER, Identity, RolesError, identity_of, role_of, role_table
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT
@@ -95,6 +95,7 @@ def _said(at: AppTest) -> str:
     return " ".join(e.value for kind in ("markdown", "error", "warning", "caption", "info") for e in getattr(at, kind))
 
 
+@pytest.mark.integration
 def test_signed_out_sees_a_sign_in_button_only(demo, monkeypatch):
     at = _app(demo, monkeypatch, None)
     assert [b.label for b in at.button] == ["Sign in"]
@@ -102,12 +103,14 @@ def test_signed_out_sees_a_sign_in_button_only(demo, monkeypatch):
     assert not at.dataframe and not at.sidebar.selectbox
 
 
+@pytest.mark.integration
 def test_a_person_without_a_role_gets_no_page(demo, monkeypatch):
     at = _app(demo, monkeypatch, "eve@nowhere.net")
     assert "has no role" in _said(at)
     assert [b.label for b in at.button] == ["Sign out"]
 
 
+@pytest.mark.integration
 def test_roles_open_their_pages_and_votes_carry_the_identity(demo, monkeypatch):
     viewer = _app(demo, monkeypatch, "vic@elsewhere.net")
     assert [t.value for t in viewer.title] == ["Overview"]

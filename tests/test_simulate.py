@@ -137,6 +137,7 @@ def test_echo_intervention_on_the_simulated_judge():
     assert p["echo_a"] < p["original"] < p["echo_b"]
 
 
+@pytest.mark.integration
 def test_cli_builds_the_demo(tmp_path):
     db = tmp_path / "demo.duckdb"
     r = subprocess.run(

@@ -255,6 +255,7 @@ def test_judge_ensemble_is_one_more_method():
     assert s.loc["ensemble", "n_models"] == 10 and s.loc["ensemble", "mae"] < 60
 
 
+@pytest.mark.integration
 def test_heldout_cli_labels_the_pool_behind_qhat_and_the_splits_behind_coverage():
     import json
     import subprocess

@@ -110,6 +110,7 @@ def _revote(v: pd.DataFrame) -> pd.DataFrame:
 DEEP = "[" * 5000 + "]" * 5000
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("table", "edit", "row", "field", "needle"),
     [
@@ -152,6 +153,7 @@ def test_a_hand_edited_bundle_with_updated_hashes_meets_the_importers_rules(
     assert exc.value.field == field and (row is None or exc.value.row == row)
 
 
+@pytest.mark.integration
 def test_the_unedited_bundle_still_imports_and_exports_its_votes(bundle, tmp_path):
     _, out = bundle
     db = tmp_path / "ok.duckdb"
@@ -178,6 +180,7 @@ def _arena_store(tmp_path: Path) -> Path:
     return db
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("column", "value"), [("a_helpfulness", 11), ("b_clarity", -1), ("a_fluency", 10.5)])
 def test_arena_judgments_refuse_a_score_outside_its_range(tmp_path, column, value):
     db = _arena_store(tmp_path)
@@ -219,6 +222,7 @@ ARENA = pd.DataFrame(
 )
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("suffix", [".parquet", ".jsonl", ".csv"])
 def test_lmarena_refuses_an_annotators_second_vote_on_a_battle_on_both_paths(tmp_path, suffix):
     # row 5 is row 1's battle (q1, alpha against beta) named the other way round, by the same annotator
@@ -273,6 +277,7 @@ def _mt_row(qid, ma, mb, winner, judge, turn=1):
     }
 
 
+@pytest.mark.integration
 def test_mtbench_human_refuses_an_annotators_second_vote_on_a_battle(tmp_path):
     rows = [
         _mt_row(81, "alpaca-13b", "gpt-3.5-turbo", "model_b", "author_2"),
@@ -318,6 +323,7 @@ LMARENA_CSV = (
 )
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("name", "text", "fmt", "row", "needle"),
     [

@@ -9,10 +9,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.app import voting
-from core.safe_text import escape_markdown
+from core.app.safe_text import escape_markdown
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT
+
+# multi-process or Streamlit AppTest throughout: the integration tier (pytest.ini)
+pytestmark = pytest.mark.integration
 
 APP = str(ROOT / "app.py")
 PAGE = "app_pages/vote.py"

@@ -179,6 +179,7 @@ def test_vote_tokens_from_the_environment_and_secrets():
     assert voting.annotator_for_token({}, "tok-bob-22") is None
 
 
+@pytest.mark.integration
 def test_votes_round_trip_through_lmarena_layout_and_the_bundle(demo, tmp_path):
     import json
     import subprocess

@@ -25,8 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.app import IngestError
     from core.app.diff import diff_json, diff_tables, load_snapshot
-    from core.ingest import IngestError
 
     if not 0 < args.alpha < 1:
         raise UserError(f"--alpha must be in (0, 1), got {args.alpha}")
