@@ -368,6 +368,18 @@ def test_presentation_mode_has_no_controls_and_large_chart_text(page, app_url):
             "els => els.filter(e => e.textContent.trim()).map(e => parseFloat(getComputedStyle(e).fontSize))",
         )
         assert sizes and min(sizes) >= 16, sorted(sizes)[:5]
+        cells = pg.eval_on_selector_all(
+            "[data-testid='stTable'] td, [data-testid='stTable'] th",
+            "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))",
+        )
+        assert cells and min(cells) >= 20, sorted(cells)[:5]  # tables a projector's back row can read
+        pg.goto(f"{app_url}/?dataset=demo&judge=judge-strong&present=1")  # the Overview's key figures
+        _wait_idle(pg)
+        pg.wait_for_selector("[data-testid='stMetricValue']", timeout=60_000)
+        kpis = pg.eval_on_selector_all(
+            "[data-testid='stMetricValue'] div", "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))"
+        )
+        assert kpis and min(kpis) >= 28, sorted(kpis)[:5]
         pg.screenshot(path=str(ARTIFACTS / "leaderboard_presentation_1920x1080.png"))
     finally:
         context.close()
