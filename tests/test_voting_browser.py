@@ -32,7 +32,8 @@ _SETTLED = "document.querySelector(\"[data-testid='stApp'][data-test-script-stat
 _ANSWERED_JS = f"""(b) => {{
     if (!{_SETTLED}) return '';
     const t = document.body.innerText;
-    if (t.includes('battle ' + b + ', you chose')) return 'stored';
+    // stored: the page offers to change the vote on this battle (the toast that also says so fades away)
+    if (t.includes('previous battle (' + b + ')') || t.includes('battle ' + b + ', you chose')) return 'stored';
     return t.includes('Vote on battle ' + b + ' again') ? 'refused' : '';
 }}"""
 
@@ -55,7 +56,8 @@ async def _battle_on_screen(pg, not_this: int | None, impatient: bool, timeout_s
 async def _seen(pg) -> str:
     """What the annotator saw: the page's lines about votes and battles, and the buttons on it."""
     lines = (await pg.inner_text("[data-testid='stMain']")).splitlines()
-    text = " | ".join(ln for ln in lines if re.search(r"Stored|Changed|stored|Battle|Voting as|queue|rror", ln))
+    wanted = r"Stored|Changed|stored|Battle|previous battle|Voting as|queue|rror"
+    text = " | ".join(ln for ln in lines if re.search(wanted, ln))
     buttons = await pg.get_by_role("button").all_inner_texts()
     failures = await pg.locator("[data-testid='stException']").all_inner_texts()
     return f"page: {text}; buttons: {buttons}; exceptions: {[f[:2000] for f in failures]}"
