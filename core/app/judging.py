@@ -651,9 +651,7 @@ def runs(store: Store, dataset: str | None = None) -> pd.DataFrame:
         held = (
             r.status in LEASED_STATUSES
             and pd.isna(r.finished_at)
-            and lease_alive(
-                r.owner_pid, r.owner_host, r.owner_start, r.seconds_since_heartbeat, stale_s=OTHER_HOST_STALE_S
-            )
+            and lease_alive(r.owner_pid, r.owner_host, r.owner_start, r.seconds_since_heartbeat)
         )
         leased.append(held)
         if r.status == "running" and not held:
@@ -665,7 +663,6 @@ def runs(store: Store, dataset: str | None = None) -> pd.DataFrame:
 
 
 LEASED_STATUSES = ("running", "paused")
-OTHER_HOST_STALE_S = 60.0  # a run of another host is taken as alive while its heartbeat is this recent
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,10 @@ from core import redact
 from core.store.errors import StoreLockedError
 
 HEARTBEAT_S = 1.0  # a live run touches its journal (and tries a merge) this often
-STALE_S = 15.0  # a run whose journal has not been touched for this long is not alive (on another host)
+# A run of another host (whose process cannot be seen) whose journal and heartbeat are older than this has let
+# go of its lease.  One value for taking its journal and for refusing a second run: a stalled run is never
+# taken while it would still be refused (it touches its journal every second).
+STALE_S = 60.0
 
 
 def runs_dir(db_path: str | Path) -> Path:
