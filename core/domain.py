@@ -20,6 +20,7 @@ file or the network.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -397,6 +398,36 @@ def ranked(frame: pd.DataFrame) -> pd.DataFrame:
     return out[[*RATING_COLUMNS, *(c for c in out.columns if c not in RATING_COLUMNS)]]
 
 
+# ============================================================ slices
+# A slice of a dataset: the battles whose prompt has every (key, value) given (an AND of terms).  ``language``
+# and ``turn`` are read from the battle, ``category`` from its prompt, any other key from the prompt's
+# attributes (``prompt_attributes``).  Terms are kept sorted, so one slice has one spelling (and one cache key).
+Slice = tuple[tuple[str, str], ...]
+BATTLE_SLICE_KEYS: tuple[str, ...] = ("language", "turn")
+PROMPT_SLICE_KEYS: tuple[str, ...] = ("category",)
+# Below this many battles carrying the fitted target, a slice's leaderboard says "too few" instead of a number.
+MIN_SLICE_BATTLES = 20
+
+
+def parse_slice(terms: Sequence[str] | None) -> Slice:
+    """``["KEY=VALUE", …]`` → a :data:`Slice`; raises ``ValueError`` naming the malformed term."""
+    out: dict[str, str] = {}
+    for term in terms or ():
+        key, sep, value = str(term).partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise ValueError(f"a slice is KEY=VALUE (e.g. language=en), got {term!r}")
+        if key in out and out[key] != value:
+            raise ValueError(f"slice key {key!r} given twice ({out[key]!r} and {value!r}): no battle has both")
+        out[key] = value
+    return tuple(sorted(out.items()))
+
+
+def slice_label(where: Slice) -> str:
+    """How a slice reads on screen and in files: ``category = coding, language = en`` ('' for all battles)."""
+    return ", ".join(f"{k} = {v}" for k, v in where)
+
+
 # ============================================================ dataset tables
 # Required and optional columns of each table a dataset writes.  Keys are local
 # to the dataset (``prompt_key``, ``battle_key``): the store assigns global ids.
@@ -410,6 +441,12 @@ TABLE_SPEC: dict[str, dict[str, tuple[str, ...]]] = {
     "prompts": {
         "required": ("prompt_key",),
         "optional": ("external_id", "text", "language", "category", "reference", "verifiable", "turns"),
+    },
+    # what a layout says about a prompt beyond its text (Arena-Hard's cluster, LMArena's tags, the demo's
+    # topic): one row per (prompt, key), the value as text; the slices of a leaderboard (``Slice``)
+    "prompt_attributes": {
+        "required": ("prompt_key", "key", "value"),
+        "optional": (),
     },
     "completions": {
         "required": ("prompt_key", "model"),
@@ -475,6 +512,7 @@ class DatasetTables:
     models: pd.DataFrame
     battles: pd.DataFrame
     prompts: pd.DataFrame | None = None
+    prompt_attributes: pd.DataFrame | None = None
     completions: pd.DataFrame | None = None
     votes: pd.DataFrame | None = None
     annotators: pd.DataFrame | None = None

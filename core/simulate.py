@@ -656,6 +656,9 @@ def simulate_arena(seed: int = 0, config: DemoConfig | None = None) -> DatasetTa
         source="simulated",
         models=models[["model", "family", "true_elo"]],
         prompts=prompts[["prompt_key", "external_id", "text", "language", "category", "reference", "verifiable"]],
+        prompt_attributes=pd.DataFrame(
+            {"prompt_key": prompts["prompt_key"], "key": "topic", "value": prompts["topic"]}
+        ),
         completions=completions[np.array(keep)].reset_index(drop=True),
         battles=battles[["battle_key", "model_a", "model_b", "prompt_key", "language"]],
         votes=votes,

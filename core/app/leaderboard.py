@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from core.app import Unavailable
-from core.domain import Z95, Ratings, sigmoid
+from core.domain import MIN_SLICE_BATTLES, Z95, Ratings, Slice, sigmoid, slice_label
 from core.methods import RATING_METHODS, resolve
 from core.stats.calibration import TauFit, fit_tau
 from core.stats.conformal import Quantile, deploy, min_pool
@@ -45,11 +45,14 @@ def ratings(
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
     turns: tuple[int, int | None] | None = None,
+    where: Slice = (),
 ) -> Ratings | Unavailable:
     """The leaderboard of ``dataset`` under a registered rating method.
 
     ``turns`` (lo, hi): only battles whose conversation turn is in [lo, hi] (hi None: no upper bound),
-    for the pair-table methods with sandwich or no intervals.
+    for the pair-table methods with sandwich or no intervals.  ``where``: only the battles of that slice;
+    a slice with fewer than ``MIN_SLICE_BATTLES`` battles carrying the method's target is Unavailable
+    ("too few") rather than a leaderboard.
     Raises ``ValueError`` for an unknown method, a missing judge or a bad τ;
     returns :class:`Unavailable` when the dataset has nothing the method rates.
     """
@@ -60,11 +63,12 @@ def ratings(
         raise ValueError("a per-turn leaderboard is available for human, hard and soft with sandwich intervals")
     if m.needs_judge and judge is None:
         raise ValueError(f"method {method!r} needs --judge")
+    check_slice(store, dataset, where)
     if tau is not None and not (math.isfinite(tau) and tau > 0):
         raise ValueError(f"τ must be a finite positive number, got {tau}")
     if m.needs_tau and tau is None:
         assert judge is not None
-        bf = store.battle_frame(dataset, judge)
+        bf = store.battle_frame(dataset, judge, where=where)
         fit = fit_tau(bf["gap"].to_numpy(dtype=float), bf["human_y"].to_numpy(dtype=float))
         if fit.tau is None or not np.isfinite(fit.tau):
             return Unavailable(f"τ cannot be fitted for judge {judge!r} on {dataset!r}: {fit.reason}; pass --tau")
@@ -72,14 +76,18 @@ def ratings(
     fit_fn = resolve(m.fit)
     if m.data == "pairs":
         assert m.target is not None
-        pairs = store.pair_stats(dataset, m.target, judge=judge, tau=tau, turns=turns)
-        if pairs.empty:
-            what = {"human": "human votes", "hard": f"judgments by {judge}", "soft": f"rubric scores by {judge}"}
+        pairs = store.pair_stats(dataset, m.target, judge=judge, tau=tau, turns=turns, where=where)
+        what = {"human": "human votes", "hard": f"judgments by {judge}", "soft": f"rubric scores by {judge}"}
+        if pairs.empty and not where:
             return Unavailable(f"dataset {dataset!r} has no {what[m.target]}")
+        if where:
+            n = int(round(pairs["battles" if "battles" in pairs else "n"].sum())) if len(pairs) else 0
+            if n < MIN_SLICE_BATTLES:
+                return too_few(where, n, what[m.target])
         battles = None
         if ci == "bootstrap" and m.target != "hard":
             # Soft and human targets are resampled battle by battle.
-            bf = store.battle_frame(dataset, judge, tau=tau if m.target == "soft" else None)
+            bf = store.battle_frame(dataset, judge, tau=tau if m.target == "soft" else None, where=where)
             col = "soft_y" if m.target == "soft" else "human_y"
             bf = bf[bf[col].notna()]
             # A battle with several votes is resampled whole, weighted by its votes (the point fit counts each).
@@ -89,11 +97,41 @@ def ratings(
         if "battles" in pairs:
             res = _votes_and_battles(res, pairs)
     else:
-        votes = store.votes_frame(dataset)
-        if votes.empty:
+        votes = store.votes_frame(dataset, where=where)
+        if votes.empty and not where:
             return Unavailable(f"dataset {dataset!r} has no human votes: {method} rates human votes")
+        if where and votes["battle_id"].nunique() < MIN_SLICE_BATTLES:
+            return too_few(where, int(votes["battle_id"].nunique()), "human votes")
         res = fit_fn(votes, ci=ci, n_boot=n_boot, seed=seed, progress=progress)
     return dataclasses.replace(res, method=method, tau=tau if m.needs_tau else None)
+
+
+def slice_values(store: Store, dataset: str) -> pd.DataFrame:
+    """The slices a leaderboard of ``dataset`` can be drawn on: key, value, n_battles, n_votes, and ``enough``
+    (at least ``MIN_SLICE_BATTLES`` battles; a smaller one says "too few" when chosen)."""
+    values = store.slice_values(dataset)
+    return values.assign(enough=values["n_battles"] >= MIN_SLICE_BATTLES)
+
+
+def check_slice(store: Store, dataset: str, where: Slice) -> None:
+    """Raise ``ValueError`` for a slice key no battle of ``dataset`` carries (a misspelt key would otherwise
+    read as an empty slice)."""
+    if not where:
+        return
+    known = sorted(set(store.slice_values(dataset)["key"]))
+    unknown = [k for k, _ in where if k not in known]
+    if unknown:
+        raise ValueError(
+            f"no battle of dataset {dataset!r} has a slice key {unknown[0]!r} (keys: {', '.join(known) or 'none'})"
+        )
+
+
+def too_few(where: Slice, n: int, what: str) -> Unavailable:
+    """What a slice too small for a leaderboard shows in place of one."""
+    return Unavailable(
+        f"the slice {slice_label(where)} has {n:,} battle{'s' if n != 1 else ''} with {what}: too few for a "
+        f"leaderboard (at least {MIN_SLICE_BATTLES})"
+    )
 
 
 def _votes_and_battles(res: Ratings, pairs: pd.DataFrame) -> Ratings:
@@ -951,22 +989,37 @@ def default_judge(store: Store, dataset: str) -> tuple[str, str] | None:
 
 
 def view_for(
-    store: Store, dataset: str, judge: str | None, tau: float | None, alpha: float
+    store: Store, dataset: str, judge: str | None, tau: float | None, alpha: float, where: Slice = ()
 ) -> tuple[LeaderboardView, pd.DataFrame | None]:
     """The Leaderboard page's view composed in one call (the report and the CLI; the page caches the parts).
 
     ``tau=None`` means the judge's fitted τ with τ refitted per fold; a given
     τ is held fixed in every fold.  Returns the view and the battle frame of
-    the judge (None without one).
+    the judge (None without one).  ``where``: every method on the battles of
+    that slice (τ fitted, and the intervals calibrated, on the slice alone); a
+    part with fewer than ``MIN_SLICE_BATTLES`` battles is left out and the
+    view's ``note`` says so.
     """
     from core.stats.calibration import fit_tau
 
-    human = ratings(store, dataset, "human", ci="sandwich")
+    check_slice(store, dataset, where)
+    human = ratings(store, dataset, "human", ci="sandwich", where=where)
     human_frame = None if isinstance(human, Unavailable) else human.frame
+    notes = [human.reason] if where and isinstance(human, Unavailable) else []
     models = store.models_frame(dataset)
+
+    def with_notes(view: LeaderboardView) -> LeaderboardView:
+        if not notes:
+            return view
+        return dataclasses.replace(view, note=" ".join([*notes, *([view.note] if view.note else [])]))
+
     if judge is None:
-        return leaderboard_view(human_frame, None, None, None, alpha, None, True, models), None
-    frame = store.battle_frame(dataset, judge)
+        return with_notes(leaderboard_view(human_frame, None, None, None, alpha, None, True, models)), None
+    frame = store.battle_frame(dataset, judge, where=where)
+    judged = int((frame["n_judgments"] > 0).sum())
+    if where and judged < MIN_SLICE_BATTLES:
+        notes.append(too_few(where, judged, f"judgments by {judge}").reason)
+        return with_notes(leaderboard_view(human_frame, None, None, None, alpha, None, True, models)), None
     has_gap = bool(frame["gap"].notna().any())
     fit = fit_tau(frame["gap"].to_numpy(float), frame["human_y"].to_numpy(float))
     fitted = tau is None
@@ -977,4 +1030,4 @@ def view_for(
     if human_frame is not None:
         held = heldout(frame, tau=None if fitted or soft is None else use_tau)
     view = leaderboard_view(human_frame, hard, soft, held, alpha, use_tau, fitted, models, TauReference.of(fit))
-    return view, frame
+    return with_notes(view), frame

@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 
 from core.app import Unavailable
+from core.app.leaderboard import too_few
+from core.domain import MIN_SLICE_BATTLES, Slice
 from core.stats.bias import style_features
 from core.stats.style import StyleControlled, style_controlled_ratings
 from core.store import Store
@@ -63,16 +65,17 @@ class StyleControlledLeaderboard:
 
 
 def style_controlled_leaderboard(
-    store: Store, dataset: str, judge: str | None = None
+    store: Store, dataset: str, judge: str | None = None, where: Slice = ()
 ) -> StyleControlledLeaderboard | Unavailable:
     """Bradley–Terry with style covariates on the human votes (``judge`` None) or on the judge's hard labels.
 
     Human votes: one row per vote, the votes on one battle a cluster (the
     sandwich is cluster-robust by battle, as on the plain human leaderboard).
+    ``where``: on the battles of that slice (too few of them: Unavailable, as every sliced leaderboard).
     """
-    bf = store.battle_frame(dataset, judge)
+    bf = store.battle_frame(dataset, judge, where=where)
     if judge is None:
-        votes = store.votes_frame(dataset)
+        votes = store.votes_frame(dataset, where=where)
         if votes.empty:
             return Unavailable(f"dataset {dataset!r} has no human votes to rate under style control")
         rows = votes[["battle_id", "y"]].merge(
@@ -83,6 +86,8 @@ def style_controlled_leaderboard(
         rows = bf[["battle_id", "model_a", "model_b", *STYLE_COLUMNS]].assign(y=bf["judge_hard"].to_numpy(float))
         target, what = "hard", f"labels of judge {judge!r}"
     rows = rows[np.isfinite(rows["y"].to_numpy(float))].reset_index(drop=True)
+    if where and rows["battle_id"].nunique() < MIN_SLICE_BATTLES:
+        return too_few(where, int(rows["battle_id"].nunique()), what)
     if rows.empty:
         return Unavailable(f"dataset {dataset!r} has no {what} to rate under style control")
     has_text = rows["len_a"].notna() & rows["len_b"].notna()

@@ -7,6 +7,7 @@ import time
 
 from core.cli import UserError, clean_json, print_json
 from core.commands._common import add_db_arg, open_store, required
+from core.domain import Slice, parse_slice, slice_label
 from core.methods import RATING_METHODS
 
 
@@ -15,12 +16,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_db_arg(p)
     p.add_argument("--dataset", required=True)
     p.add_argument("--judge", help="judge name (hard and soft methods)")
-    p.add_argument("--method", required=True, choices=list(RATING_METHODS))
+    p.add_argument("--method", choices=list(RATING_METHODS), help="required unless --list-slices")
     p.add_argument("--tau", type=float, help="soft-target temperature (default: fitted on human votes)")
     p.add_argument("--ci", choices=["sandwich", "bootstrap", "none"], default="sandwich")
     p.add_argument("--bootstrap", type=int, default=200, help="bootstrap replicates (or online-Elo shuffles)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--turn", type=int, help="only battles of this conversation turn (human, hard, soft)")
+    p.add_argument(
+        "--slice",
+        action="append",
+        metavar="KEY=VALUE",
+        help="only the battles whose prompt has KEY=VALUE (repeat to AND several: --slice language=en "
+        "--slice category=coding); keys: language, turn, category and the prompt attributes the import kept "
+        "(--list-slices)",
+    )
+    p.add_argument(
+        "--list-slices", action="store_true", help="list the slices of --dataset (key, value, battles, votes) and stop"
+    )
     p.add_argument(
         "--style-control",
         action="store_true",
@@ -51,17 +63,18 @@ def run_style_control(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     with open_store(args.db, read_only=True) as store:
         try:
-            res = required(style_controlled_leaderboard(store, args.dataset, args.judge))
+            res = required(style_controlled_leaderboard(store, args.dataset, args.judge, where=args.where))
         except (ValueError, StoreError) as exc:
             raise UserError(str(exc)) from None
     out = res.to_json()
     out["method"] = args.method
+    out["slice"] = dict(args.where)
     out["seconds"] = time.perf_counter() - t0
     if args.json:
         print_json(clean_json(out))
         return 0
     print(
-        f"style-controlled {args.method} leaderboard of {args.dataset} ({res.n_battles:,} battles"
+        f"style-controlled {args.method} leaderboard of {args.dataset}{_on(args.where)} ({res.n_battles:,} battles"
         + (f", {res.n_votes:,} votes" if res.n_votes is not None else "")
         + ")"
     )
@@ -78,10 +91,43 @@ def run_style_control(args: argparse.Namespace) -> int:
     return 0
 
 
+def _on(where: Slice) -> str:
+    return f" on {slice_label(where)}" if where else ""
+
+
+def list_slices(args: argparse.Namespace) -> int:
+    from core.app import StoreError
+    from core.app.leaderboard import slice_values
+
+    with open_store(args.db, read_only=True) as store:
+        try:
+            values = slice_values(store, args.dataset)
+        except StoreError as exc:
+            raise UserError(str(exc)) from None
+    if args.json:
+        print_json({"dataset": args.dataset, "slices": values.to_dict("records")})
+        return 0
+    if values.empty:
+        print(f"dataset {args.dataset} has no slices (no language, turn, category or prompt attribute)")
+        return 0
+    print(f"{'key':24s} {'value':32s} {'battles':>8} {'votes':>8}")
+    for r in values.itertuples():
+        print(f"{r.key:24s} {r.value:32s} {r.n_battles:8,d} {r.n_votes:8,d}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from core.app import StoreError
     from core.app.leaderboard import ratings
 
+    try:
+        args.where = parse_slice(args.slice)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if args.list_slices:
+        return list_slices(args)
+    if args.method is None:
+        raise UserError("--method is required (one of " + ", ".join(RATING_METHODS) + ")")
     if args.style_control:
         return run_style_control(args)
     if args.tau is not None and not args.tau > 0:
@@ -100,17 +146,19 @@ def run(args: argparse.Namespace) -> int:
                     n_boot=args.bootstrap,
                     seed=args.seed,
                     turns=None if args.turn is None else (args.turn, args.turn),
+                    where=args.where,
                 )
             )
         except (ValueError, StoreError) as exc:
             raise UserError(str(exc)) from None
     out = res.to_json()
+    out["slice"] = dict(args.where)
     out["seconds"] = time.perf_counter() - t0
     if args.json:
         print_json(clean_json(out))
         return 0
     print(
-        f"{args.method} leaderboard of {args.dataset} ({res.n_battles:,} battles"
+        f"{args.method} leaderboard of {args.dataset}{_on(args.where)} ({res.n_battles:,} battles"
         + (f", {res.n_votes:,} votes" if res.n_votes is not None else "")
         + (f", τ = {res.tau:.3f}" if res.tau else "")
         + ")"

@@ -62,6 +62,9 @@ JUDGMENT_DIR = "model_judgment"
 # A game's score (A shown first) → the grade of A over B: 2 = A much better … −2 = B much better.
 GAME_GRADES = {"A>>B": 2, "A>B": 1, "A=B": 0, "B=A": 0, "B>A": -1, "B>>A": -2}
 GRADE_VERDICT = {2: "a", 1: "a", 0: "tie", -1: "b", -2: "b"}
+# a question's fields kept as prompt attributes (its ``category`` is the prompt's own): v0.1's topic cluster,
+# v2.0's subcategory (coding, math, creative_writing under the hard_prompt and creative_writing categories)
+PROMPT_ATTRIBUTES = ("cluster", "subcategory")
 
 
 def read(path: str | Path, dataset: str | None = None, judge: str | None = None) -> DatasetTables:
@@ -76,6 +79,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
     if not adir.is_dir() or not any(adir.glob("*.jsonl")):
         raise IngestError(adir, "missing model_answer/*.jsonl")
     prompts: list[dict] = []
+    attributes: list[dict] = []
     uid_key: dict[str, int] = {}
     for i, q in read_jsonl_lines(qfile):
         uid = text_value(qfile, q.get("uid", q.get("question_id")), i, "uid")
@@ -100,7 +104,11 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
             raise IngestError(qfile, "missing prompt text", row=i, field="prompt")
         if uid in uid_key:
             raise IngestError(qfile, f"duplicate uid {quote(uid)}", row=i, field="uid")
-        category = text_value(qfile, q.get("cluster", q.get("category")), i, "category")
+        category = text_value(qfile, q.get("category"), i, "category")
+        for key in PROMPT_ATTRIBUTES:  # the slices a leaderboard of this file can be drawn on
+            value = text_value(qfile, q.get(key), i, key)
+            if value:
+                attributes.append({"prompt_key": len(prompts), "key": key, "value": value})
         uid_key[uid] = len(prompts)
         prompts.append(
             {"prompt_key": len(prompts), "external_id": uid, "text": text, "category": category, "language": "en"}
@@ -138,6 +146,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
             models=models_frame(completions["model"]),
             battles=battles_df,
             prompts=pd.DataFrame(prompts),
+            prompt_attributes=_attributes(attributes),
             completions=completions,
             judges=pd.DataFrame(
                 {"judge": names, "family": [known_family(n) for n in names], "prompt_version": "imported"}
@@ -172,9 +181,14 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         models=models_frame(completions["model"]),
         battles=battles_df,
         prompts=pd.DataFrame(prompts),
+        prompt_attributes=_attributes(attributes),
         completions=completions,
         meta={"format": "arena-hard", "dir": root.name},
     )
+
+
+def _attributes(rows: list[dict]) -> pd.DataFrame | None:
+    return pd.DataFrame(rows, columns=["prompt_key", "key", "value"]) if rows else None
 
 
 def _answer(path: Path, rec: dict, row: int) -> str:

@@ -274,6 +274,7 @@ def _check_links(path: Path, frames: dict[str, pd.DataFrame]) -> None:
     unknown("battles", "model_b", models, "models")
     unknown("battles", "prompt_key", prompts, "prompts")
     unknown("completions", "prompt_key", prompts, "prompts")
+    unknown("prompt_attributes", "prompt_key", prompts, "prompts")
     unknown("completions", "model", models, "models")
     unknown("votes", "battle_key", battles, "battles")
     unknown("judgments", "battle_key", battles, "battles")
@@ -285,6 +286,13 @@ def _check_links(path: Path, frames: dict[str, pd.DataFrame]) -> None:
             r = comp.iloc[i]
             why = f"model {quote(r['model'])} answered prompt {r['prompt_key']} twice (the first: row {first + 1})"
             _fail(path, "completions", "model", i, None, why)
+    attrs = frames.get("prompt_attributes")
+    if attrs is not None:
+        twice = _first_repeat(attrs, ["prompt_key", "key"])
+        if twice is not None:
+            i, first = twice
+            why = f"prompt {attrs['prompt_key'].iloc[i]} has attribute {quote(attrs['key'].iloc[i])} twice"
+            _fail(path, "prompt_attributes", "key", i, None, f"{why} (the first: row {first + 1})")
     votes = frames.get("votes")
     if votes is not None and "annotator" in votes.columns:
         named = np.flatnonzero(votes["annotator"].notna().to_numpy())  # a vote without an annotator is no one's

@@ -56,6 +56,16 @@ from core.store.errors import StoreError
 ONE_HOT_WINNERS: dict[str, str] = {"winner_model_a": "a", "winner_model_b": "b", "winner_tie": "tie"}
 # arena-human-preference-55k: JSON-encoded lists of strings, one per turn
 TURN_LISTS: tuple[str, ...] = ("prompt", "response_a", "response_b")
+# arena-human-preference-100k/140k: per-battle tags, kept as prompt attributes (the leaderboard's slices)
+TAG_COLUMNS: tuple[str, ...] = ("is_code", "category_tag")
+# category_tag's classifiers → the attribute each sets ("true"/"false"); hard_prompt is LMArena's rule: at
+# least HARD_PROMPT_CRITERIA of the seven criteria_v0.1 flags set
+CATEGORY_TAGS: dict[str, tuple[str, str]] = {
+    "math": ("math_v0.1", "math"),
+    "creative_writing": ("creative_writing_v0.1", "creative_writing"),
+    "instruction_following": ("if_v0.1", "if"),
+}
+HARD_PROMPT_CRITERIA = 6
 
 
 def read(path: str | Path, dataset: str | None = None, judge: str | None = None) -> DatasetTables:
@@ -115,6 +125,10 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         battles["prompt_key"] = keys
         if battles["turn"].isna().all():  # LMArena's turn is the number of user turns
             battles["turn"] = pd.array([len(t) or None for t in asked], dtype="Int32")
+    attributes = _tags(path, df)
+    if attributes is not None and prompts is None:  # a prompt per battle, without text, to carry its tags
+        prompts = pd.DataFrame({"prompt_key": keys, "external_id": ext, "language": battles["language"]})
+        battles["prompt_key"] = keys
     repeated = _repeated_vote(battles, votes)
     if repeated is not None:
         row, first = repeated
@@ -126,9 +140,49 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         battles=battles,
         votes=votes,
         prompts=prompts,
+        prompt_attributes=attributes,
         completions=completions,
         meta={"format": "lmarena", "file": path.name, "rows": n},
     )
+
+
+def _flag(path: Path, value: Any, row: int, field: str) -> str | None:
+    if is_missing(value):
+        return None
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):
+        return "true" if value else "false"
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "0", "1"):
+        return "true" if value.strip().lower() in ("true", "1") else "false"
+    raise IngestError(path, f"expected true or false, got {quote(value)}", row=row, field=field)
+
+
+def _tags(path: Path, df: pd.DataFrame) -> pd.DataFrame | None:
+    """The battles' tags (``is_code`` and ``category_tag``'s classifiers) as prompt attributes, keyed by row."""
+    if not any(c in df.columns for c in TAG_COLUMNS):
+        return None
+    rows: list[dict] = []
+    for i in range(len(df)):
+        found: dict[str, str | None] = {}
+        if "is_code" in df.columns:
+            found["is_code"] = _flag(path, df["is_code"].iloc[i], i + 1, "is_code")
+        if "category_tag" in df.columns:
+            tag = df["category_tag"].iloc[i]
+            if isinstance(tag, str):
+                tag = load_json(path, tag, i + 1, "category_tag")
+            if not is_missing(tag):
+                if not isinstance(tag, dict):
+                    why = f"expected an object of tags, got {quote(tag)}"
+                    raise IngestError(path, why, row=i + 1, field="category_tag")
+                for name, (group, flag) in CATEGORY_TAGS.items():
+                    part = tag.get(group)
+                    if isinstance(part, dict) and flag in part:
+                        found[name] = _flag(path, part[flag], i + 1, f"category_tag.{group}.{flag}")
+                criteria = tag.get("criteria_v0.1")
+                if isinstance(criteria, dict) and criteria:
+                    flags = [_flag(path, v, i + 1, f"category_tag.criteria_v0.1.{k}") for k, v in criteria.items()]
+                    found["hard_prompt"] = "true" if flags.count("true") >= HARD_PROMPT_CRITERIA else "false"
+        rows.extend({"prompt_key": i, "key": k, "value": v} for k, v in found.items() if v is not None)
+    return pd.DataFrame(rows, columns=["prompt_key", "key", "value"]) if rows else None
 
 
 def second_vote(annotator: str, first: int) -> str:
@@ -268,6 +322,8 @@ def bulk_plan(path: str | Path, dataset: str | None = None, judge: str | None = 
             return None  # 55k's one-hot winners: the reader maps them
         if "question_id" not in pf.types and "id" in pf.types:
             return None  # the battle's id is in ``id``: the reader takes it from there
+        if any(c in pf.types for c in TAG_COLUMNS):
+            return None  # the tags are per-row structures: the reader keeps them as prompt attributes
         for col in ("model_a", "model_b", "winner"):
             if col not in pf.types:
                 raise IngestError(path, f"missing required column {col!r}; found {list(pf.types)}", field=col)

@@ -79,6 +79,11 @@ def addition(stored: DatasetTables, new: DatasetTables, path: str | Path) -> Add
             path, f"cannot add to dataset {quote(stored.name)}: {why}; choose another name with --dataset"
         )
     prompt_of, new_prompts = _prompts(stored, new)
+    attributes = None
+    if new.prompt_attributes is not None and len(new.prompt_attributes):
+        # a new prompt brings its attributes; a prompt already stored keeps the ones it has
+        keyed = new.prompt_attributes.assign(prompt_key=new.prompt_attributes["prompt_key"].map(prompt_of))
+        attributes = keyed[keyed["prompt_key"] < 0].reset_index(drop=True)
     completions, skipped_completions = _completions(path, stored, new, prompt_of)
     battle_of, flipped, new_battles = _battles(path, stored, new, prompt_of)
     votes, skipped_votes = _votes(path, stored, new, battle_of, flipped)
@@ -95,6 +100,7 @@ def addition(stored: DatasetTables, new: DatasetTables, path: str | Path) -> Add
         models=models,
         battles=new_battles,
         prompts=new_prompts,
+        prompt_attributes=attributes,
         completions=completions,
         votes=votes,
         annotators=annotators,
@@ -134,6 +140,11 @@ def apply(stored: DatasetTables, add: Addition) -> DatasetTables:
         return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].reset_index(drop=True)
 
     prompts = None if t.prompts is None else t.prompts.assign(prompt_key=prompt_keys(t.prompts["prompt_key"]))
+    attributes = (
+        None
+        if t.prompt_attributes is None
+        else t.prompt_attributes.assign(prompt_key=prompt_keys(t.prompt_attributes["prompt_key"]))
+    )
     completions = (
         None if t.completions is None else t.completions.assign(prompt_key=prompt_keys(t.completions["prompt_key"]))
     )
@@ -155,6 +166,7 @@ def apply(stored: DatasetTables, add: Addition) -> DatasetTables:
         models=models.sort_values("model").reset_index(drop=True),
         battles=all_battles,
         prompts=cat(stored.prompts, prompts),
+        prompt_attributes=cat(stored.prompt_attributes, attributes),
         completions=cat(stored.completions, completions),
         votes=cat(stored.votes, votes),
         annotators=cat(stored.annotators, t.annotators),

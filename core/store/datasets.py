@@ -121,6 +121,11 @@ class DatasetWrites(StoreBase):
                 """SELECT prompt_id AS prompt_key, external_id, text, language, category, reference, verifiable, turns
                    FROM prompts WHERE dataset_id = ? ORDER BY prompt_id"""
             ),
+            prompt_attributes=frame(
+                """SELECT a.prompt_id AS prompt_key, a.key, a.value
+                   FROM prompt_attributes a JOIN prompts p USING (prompt_id)
+                   WHERE p.dataset_id = ? ORDER BY a.prompt_id, a.key"""
+            ),
             completions=frame(
                 """SELECT prompt_id AS prompt_key, model, text, length, n_headers, n_bold, n_list_items, correct, echo,
                           direct_label, turns
@@ -150,6 +155,10 @@ class DatasetWrites(StoreBase):
         )
         cur.execute(
             "DELETE FROM votes WHERE battle_id IN (SELECT battle_id FROM battles WHERE dataset_id = ?)", [ds_id]
+        )
+        cur.execute(
+            "DELETE FROM prompt_attributes WHERE prompt_id IN (SELECT prompt_id FROM prompts WHERE dataset_id = ?)",
+            [ds_id],
         )
         for table in (
             "battles",
@@ -239,6 +248,12 @@ class DatasetWrites(StoreBase):
             bulk_insert(cur, "prompts", prompts)
             added = pd.Series(prompts["prompt_id"].to_numpy(), index=prompts["prompt_key"].to_numpy())
             prompt_ids = pd.concat([prompt_ids, added]) if len(prompt_ids) else added
+        if t.prompt_attributes is not None and len(t.prompt_attributes):
+            attrs = _with_columns(t.prompt_attributes, "prompt_attributes")
+            attrs["prompt_id"] = prompt_ids.reindex(attrs["prompt_key"].to_numpy()).to_numpy()
+            if attrs["prompt_id"].isna().any():
+                raise StoreError("prompt_attributes reference unknown prompts")
+            bulk_insert(cur, "prompt_attributes", attrs[["prompt_id", "key", "value"]])
 
         completion_ids: dict[tuple[int, str], int] = dict(stored_completions)
         if t.completions is not None and len(t.completions):

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core.domain import BATTLE_COLUMNS, SCORE_COLUMNS, soft_target, validate
+from core.domain import BATTLE_COLUMNS, SCORE_COLUMNS, Slice, soft_target, validate
 from core.store import sql
 from core.store.base import StoreBase
 from core.store.errors import StoreError
@@ -252,20 +252,22 @@ class Queries(StoreBase):
             .df()
         )
 
-    def votes_frame(self, dataset: str, sample: int | None = None, seed: int = 0) -> pd.DataFrame:
+    def votes_frame(self, dataset: str, sample: int | None = None, seed: int = 0, *, where: Slice = ()) -> pd.DataFrame:
         """One row per human vote: battle_id, model_a, model_b, annotator, winner, y.
 
         ``sample``: at most that many votes, chosen uniformly by a seeded hash
         of the battle id and annotator (the same votes for the same data).
+        ``where``: only the votes on the battles of that slice.
         """
         ds = self.dataset(dataset).dataset_id
+        cond, params = self._slice(where)
         query = f"""
             SELECT v.battle_id, b.model_a, b.model_b, v.annotator, v.winner, {sql.outcome_y_expr("v.winner")} AS y,
                    b.language, b.tstamp
             FROM votes v JOIN battles b USING (battle_id)
-            WHERE b.dataset_id = $ds
+            WHERE b.dataset_id = $ds {cond}
             """
-        params: dict[str, Any] = {"ds": ds}
+        params["ds"] = ds
         if sample is not None:
             query = (
                 f"SELECT * FROM ({query} ORDER BY hash(battle_id + $seed, annotator) LIMIT $sample) "
@@ -294,8 +296,15 @@ class Queries(StoreBase):
                 version = None  # judgments only exist under other versions: use them all
         return judge_id, version
 
-    def _battle_sql(self, with_judge: bool) -> str:
-        """Per-battle CTE: human label, judge gaps, hard label, logprob p's."""
+    @staticmethod
+    def _slice(where: Slice, battle: str = "b") -> tuple[str, dict[str, Any]]:
+        """A slice as ``AND …`` on the battles row ``battle`` ('' for none) and its parameters."""
+        cond, params = sql.slice_condition(where, battle)
+        return (f"AND {cond}" if cond else ""), dict(params)
+
+    def _battle_sql(self, with_judge: bool, slice_cond: str = "") -> str:
+        """Per-battle CTE: human label, judge gaps, hard label, logprob p's (the battles of a slice only when
+        ``slice_cond`` is :meth:`_slice`'s condition on ``b``)."""
         judge_cte = ""
         judge_cols = """, NULL::DOUBLE AS gap_ab, NULL::DOUBLE AS gap_ba, NULL::DOUBLE AS gap_avg,
                 NULL::DOUBLE AS p_ab, NULL::DOUBLE AS p_ba, NULL::VARCHAR AS verdict_ab,
@@ -345,11 +354,18 @@ class Queries(StoreBase):
                        b.language, b.turn, b.tstamp, hv.human_y, coalesce(hv.n_votes, 0) AS n_votes,
                        b.completion_a, b.completion_b {judge_cols}
                 FROM battles b LEFT JOIN hv USING (battle_id) {judge_join}
-                WHERE b.dataset_id = $ds
+                WHERE b.dataset_id = $ds {slice_cond}
             )"""
 
     def battle_frame(
-        self, dataset: str, judge: str | None = None, tau: float | None = None, sample: int | None = None, seed: int = 0
+        self,
+        dataset: str,
+        judge: str | None = None,
+        tau: float | None = None,
+        sample: int | None = None,
+        seed: int = 0,
+        *,
+        where: Slice = (),
     ) -> pd.DataFrame:
         """One row per battle with everything the fits and diagnostics need.
 
@@ -358,11 +374,13 @@ class Queries(StoreBase):
         ``sample``: at most that many of the battles the judge judged (all
         battles without a judge), chosen uniformly by a seeded hash of the
         battle id: the same battles for the same data, whatever the scan order.
+        ``where``: only the battles of that slice.
         """
         ds = self.dataset(dataset).dataset_id
         judge_id, version = self._judge_filter(judge, ds)
+        cond, params = self._slice(where)
         query = (
-            self._battle_sql(judge is not None)
+            self._battle_sql(judge is not None, cond)
             + f"""
             SELECT base.*,
                    {sql.hard_label_expr()} AS judge_hard,
@@ -381,7 +399,7 @@ class Queries(StoreBase):
             LEFT JOIN models mb ON mb.dataset_id = $ds AND mb.model = base.model_b
         """
         )
-        params: dict[str, Any] = {"ds": ds}
+        params["ds"] = ds
         if sample is None:
             query += " ORDER BY base.battle_id"
         else:
@@ -431,6 +449,40 @@ class Queries(StoreBase):
         )
         return int(row[0])
 
+    def slice_values(self, dataset: str) -> pd.DataFrame:
+        """Every slice term the dataset's battles carry: key, value, n_battles, n_votes (most battles first).
+
+        Keys as :data:`core.domain.Slice` reads them: the battle's language and turn, the prompt's category and
+        its attributes; a value no battle has is not listed.
+        """
+        ds = self.dataset(dataset).dataset_id
+        return (
+            self._cur()
+            .execute(
+                """
+            WITH nv AS (
+                SELECT v.battle_id, count(*) AS n FROM votes v JOIN battles b USING (battle_id)
+                WHERE b.dataset_id = $ds GROUP BY v.battle_id
+            ),
+            bs AS (
+                SELECT b.battle_id, b.language, b.turn, b.prompt_id, coalesce(nv.n, 0) AS n_votes
+                FROM battles b LEFT JOIN nv USING (battle_id) WHERE b.dataset_id = $ds
+            ),
+            terms AS (
+                SELECT 'language' AS key, language AS value, n_votes FROM bs WHERE language IS NOT NULL
+                UNION ALL SELECT 'turn', CAST(turn AS VARCHAR), n_votes FROM bs WHERE turn IS NOT NULL
+                UNION ALL SELECT 'category', p.category, bs.n_votes FROM bs JOIN prompts p USING (prompt_id)
+                          WHERE p.category IS NOT NULL
+                UNION ALL SELECT a.key, a.value, bs.n_votes FROM bs JOIN prompt_attributes a USING (prompt_id)
+            )
+            SELECT key, value, count(*) AS n_battles, sum(n_votes)::BIGINT AS n_votes FROM terms
+            GROUP BY key, value ORDER BY key, n_battles DESC, value
+            """,
+                {"ds": ds},
+            )
+            .df()
+        )
+
     def turn_counts(self, dataset: str) -> pd.DataFrame:
         """Battles per conversation turn (turn, n), turns known only; empty when no battle has one."""
         ds = self.dataset(dataset).dataset_id
@@ -453,6 +505,7 @@ class Queries(StoreBase):
         *,
         battle_ids: Sequence[int] | None = None,
         turns: tuple[int, int | None] | None = None,
+        where: Slice = (),
     ) -> pd.DataFrame:
         """Sufficient statistics per ordered pair: model_a, model_b, n, s, ss.
 
@@ -484,11 +537,12 @@ class Queries(StoreBase):
             ids_filter += (
                 f" AND battle_id IN (SELECT battle_id FROM battles WHERE dataset_id = $ds AND turn >= $turn_lo {upper})"
             )
+        cond, params = self._slice(where)
         if target == "human":
-            query = self._human_pair_sql(ids_filter)
+            query = self._human_pair_sql(ids_filter, cond)
         else:
-            query = self._labelled_pair_sql(y_expr, ids_filter)
-        params: dict[str, Any] = {"ds": ds}
+            query = self._labelled_pair_sql(y_expr, ids_filter, cond)
+        params["ds"] = ds
         if target != "human":
             params.update(judge=judge_id, version=version)
         if target == "soft":
@@ -502,10 +556,10 @@ class Queries(StoreBase):
                 params["turn_hi"] = int(turns[1])
         return self._cur().execute(query, params).df()
 
-    def _labelled_pair_sql(self, y_expr: str, ids_filter: str) -> str:
+    def _labelled_pair_sql(self, y_expr: str, ids_filter: str, slice_cond: str = "") -> str:
         """Per ordered pair: battles with a judge target, its sum and sum of squares."""
         return (
-            self._battle_sql(True)
+            self._battle_sql(True, slice_cond)
             + f""",
             labelled AS (
                 SELECT battle_id, model_a, model_b, human_y,
@@ -520,7 +574,7 @@ class Queries(StoreBase):
         )
 
     @staticmethod
-    def _human_pair_sql(ids_filter: str) -> str:
+    def _human_pair_sql(ids_filter: str, slice_cond: str = "") -> str:
         """Per ordered pair: every vote (n, Σy, Σy²), the battles voted on, their cluster sums (``CLUSTER_COLUMNS``).
 
         Each vote counts; the votes on one battle are one cluster for the sandwich.
@@ -528,7 +582,7 @@ class Queries(StoreBase):
         return f"""
             WITH votes_y AS (
                 SELECT v.battle_id, {sql.outcome_y_expr("v.winner")} AS y
-                FROM votes v JOIN battles b USING (battle_id) WHERE b.dataset_id = $ds
+                FROM votes v JOIN battles b USING (battle_id) WHERE b.dataset_id = $ds {slice_cond}
             ),
             per_battle AS (
                 SELECT battle_id, count(*) AS n_b, sum(y) AS s_b, sum(y * y) AS ss_b

@@ -308,6 +308,16 @@ CREATE INDEX judgments_battle ON judgments (battle_id);
     """
 ALTER TABLE judge_runs ADD COLUMN owner_start BIGINT;
 """,
+    # v13: what a layout says about a prompt beyond its text (Arena-Hard's category and cluster, LMArena's tags,
+    # the demo's topic), the slices a leaderboard can be drawn on (core.domain.Slice)
+    """
+CREATE TABLE prompt_attributes (
+    prompt_id BIGINT NOT NULL,
+    key VARCHAR NOT NULL,
+    value VARCHAR NOT NULL,
+    PRIMARY KEY (prompt_id, key)
+);
+""",
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -8,7 +8,7 @@ twin in ``core.domain`` on the same rows.
 
 from __future__ import annotations
 
-from core.domain import CRITERIA, OUTCOME_Y, SOFT_CLIP, TIE_Y
+from core.domain import BATTLE_SLICE_KEYS, CRITERIA, OUTCOME_Y, PROMPT_SLICE_KEYS, SOFT_CLIP, TIE_Y, Slice
 
 
 def outcome_y_expr(column: str) -> str:
@@ -67,3 +67,27 @@ def where(*clauses: str | None) -> str:
     """A WHERE clause of the given conditions joined by AND (None entries skipped; none at all → '')."""
     kept = [c for c in clauses if c]
     return f"WHERE {' AND '.join(kept)}" if kept else ""
+
+
+def slice_condition(where: Slice, battle: str = "b") -> tuple[str, dict[str, str]]:
+    """The battles of a slice as a condition on the battles row ``battle`` and its named parameters.
+
+    Each term is one AND-ed condition (:data:`core.domain.Slice`); '' (and no parameters) for no slice.
+    """
+    parts: list[str] = []
+    params: dict[str, str] = {}
+    for i, (key, value) in enumerate(where):
+        params[f"slice_v{i}"] = value
+        if key in BATTLE_SLICE_KEYS:  # column names from the domain's fixed tuple, never from the caller
+            parts.append(f"CAST({battle}.{key} AS VARCHAR) = $slice_v{i}")
+        elif key in PROMPT_SLICE_KEYS:
+            parts.append(
+                f"EXISTS (SELECT 1 FROM prompts sp WHERE sp.prompt_id = {battle}.prompt_id AND sp.{key} = $slice_v{i})"
+            )
+        else:
+            params[f"slice_k{i}"] = key
+            parts.append(
+                f"EXISTS (SELECT 1 FROM prompt_attributes sa WHERE sa.prompt_id = {battle}.prompt_id "
+                f"AND sa.key = $slice_k{i} AND sa.value = $slice_v{i})"
+            )
+    return " AND ".join(parts), params
