@@ -186,3 +186,116 @@ def test_cli_on_two_bundles(tmp_path: Path) -> None:
     bad = _cli("diff", str(tmp_path / "missing.zip"), str(tmp_path / "new.zip"), "--json")
     assert bad.returncode == 2
     assert "missing.zip" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# ------------------------------------------------------------------ two bundles of the demo
+EXTRA_VOTES = 5_000
+
+
+def _demo_bundles(tmp_path: Path, seed: int, shift: dict[str, float] | None = None) -> tuple[Path, Path]:
+    """Bundles of the demo arena: the first 25,000 battles, then all 30,000 (5,000 more votes).
+
+    ``shift``: in the 5,000 newer votes, the named models play at their true Elo plus that much (each of their
+    votes is redrawn from the Bradley–Terry truth with the shift), as if the model had been replaced by a
+    better one between the two reports.
+    """
+    from core.app.bundle import export_bundle
+    from core.store import Store
+
+    t = simulate_arena(seed)
+    n = len(t.battles)
+    old = _prefix(t, n - EXTRA_VOTES, "demo")
+    new = t
+    if shift:
+        rng = np.random.default_rng(seed + 100)
+        elo = t.models.set_index("model")["true_elo"]
+        newer = t.battles.iloc[n - EXTRA_VOTES :]
+        plays = newer["model_a"].isin(list(shift)) | newer["model_b"].isin(list(shift))
+        redraw = newer[plays]
+        ea = redraw["model_a"].map(elo) + redraw["model_a"].map(shift).fillna(0.0)
+        eb = redraw["model_b"].map(elo) + redraw["model_b"].map(shift).fillna(0.0)
+        p = 1.0 / (1.0 + 10.0 ** (-(ea - eb).to_numpy() / 400.0))
+        winner = pd.Series(np.where(rng.random(len(p)) < p, "a", "b"), index=redraw["battle_key"].to_numpy())
+        votes = t.votes.copy()
+        hit = votes["battle_key"].isin(winner.index)
+        votes.loc[hit, "winner"] = votes.loc[hit, "battle_key"].map(winner).to_numpy()
+        new = dataclasses.replace(t, votes=votes)
+    paths = []
+    for name, snapshot in (("before", old), ("after", new)):
+        db = tmp_path / f"{name}-{seed}.duckdb"
+        with Store.open(db) as store:
+            store.write_dataset(snapshot)
+            paths.append(export_bundle(store, "demo", tmp_path / f"{name}-{seed}.zip", judge="judge-strong").path)
+    return paths[0], paths[1]
+
+
+@pytest.mark.slow
+def test_two_demo_bundles_5000_votes_apart_flag_no_change_at_the_nominal_rate(tmp_path: Path) -> None:
+    """Same truth in both (the newer votes drawn like the older): Holm at α = 0.05 controls the family-wise
+    error, so over 4 seeds of 48 models each, a seed flagging any model is rare (expected ≤ 0.2 seeds)."""
+    from core.app.diff import compare_snapshots, load_snapshot
+
+    seeds_flagging = 0
+    for seed in range(4):
+        before, after = _demo_bundles(tmp_path, seed)
+        res = compare_snapshots(load_snapshot(before), load_snapshot(after), alpha=0.05).result
+        assert res.n_new - res.n_old == EXTRA_VOTES and res.n_shared == res.n_old
+        assert len(res.rows) == 48 and not res.added and not res.removed
+        seeds_flagging += any(r.verdict != NO_CHANGE for r in res.rows)
+    assert seeds_flagging <= 1
+
+
+@pytest.mark.slow
+def test_a_model_improved_between_two_demo_bundles_is_found(tmp_path: Path) -> None:
+    """One model plays 200 Elo stronger in the 5,000 newer votes: `diff` on the two bundles says it moved up."""
+    first = simulate_arena(7).models.sort_values("true_elo")["model"].iloc[10]  # a lower-middle model
+    before, after = _demo_bundles(tmp_path, 7, shift={first: 200.0})
+    out = _cli("diff", str(before), str(after), "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    verdicts = {r["model"]: r["verdict"] for r in doc["rows"]}
+    assert verdicts[first] == MOVED_UP
+    others = [m for m, v in verdicts.items() if m != first and v != NO_CHANGE]
+    assert len(others) <= 1, others
+    row = next(r for r in doc["rows"] if r["model"] == first)
+    assert row["delta_lower"] > 0
+
+
+def test_the_report_says_what_changed_since_the_previous_bundle(tmp_path: Path) -> None:
+    from core.app.bundle import export_bundle
+    from core.app.diff import compare_with_bundle
+    from core.app.report import build_report
+    from core.store import Store
+
+    t = simulate_arena(3, DemoConfig.small())
+    with Store.open(tmp_path / "before.duckdb") as store:
+        store.write_dataset(_prefix(t, 3000, "demo"))
+        bundle = export_bundle(store, "demo", tmp_path / "last-month.zip").path
+    with Store.open(tmp_path / "now.duckdb") as store:
+        store.write_dataset(t)
+        plain = build_report(store, "demo", "judge-strong").html
+        html = build_report(store, "demo", "judge-strong", previous=bundle).html
+        human = compare_with_bundle(store, bundle, "demo")
+    assert "Changes since" not in plain
+    assert "<h2>Changes since last-month.zip</h2>" in html
+    assert "On the human votes" in html and "On the hard labels of judge &#x27;judge-strong&#x27;" in html
+    assert human.result.n_old == 3000 and human.result.n_new == 4000 and human.result.n_shared == 3000
+    table = human.table()
+    assert len(table) == 12 and list(table.columns)[1] == "Elo in last-month.zip"
+    assert human.summary() in html.replace("&#x27;", "'")
+    # the CLI takes the same bundle, and names a missing one
+    out = _cli(
+        "report",
+        "--db",
+        str(tmp_path / "now.duckdb"),
+        "--dataset",
+        "demo",
+        "--previous",
+        str(bundle),
+        "--out",
+        str(tmp_path / "r.html"),
+    )
+    assert out.returncode == 0, out.stderr
+    assert "Changes since last-month.zip" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    bad = _cli("report", "--db", str(tmp_path / "now.duckdb"), "--dataset", "demo", "--previous", "nope.zip")
+    assert bad.returncode == 2 and "nope.zip" in bad.stderr

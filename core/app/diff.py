@@ -10,7 +10,7 @@ enter both fits; the statistics are in :mod:`core.stats.diff`.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +18,7 @@ import pandas as pd
 
 from core.domain import DatasetTables, hard_label, outcome_y, rubric_gap
 from core.stats.diff import Diff, snapshot_diff
+from core.store import Store
 
 METHOD_TEXT = (
     "Bradley–Terry Elo of each snapshot ({what}), both anchored on the mean of the models well identified in "
@@ -187,3 +188,79 @@ def diff_json(result: Diff, judge: str | None = None) -> dict:
         "n_votes_new": result.n_new,
         "n_shared": result.n_shared,
     }
+
+
+DIFF_ALPHA = 0.05  # the family-wise error level of the verdicts where a view does not choose one (CLI default)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One comparison of two snapshots, as a page or the report shows it: the rows and what they mean."""
+
+    old_name: str
+    new_name: str
+    what: str  # "human votes" or "hard labels of judge 'x'"
+    result: Diff
+
+    def table(self) -> pd.DataFrame:
+        """Per model in both snapshots: Elo and rank in each, Δ with its 95% interval, the verdict."""
+        rows = [
+            {
+                "model": r.model,
+                f"Elo in {self.old_name}": round(r.elo_old, 1),
+                "rank then": r.rank_old,
+                f"Elo in {self.new_name}": round(r.elo_new, 1),
+                "rank now": r.rank_new,
+                "Δ Elo (95% CI)": f"{r.delta:+.1f} [{r.delta_lower:+.1f}, {r.delta_upper:+.1f}]",
+                "verdict": r.verdict,
+            }
+            for r in sorted(self.result.rows, key=lambda r: r.rank_new)
+        ]
+        return pd.DataFrame(rows)
+
+    def summary(self) -> str:
+        """One sentence on what moved, in the verdicts' own terms."""
+        moved = [r for r in self.result.rows if r.verdict != "no significant change"]
+        up = sum(r.verdict == "moved up" for r in moved)
+        text = (
+            f"{len(moved)} of {len(self.result.rows)} models moved significantly ({up} up, {len(moved) - up} down)"
+            if moved
+            else f"none of the {len(self.result.rows)} models moved significantly"
+        )
+        text += f" at a family-wise error of {self.result.alpha:g} (Holm), on the {self.what}"
+        if self.result.added:
+            text += f"; added: {', '.join(self.result.added)}"
+        if self.result.removed:
+            text += f"; removed: {', '.join(self.result.removed)}"
+        return text + "."
+
+    def method(self) -> str:
+        return METHOD_TEXT.format(what=self.what, alpha=self.result.alpha)
+
+
+def compare_snapshots(
+    old: DatasetTables, new: DatasetTables, judge: str | None = None, alpha: float = DIFF_ALPHA
+) -> Comparison:
+    """:func:`diff_tables` named for display (``ValueError`` when a snapshot has nothing to fit)."""
+    what = "human votes" if judge is None else f"hard labels of judge {judge!r}"
+    return Comparison(old.name, new.name, what, diff_tables(old, new, alpha=alpha, judge=judge))
+
+
+def compare_datasets(
+    store: Store, old: str, new: str, judge: str | None = None, alpha: float = DIFF_ALPHA
+) -> Comparison:
+    """Two datasets of one store (e.g. last month's import and this month's)."""
+    judges = None if judge is None else [judge]
+    return compare_snapshots(
+        store.dataset_tables(old, judges=judges), store.dataset_tables(new, judges=judges), judge, alpha
+    )
+
+
+def compare_with_bundle(
+    store: Store, bundle: str | Path, dataset: str, judge: str | None = None, alpha: float = DIFF_ALPHA
+) -> Comparison:
+    """A bundle written earlier (the old snapshot) against the dataset as it is now."""
+    old = load_snapshot(bundle)
+    old = DatasetTables(**{**old.__dict__, "name": Path(bundle).name})
+    new = store.dataset_tables(dataset, judges=None if judge is None else [judge])
+    return compare_snapshots(old, new, judge, alpha)

@@ -255,6 +255,25 @@ def _tau_words(view: LeaderboardView, fit: TauFit | None) -> str:
     return f"τ = {view.tau:.3g} (chosen; the fitted τ is {fit.tau:.3f})"
 
 
+def _changes_since(store: Store, dataset: str, judge: str | None, previous: str | Path) -> list[str]:
+    """The "Changes since <previous report>" section: one comparison per kind of label both snapshots hold."""
+    from core.app.diff import compare_with_bundle
+
+    name = Path(previous).name
+    parts = [f"<h2>Changes since {html.escape(name)}</h2>"]
+    for who in (None, judge) if judge is not None else (None,):
+        try:
+            comparison = compare_with_bundle(store, previous, dataset, who)
+        except ValueError as exc:
+            parts.append(f'<p class="sub">{html.escape(str(exc))}: no comparison of these.</p>')
+            continue
+        parts.append(f"<h3>On the {html.escape(comparison.what)}</h3>")
+        parts.append(f"<p>{html.escape(comparison.summary())}</p>")
+        parts.append(comparison.table().to_html(index=False, na_rep="—", border=0, escape=True, classes="changes"))
+        parts.append(f'<p class="sub">{html.escape(comparison.method())}.</p>')
+    return parts
+
+
 def report_html(
     store: Store,
     dataset: str,
@@ -262,9 +281,11 @@ def report_html(
     tau: float | None = None,
     alpha: float = 0.1,
     now: datetime | None = None,
+    previous: str | Path | None = None,
 ) -> str:
-    """The whole report as one HTML document (``tau=None``: the judge's fitted τ)."""
-    return build_report(store, dataset, judge, tau, alpha, now).html
+    """The whole report as one HTML document (``tau=None``: the judge's fitted τ; ``previous``: the bundle of
+    an earlier report, which adds "Changes since" it)."""
+    return build_report(store, dataset, judge, tau, alpha, now, previous).html
 
 
 @dataclass(frozen=True)
@@ -286,8 +307,14 @@ def build_report(
     tau: float | None = None,
     alpha: float = 0.1,
     now: datetime | None = None,
+    previous: str | Path | None = None,
 ) -> Report:
-    """The report (:func:`report_html`) with the τ it is drawn at, which names its file."""
+    """The report (:func:`report_html`) with the τ it is drawn at, which names its file.
+
+    ``previous``: a bundle of the same dataset exported earlier (``export --bundle``); the report then has a
+    section "Changes since <bundle>": per model the change of Elo with its 95% interval and a Holm verdict,
+    on the human votes and on the judge's hard labels (:mod:`core.app.diff`).
+    """
     from core.app.leaderboard import ratings
 
     if not 0 < alpha < 1:
@@ -324,6 +351,8 @@ def build_report(
         drawn.frame, drawn.methods, interval=drawn.interval, interval_label=drawn.interval_label
     )
     parts.append(_figure(fig, first=True))
+    if previous is not None:
+        parts += _changes_since(store, dataset, judge, previous)
 
     tau_caveat = None
     if frame is not None and fit is not None and (fit.ok or view.tau is not None):

@@ -32,6 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--paper", choices=["a4", "letter"], default="a4", help="pdf: the paper size (default a4)")
     p.add_argument(
+        "--previous",
+        metavar="BUNDLE.zip",
+        help="the bundle of an earlier report (export --bundle): adds 'Changes since <bundle>', each model's "
+        "change of Elo with its 95%% interval and a Holm verdict at family-wise α = 0.05",
+    )
+    p.add_argument(
         "--out",
         help="output file (.html, or .pdf with --format pdf), or a folder; default: "
         "report_<dataset>_<judge>_tau<τ>_alpha<α>.<format> in the current folder",
@@ -40,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.app import StoreError
+    from core.app import IngestError, StoreError
     from core.app.report import NoChromium, build_report, find_chromium, html_to_pdf
 
     suffixes = SUFFIXES[args.format]
@@ -56,10 +62,12 @@ def run(args: argparse.Namespace) -> int:
             chromium = find_chromium()  # before the report is computed: say at once that it cannot be printed
         except NoChromium as exc:
             raise UserError(str(exc)) from None
+    if args.previous is not None and not Path(args.previous).is_file():
+        raise UserError(f"--previous {args.previous}: no such file (a bundle written by export --bundle)")
     with open_store(args.db, read_only=True) as store:
         try:
-            report = build_report(store, args.dataset, args.judge, args.tau, args.alpha)
-        except (StoreError, ValueError) as exc:
+            report = build_report(store, args.dataset, args.judge, args.tau, args.alpha, previous=args.previous)
+        except (StoreError, ValueError, IngestError) as exc:
             raise UserError(str(exc)) from None
     name = report.file_name(suffixes[0])
     target = Path(name) if out is None else out / name if out.is_dir() else out
