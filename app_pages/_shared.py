@@ -44,6 +44,7 @@ from core.app import precompute as app_precompute
 from core.app.access import ADMIN, ANNOTATOR, VIEWER, Identity, RolesError, allows, identity_of, role_of, role_table
 from core.app.safe_text import escape_markdown as esc
 from core.charts import for_presentation, title_of, with_context
+from core.domain import Slice, parse_slice
 from core.methods import RATING_METHODS
 from core.redact import redact
 
@@ -315,6 +316,9 @@ def unavailable_pages() -> dict[str, str]:
 
 
 # ================================================================ selection
+SLICE_SEP = "|"  # between a slice's terms in the URL (values may hold commas: Arena-Hard's cluster names)
+
+
 @dataclass
 class Selection:
     """What defines a view; one per browser session (``st.session_state``), mirrored in the URL."""
@@ -327,6 +331,8 @@ class Selection:
     scope_source: str | None = None  # where SCOPE's P(a ≻ b) comes from; None: the best the judge supports
     show: tuple[str, ...] = DASHBOARD_METHODS  # leaderboards drawn on the Leaderboard page
     present: bool = False
+    slice: Slice = ()  # the Leaderboard's battles: only those whose prompt has every (key, value); () = all
+    style: bool = False  # the Leaderboard's style-control toggle
 
     def to_params(self) -> dict[str, str]:
         """The URL form: only values that differ from a fresh session's."""
@@ -348,6 +354,10 @@ class Selection:
             out["show"] = ",".join(self.show)
         if self.present:
             out["present"] = "1"
+        if self.slice:
+            out["slice"] = SLICE_SEP.join(f"{k}={v}" for k, v in self.slice)
+        if self.style:
+            out["style"] = "1"
         return out
 
 
@@ -372,6 +382,11 @@ def _from_params(params: dict[str, str]) -> Selection:
     s.scope_alpha = _number(params, "scope_alpha", *SCOPE_ALPHA_RANGE) or s.scope_alpha
     if "show" in params:
         s.show = tuple(m for m in DASHBOARD_METHODS if m in params["show"].split(","))
+    try:  # a malformed slice in a shared link is dropped, as any bad parameter
+        s.slice = parse_slice(params["slice"].split(SLICE_SEP)) if params.get("slice") else ()
+    except ValueError:
+        s.slice = ()
+    s.style = params.get("style") == "1"
     return s
 
 
@@ -449,7 +464,8 @@ def resolve_selection() -> None:
 
 
 def _on_dataset() -> None:
-    update(dataset=st.session_state["dataset"], judge=None, tau=None, scope_source=None)
+    # a slice names another dataset's prompt attributes
+    update(dataset=st.session_state["dataset"], judge=None, tau=None, scope_source=None, slice=())
 
 
 def _on_judge() -> None:
