@@ -6,13 +6,15 @@ pages live in ``app_pages/`` (a folder named ``pages/`` would put Streamlit
 into its legacy file-based routing).  The default page (Overview) is at ``/``.
 
 With ``[auth]`` in Streamlit's secrets, a visitor signs in first (``st.login``) and the navigation lists only
-the pages their role allows (``app_pages/_shared.py``: access; README: Serving others).
+the pages their role allows (``app_pages/_shared.py``: access; README: Serving others).  Every page, its title,
+icon, role and what data it needs is one entry of the page registry, ``app_pages/_registry.py``.
 """
 
 import streamlit as st
 
+from app_pages._registry import ICONS as ICONS  # a view of the page registry, for older callers
+from app_pages._registry import navigation
 from app_pages._shared import (
-    PAGE_TITLES,
     access,
     allowed_pages,
     apply_presentation_mode,
@@ -26,20 +28,6 @@ from app_pages._shared import (
 
 st.set_page_config(page_title="Judge Arena", page_icon=":material/leaderboard:", layout="wide")
 
-ICONS = {
-    "overview": ":material/dashboard:",
-    "leaderboard": ":material/leaderboard:",
-    "calibration": ":material/tune:",
-    "residuals": ":material/scatter_plot:",
-    "bias": ":material/balance:",
-    "selective": ":material/filter_alt:",
-    "judges": ":material/groups:",
-    "analyses": ":material/science:",
-    "vote": ":material/how_to_vote:",
-    "evaluate": ":material/model_training:",
-    "admin": ":material/admin_panel_settings:",
-}
-
 gate = access()
 if gate.sign_in and gate.role is None:  # signed out, or no role: the sign-in page and nothing else
     st.navigation([st.Page(sign_in_page, title="Sign in", url_path="sign-in", default=True)], position="hidden").run()
@@ -47,18 +35,7 @@ if gate.sign_in and gate.role is None:  # signed out, or no role: the sign-in pa
 allowed = allowed_pages(gate)
 resolve_selection()
 blocked = unavailable_pages()  # a page that cannot run on this dataset gets a "block" icon; the sidebar says why
-nav = st.navigation(
-    [
-        st.Page(
-            f"app_pages/{key}.py",
-            title=title,
-            icon=":material/block:" if key in blocked else ICONS[key],
-            url_path=key,
-            default=(k == 0),
-        )
-        for k, (key, title) in enumerate((key, PAGE_TITLES[key]) for key in allowed)
-    ]
-)
+nav = st.navigation([st.Page(**entry) for entry in navigation(allowed, blocked)])
 signed_in_sidebar(gate)
 sidebar()
 sync_url()

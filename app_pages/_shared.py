@@ -33,6 +33,9 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
+from app_pages._registry import PAGE_ROLES as PAGE_ROLES  # re-exported: the old homes of these views
+from app_pages._registry import PAGE_TITLES as PAGE_TITLES
+from app_pages._registry import page_needs, page_title, pages
 from core.app import Store, StoreError, StoreLockedError, Unavailable
 from core.app import availability as app_availability
 from core.app import data as app_data
@@ -41,7 +44,7 @@ from core.app import export as app_export
 from core.app import leaderboard as app_leaderboard
 from core.app import persist as app_persist
 from core.app import precompute as app_precompute
-from core.app.access import ADMIN, ANNOTATOR, VIEWER, Identity, RolesError, allows, identity_of, role_of, role_table
+from core.app.access import Identity, RolesError, allows, identity_of, role_of, role_table
 from core.app.safe_text import escape_markdown as esc
 from core.charts import for_presentation, title_of, with_context
 from core.domain import Slice, parse_slice
@@ -54,19 +57,6 @@ TAU_RANGE = app_leaderboard.TAU_BOUNDS
 ALPHA_RANGE = (0.05, 0.5)
 SCOPE_ALPHA_RANGE = (0.05, 0.4)
 DASHBOARD_METHODS = tuple(name for name, m in RATING_METHODS.items() if m.dashboard)
-PAGE_TITLES = {
-    "overview": "Overview",
-    "leaderboard": "Leaderboard",
-    "calibration": "Calibration",
-    "residuals": "Residuals",
-    "bias": "Judge bias",
-    "selective": "Selective judging",
-    "judges": "Judges & annotators",
-    "analyses": "Analyses",
-    "vote": "Vote",
-    "evaluate": "Evaluate a model",
-    "admin": "Admin",
-}
 
 
 # ==================================================================== store
@@ -310,7 +300,7 @@ def unavailable_pages() -> dict[str, str]:
     if store_state().token is None or sel.dataset is None:
         return {}
     try:
-        return app_availability.unavailable_pages(dataset_facts(sel.dataset, sel.judge, version()))
+        return app_availability.unavailable_pages(dataset_facts(sel.dataset, sel.judge, version()), page_needs())
     except StoreLockedError:
         return {}
 
@@ -526,7 +516,7 @@ def _sidebar() -> None:
         if blocked:
             st.caption(
                 "Not available on this dataset: "
-                + "; ".join(f"**{PAGE_TITLES.get(k, k)}**: {why}" for k, why in blocked.items())
+                + "; ".join(f"**{page_title(k)}**: {why}" for k, why in blocked.items())
                 + ". Each of these pages says what would make it work."
             )
         key, write_home = _bound("present", bool)
@@ -593,7 +583,7 @@ def show_table(df: Any, **dataframe_kwargs: Any) -> None:
 # the ``[roles]`` table gives each a role (``core.app.access``): viewer (every results page), annotator (the Vote
 # page, voting under their email), admin (the Admin page and the Evaluate page's form).  Without ``[auth]``
 # the dashboard is open to whoever reaches it, and the admin and vote tokens guard what they guard.
-PAGE_ROLES = {"vote": ANNOTATOR, "admin": ADMIN}  # every other page: VIEWER
+# Each page's role is in the page registry (app_pages/_registry.py; PAGE_ROLES is its view).
 
 
 @dataclass(frozen=True)
@@ -640,7 +630,7 @@ def access() -> Access:
 
 def allowed_pages(gate: Access) -> list[str]:
     """The pages this session may open (the navigation lists only these)."""
-    return [key for key in PAGE_TITLES if gate.can(PAGE_ROLES.get(key, VIEWER))]
+    return [key for key, page in pages().items() if gate.can(page.role)]
 
 
 def sign_in_page() -> None:
@@ -776,10 +766,11 @@ def page_guard(name: str, page: str | None = None) -> Iterator[None]:
     if page and why:
         sel = selection()
         try:
-            fix = app_availability.remedies(dataset_facts(str(sel.dataset), sel.judge, version())).get(page)
+            facts = dataset_facts(str(sel.dataset), sel.judge, version())
+            fix = app_availability.remedies(facts, page_needs()).get(page)
         except StoreLockedError:
             fix = None
-        notice(f"{PAGE_TITLES.get(page, page)} cannot show results on **{esc(str(sel.dataset))}**: {why}.", fix=fix)
+        notice(f"{page_title(page)} cannot show results on **{esc(str(sel.dataset))}**: {why}.", fix=fix)
         st.stop()
     try:
         yield

@@ -7,6 +7,7 @@ carry, completions with correctness labels), so it is cheap on any store.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from core.store import Store
@@ -64,8 +65,6 @@ def _text(value: object) -> str | None:
     return text or None
 
 
-DATA_PAGES = ("leaderboard", "calibration", "residuals", "bias", "selective", "judges", "analyses")
-
 # What would make a page work, per reason: which data (human votes, which judge output) and where it comes from
 # (an Admin action, the Vote page, an import).  The page's notice says it; the sidebar names only the reason.
 IMPORT = "import a file with `python -m core import` (README, section Data, lists the formats)"
@@ -90,50 +89,96 @@ ADD_ORDER = (
 )
 
 
-def unavailable_pages(f: DatasetFacts) -> dict[str, str]:
+def unavailable_pages(f: DatasetFacts, needs: Mapping[str, Sequence[str]]) -> dict[str, str]:
     """Page key → one line saying why it cannot run on this dataset, or can only show a notice (pages that can
-    show results are absent).  :func:`remedies` says what would make each work."""
-    return {page: why for page, (why, _) in _reasons(f).items()}
+    show results are absent).  ``needs``: page key → the names of :data:`REQUIREMENTS` it checks, in order (the
+    page registry, ``app_pages/_registry.py``); the first one the dataset fails is the reason.
+    :func:`remedies` says what would make each work."""
+    return {page: why for page, (why, _) in _reasons(f, needs).items()}
 
 
-def remedies(f: DatasetFacts) -> dict[str, str]:
+def remedies(f: DatasetFacts, needs: Mapping[str, Sequence[str]]) -> dict[str, str]:
     """Page key → what would make it work (data and where it comes from), for the pages :func:`unavailable_pages`
     lists."""
-    return {page: fix for page, (_, fix) in _reasons(f).items()}
+    return {page: fix for page, (_, fix) in _reasons(f, needs).items()}
 
 
-def _reasons(f: DatasetFacts) -> dict[str, tuple[str, str]]:
-    why: dict[str, tuple[str, str]] = {}
-    votes, judge = f.n_votes > 0, f.judge is not None
-    if f.n_battles == 0:
-        return dict.fromkeys(DATA_PAGES, ("no battles", IMPORT))
-    if not votes and not judge:
-        why["leaderboard"] = ("no human votes and no judgments", f"{ADD_VOTES}, or {RUN_JUDGE}")
-    if not judge:
-        for k in ("calibration", "residuals", "bias", "selective"):
-            why[k] = ("no judge has judged this dataset", RUN_JUDGE)
-    elif not votes:
-        for k in ("calibration", "residuals", "selective"):
-            why[k] = ("no human votes to compare the judge with", ADD_VOTES)
-    if judge and votes and not f.judge_confidence:
-        why["selective"] = (
+Reason = tuple[str, str]  # (why the page cannot run, what would make it work)
+
+
+def _battles(f: DatasetFacts) -> Reason | None:
+    return ("no battles", IMPORT) if f.n_battles == 0 else None
+
+
+def _votes_or_judge(f: DatasetFacts) -> Reason | None:
+    if f.n_votes == 0 and f.judge is None:
+        return "no human votes and no judgments", f"{ADD_VOTES}, or {RUN_JUDGE}"
+    return None
+
+
+def _judge(f: DatasetFacts) -> Reason | None:
+    return ("no judge has judged this dataset", RUN_JUDGE) if f.judge is None else None
+
+
+def _votes(f: DatasetFacts) -> Reason | None:
+    """Human votes to compare the judge with."""
+    return ("no human votes to compare the judge with", ADD_VOTES) if f.n_votes == 0 else None
+
+
+def _confidence(f: DatasetFacts) -> Reason | None:
+    if f.judge is not None and f.n_votes > 0 and not f.judge_confidence:
+        return (
             "the judge gives no confidence with its verdicts (no rubric scores, logprobs or stated confidence)",
             ADD_CONFIDENCE,
         )
-    if judge and not f.judge_order_known and f.n_measured == 0 and len(f.judges) < 2:
-        # position needs the shown order, style and verbosity the answers' lengths, self-preference other judges
-        why["bias"] = (
+    return None
+
+
+def _order_or_texts(f: DatasetFacts) -> Reason | None:
+    # position needs the shown order, style and verbosity the answers' lengths, self-preference other judges
+    if f.judge is not None and not f.judge_order_known and f.n_measured == 0 and len(f.judges) < 2:
+        return (
             "the judge's verdicts do not say which answer was shown first, and there are no answer texts to measure",
             ADD_ORDER,
         )
-    if not judge and f.n_annotators == 0:
-        why["judges"] = (
-            "no judge verdicts and no annotator ids",
-            f"{RUN_JUDGE}, or import human votes with annotator ids",
-        )
-    if not votes and not judge and f.n_graded == 0:
-        why["analyses"] = (
+    return None
+
+
+def _judge_or_annotators(f: DatasetFacts) -> Reason | None:
+    if f.judge is None and f.n_annotators == 0:
+        return "no judge verdicts and no annotator ids", f"{RUN_JUDGE}, or import human votes with annotator ids"
+    return None
+
+
+def _any_signal(f: DatasetFacts) -> Reason | None:
+    if f.n_votes == 0 and f.judge is None and f.n_graded == 0:
+        return (
             "no votes, judgments or correctness labels",
             f"{ADD_VOTES}, {RUN_JUDGE}, or import a benchmark whose answers are graded correct or not",
         )
+    return None
+
+
+# What a page can need, by name (a page lists the names it needs in the page registry): each test returns
+# None when the dataset has it, else why not and what would make it work.
+REQUIREMENTS: dict[str, Callable[[DatasetFacts], Reason | None]] = {
+    "battles": _battles,
+    "votes-or-judge": _votes_or_judge,
+    "judge": _judge,
+    "votes": _votes,
+    "confidence": _confidence,
+    "order-or-texts": _order_or_texts,
+    "judge-or-annotators": _judge_or_annotators,
+    "any-signal": _any_signal,
+}
+
+
+def _reasons(f: DatasetFacts, needs: Mapping[str, Sequence[str]]) -> dict[str, Reason]:
+    why: dict[str, Reason] = {}
+    for page, names in needs.items():
+        for name in names:
+            reason = REQUIREMENTS[name](f)
+            if reason is not None:
+                why[page] = reason
+                break
     return why

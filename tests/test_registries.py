@@ -1,0 +1,128 @@
+"""The page registry and the format registry: each extension is one entry, and everything reads the entry.
+
+Pages (``app_pages/_registry.py``): every page module is registered once, with a title and an icon, and a
+page registered only there is in the navigation ``app.py`` builds, in the sidebar's titles, in access and in
+the availability tables.  Formats (``core/ingest/formats.py``): a format registered only there is detected
+by ``--format auto`` and read by ``core.ingest.load``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from app_pages import _registry
+from core.app import availability
+from core.app.access import ADMIN, VIEWER
+from tests.conftest import ROOT
+
+_FACTS = availability.DatasetFacts(
+    n_votes=0,
+    n_annotators=0,
+    n_battles=0,
+    judges=(),
+    judge=None,
+    judge_rubric=False,
+    judge_both_orders=False,
+    judge_order_known=False,
+    judge_confidence=False,
+    judge_template=None,
+    judge_description=None,
+    n_graded=0,
+)
+
+
+# ==================================================================== pages
+def _page_modules() -> list[str]:
+    return sorted(
+        p.stem for p in (ROOT / "app_pages").glob("*.py") if not p.name.startswith("_") and p.stem != "registry"
+    )
+
+
+def test_every_page_module_is_registered_exactly_once():
+    keys = [p.key for p in _registry.PAGES]
+    assert len(keys) == len(set(keys)), keys
+    assert sorted(keys) == _page_modules()
+    assert all((ROOT / p.path).is_file() for p in _registry.PAGES)
+
+
+def test_every_page_has_a_title_an_icon_a_role_and_known_needs():
+    for page in _registry.PAGES:
+        assert page.title.strip(), page
+        assert page.icon.startswith(":material/") and page.icon.endswith(":"), page
+        assert page.role in (VIEWER, "annotator", ADMIN), page
+        assert set(page.needs) <= set(availability.REQUIREMENTS), page
+
+
+def test_the_old_tables_are_views_of_the_registry():
+    from app_pages import _shared
+
+    assert _shared.PAGE_TITLES == _registry.PAGE_TITLES == {p.key: p.title for p in _registry.PAGES}
+    assert _shared.PAGE_ROLES == {"vote": "annotator", "admin": ADMIN}
+    assert set(_registry.ICONS) == set(_registry.PAGE_TITLES)
+    data_pages = ("leaderboard", "calibration", "residuals", "bias", "selective", "judges", "analyses")
+    assert data_pages == _registry.DATA_PAGES
+
+
+def test_the_navigation_lists_the_allowed_pages_in_order_with_the_first_as_default():
+    nav = _registry.navigation(["admin", "overview", "bias"], blocked={"bias": "no judge"})
+    assert [e["url_path"] for e in nav] == ["overview", "bias", "admin"]
+    assert [e["default"] for e in nav] == [True, False, False]
+    assert nav[1]["icon"] == _registry.BLOCKED_ICON and nav[0]["icon"] == ":material/dashboard:"
+    assert nav[0]["page"] == "app_pages/overview.py" and nav[2]["title"] == "Admin"
+
+
+@pytest.fixture
+def extra_page(tmp_path, monkeypatch):
+    """A page added only through the registry, its script in a temporary folder."""
+    script = tmp_path / "extra_page.py"
+    script.write_text('import streamlit as st\n\nst.markdown("the extra page ran")\n')
+    page = _registry.Page(
+        "extra", "Extra page", ":material/extension:", role=ADMIN, needs=("battles", "judge"), file=script
+    )
+    monkeypatch.setattr(_registry, "PAGES", (*_registry.PAGES, page))
+    return page
+
+
+def test_a_page_registered_only_in_the_registry_is_in_the_navigation_sidebar_and_availability(extra_page):
+    from app_pages._shared import Access, allowed_pages, page_title
+
+    every = [p.key for p in _registry.PAGES]
+    nav = _registry.navigation(every, blocked={})
+    entry = next(e for e in nav if e["url_path"] == "extra")
+    assert entry == {
+        "page": extra_page.file,
+        "title": "Extra page",
+        "icon": ":material/extension:",
+        "url_path": "extra",
+        "default": False,
+    }
+    assert page_title("extra") == "Extra page"  # the sidebar's and the page notice's name for it
+    # access: open without sign-in, only to admins with it
+    assert "extra" in allowed_pages(Access(sign_in=False))
+    assert "extra" in allowed_pages(Access(sign_in=True, signed_in=True, role=ADMIN))
+    assert "extra" not in allowed_pages(Access(sign_in=True, signed_in=True, role=VIEWER))
+    # availability: its needs are checked in order, the first one failed is the reason
+    needs = _registry.page_needs()
+    assert availability.unavailable_pages(_FACTS, needs)["extra"] == "no battles"
+    with_battles = dataclasses.replace(_FACTS, n_battles=10, n_votes=5)
+    assert availability.unavailable_pages(with_battles, needs)["extra"] == "no judge has judged this dataset"
+    assert "judge" in availability.remedies(with_battles, needs)["extra"]
+    judged = dataclasses.replace(with_battles, judge="j", judges=("j",))
+    assert "extra" not in availability.unavailable_pages(judged, needs)
+
+
+@pytest.mark.integration
+def test_app_py_navigates_to_a_page_registered_only_in_the_registry(extra_page, tmp_path, monkeypatch):
+    """End to end: ``app.py`` builds its navigation from the registry, so the new page opens and runs."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ARENA_DB", str(tmp_path / "none.duckdb"))  # no store: the sidebar says so, pages still run
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.switch_page(str(extra_page.file))
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(m.value == "the extra page ran" for m in at.markdown)
