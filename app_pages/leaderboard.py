@@ -4,6 +4,10 @@
          → core.charts.leaderboard_intervals
 α slider → core.app.leaderboard.leaderboard_view (q̂ only; the leave-one-out table is cached)
          → core.charts.leaderboard_intervals
+Slice    → core.app.leaderboard.view_parts(where=…) → Store.battle_frame / pair_stats (where=…)
+         → core.charts.leaderboard_intervals
+Style control → core.app.style.style_controlled_leaderboard → Store.battle_frame / votes_frame → a table
+Compare with… → core.app.diff.compare_datasets / compare_with_bundle → Store.dataset_tables → a table
 """
 
 import dataclasses
@@ -17,6 +21,7 @@ from app_pages._shared import (
     DASHBOARD_METHODS,
     back_to_fitted_tau_button,
     bound_slider,
+    dataset_options,
     default_judge,
     esc,
     export_buttons,
@@ -35,9 +40,11 @@ from app_pages._shared import (
 )
 from core import charts
 from core.app import Store, Unavailable, newmodel, report, winrate
+from core.app import diff as app_diff
 from core.app import leaderboard as lb
+from core.app import style as app_style
 from core.app.persist import Lagged
-from core.domain import Ratings
+from core.domain import Ratings, Slice, parse_slice, slice_label
 from core.methods import RATING_METHODS
 
 st.title("Leaderboard")
@@ -81,6 +88,158 @@ def load_pair_model(
 @st.cache_data(show_spinner=False, max_entries=16)
 def load_win_rates(dataset: str, judge: str | None, token: str) -> winrate.WinRateView | Unavailable:
     return read_store(winrate.baseline_view, dataset, judge)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def load_slices(dataset: str, token: str) -> pd.DataFrame:
+    return read_store(lb.slice_values, dataset)
+
+
+@st.cache_data(show_spinner="Fitting every method on the slice…", max_entries=32)
+def load_slice_parts(
+    dataset: str, judge: str | None, tau: float | None, where: Slice, judge_token: str, votes_token: str
+) -> lb.ViewParts:
+    """The view's parts on a slice (τ None: fitted on the slice); α applies after, for free."""
+    return read_store(lb.view_parts, dataset, judge, tau, where)
+
+
+@st.cache_data(show_spinner="Fitting with style control…", max_entries=16)
+def load_style(
+    dataset: str, judge: str | None, where: Slice, token: str
+) -> app_style.StyleControlledLeaderboard | Unavailable:
+    return read_store(app_style.style_controlled_leaderboard, dataset, judge, where)
+
+
+@st.cache_data(show_spinner="Comparing the two snapshots…", max_entries=8)
+def load_comparison(old: str, new: str, judge: str | None, token: str) -> app_diff.Comparison | str:
+    try:
+        return read_store(app_diff.compare_datasets, old, new, judge)
+    except ValueError as exc:
+        return str(exc)
+
+
+@st.cache_data(show_spinner="Comparing with the bundle…", max_entries=4)
+def load_bundle_comparison(
+    data: bytes, name: str, dataset: str, judge: str | None, token: str
+) -> app_diff.Comparison | str:
+    import tempfile
+    from pathlib import Path
+
+    from core.app import IngestError
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / Path(name).name
+        path.write_bytes(data)
+        try:
+            return read_store(app_diff.compare_with_bundle, path, dataset, judge)
+        except (ValueError, IngestError) as exc:
+            return str(exc)
+
+
+def slice_controls(dataset: str, token: str) -> Slice:
+    """The slice picker (terms AND-ed; each option shows its battles), writing ``Selection.slice`` home."""
+    values = load_slices(dataset, token)
+    if values.empty:
+        return ()
+    counts = {f"{r.key}={r.value}": (int(r.n_battles), bool(r.enough)) for r in values.itertuples()}
+    key = "lb_slice"
+    chosen = [f"{k}={v}" for k, v in selection().slice]
+    unknown = [c for c in chosen if c not in counts]
+    if unknown:  # a shared link from another dataset, or data that changed since
+        update(slice=tuple((k, v) for k, v in selection().slice if f"{k}={v}" in counts))
+        notice(f"no battle of **{esc(dataset)}** has {esc(', '.join(unknown))}: left out of the slice.")
+    st.session_state[key] = [c for c in chosen if c in counts]
+
+    def write_home() -> None:
+        try:
+            update(slice=parse_slice(st.session_state[key] or []))
+        except ValueError as exc:
+            st.session_state["_slice_error"] = str(exc)
+
+    def label(term: str) -> str:
+        n, enough = counts[term]
+        k, _, v = term.partition("=")
+        return f"{k} = {v} ({n:,} battles{'' if enough else ', too few'})"
+
+    picked = st.multiselect(
+        "Slice",
+        list(counts),
+        key=key,
+        on_change=write_home,
+        format_func=label,
+        placeholder="all battles (choose a category, language, turn or tag to slice)",
+        help="Every method on only the battles whose prompt has all the chosen values (an AND): human Elo, "
+        "Hard- and Soft-Elo, τ fitted and the conformal intervals calibrated on the slice alone. A slice with "
+        f"fewer than {lb.MIN_SLICE_BATTLES} battles says so instead of showing a number.",
+    )
+    error = st.session_state.pop("_slice_error", None)
+    if error:
+        notice(esc(error))
+    try:
+        return parse_slice(picked)
+    except ValueError:
+        return ()
+
+
+def style_section(dataset: str, judge: str | None, where: Slice, ctx_tokens: tuple[str, str]) -> None:
+    """The style-controlled leaderboards (human votes, and the judge's hard labels), each with the places a
+    model moves once answer length and markdown are held equal."""
+    votes_token, judge_token = ctx_tokens
+    targets: list[tuple[str, str | None, str]] = [("Human votes", None, votes_token)]
+    if judge is not None:
+        targets.append((f"{judge} (Hard-Elo)", judge, judge_token))
+    st.subheader("With style control" + (f" on {slice_label(where)}" if where else ""))
+    tabs = st.tabs([t[0] for t in targets])
+    for tab, (_, who, token) in zip(tabs, targets):
+        with tab:
+            res = load_style(dataset, who, where, token)
+            if isinstance(res, Unavailable):
+                notice(esc(res.reason))
+                continue
+            counts = f"{res.n_battles:,} battles" + (f", {res.n_votes:,} votes" if res.n_votes is not None else "")
+            show_table(app_style.display_table(res), hide_index=True, width="stretch")
+            st.caption(
+                f"Bradley–Terry with style covariates (answer length, headers, bold, list items: the a − b "
+                f"differences, standardised) over {counts}; 95% sandwich intervals. 'Moves' is the places a model "
+                f"gains (▲) or loses (▼) once style is held equal. {esc(res.note[0].upper() + res.note[1:])}."
+            )
+            with st.expander("Style coefficients"):
+                show_table(app_style.coefficient_table(res), hide_index=True)
+            for issue in res.issues:
+                notice(esc(issue))
+
+
+def compare_panel(dataset: str, judge: str | None, datasets: list[str], token: str) -> None:
+    """'Compare with…': another dataset of this store, or a bundle exported earlier, against this dataset."""
+    with st.expander("Compare with…", icon=":material/compare_arrows:"):
+        st.caption(
+            "What changed since last time: each model's Elo in the other snapshot and in this one, the change "
+            "with a 95% interval that accounts for the votes both share, and a verdict with Holm's correction "
+            f"across models (family-wise α = {app_diff.DIFF_ALPHA})."
+        )
+        others = [d for d in datasets if d != dataset]
+        source = st.radio("Earlier snapshot", ["a bundle file", "another dataset"], horizontal=True, key="cmp_source")
+        whose = [("human votes", None)] + ([(f"{judge}'s hard labels", judge)] if judge else [])
+        on = st.radio("On", [w[0] for w in whose], horizontal=True, key="cmp_on")
+        who = dict(whose)[on]
+        result: app_diff.Comparison | str | None = None
+        if source == "another dataset":
+            if not others:
+                notice("this store has no other dataset: import an earlier snapshot, or upload a bundle.")
+                return
+            old = st.selectbox("Dataset", others, key="cmp_dataset")
+            result = load_comparison(old, dataset, who, token)
+        else:
+            upload = st.file_uploader("Bundle (.zip from `export --bundle`)", type=["zip"], key="cmp_bundle")
+            if upload is None:
+                return
+            result = load_bundle_comparison(upload.getvalue(), upload.name, dataset, who, token)
+        if isinstance(result, str):
+            notice(esc(result))
+            return
+        st.markdown(esc(result.summary()))
+        show_table(result.table(), hide_index=True, width="stretch")
+        st.caption(esc(result.method()) + ".")
 
 
 @st.fragment(run_every=REFRESH_POLL_S)
@@ -146,12 +305,13 @@ with page_guard("The leaderboard"):
     tau_fitted = True
     alpha = selection().alpha
     has_gap = has_votes = False
+    c_slice = None  # where the slice picker and the style toggle go: beside τ and α when there are sliders
     if judge is not None:
         tau_fit = load_tau(dataset, judge, v)
         has_gap, has_votes = dataclasses.astuple(load_coverage(dataset, judge, v))
         if not present:
             # the page's two controls first, in its header: visible without scrolling at 1440×900
-            c_tau, c_alpha = st.columns(2)
+            c_tau, c_alpha, c_slice = st.columns(3)
             with c_tau:
                 tau, tau_fitted = tau_control(
                     tau_fit,
@@ -180,30 +340,56 @@ with page_guard("The leaderboard"):
         notice(f"dataset **{esc(dataset)}** has neither human votes nor judgments: there is nothing to rank yet.")
         st.stop()
     tau_key = None if tau is None else round(tau, 4)
+    where: Slice = selection().slice
+    style_on = selection().style
+    if not present:
+        with c_slice or st.container():
+            where = slice_controls(dataset, ctx.token)
+            st.session_state["lb_style"] = style_on
+            style_on = st.toggle(
+                "Style control",
+                key="lb_style",
+                on_change=lambda: update(style=bool(st.session_state["lb_style"])),
+                help="Add the leaderboards fitted with answer length and markdown (headers, bold, lists) as "
+                "covariates, so a model is not ranked up for writing longer or more formatted answers.",
+            )
     # The leave-one-model-out table behind the intervals: τ refitted per fold at the fitted τ, else held at the
     # slider's; during a voting round possibly from before the newest votes (Lagged), never computed while
     # the page waits when an earlier one exists.
     held_tau = None if tau_fitted or not has_gap else tau_key
     held: Lagged | None = None
-    if judge is not None and has_votes:
-        held = load_heldout_lagged(dataset, judge, held_tau, v)
-    view = load_view(
-        dataset,
-        judge,
-        tau_key,
-        tau_fitted,
-        alpha,
-        v,
-        ctx.votes_token,
-        None if held is None else held.stamp,
-        None if held is None else held.value,
-        lb.TauReference.of(tau_fit) if judge is not None else None,
-    )
+    if where:
+        # every method on the slice's battles alone; τ fitted there unless the slider chose one
+        try:
+            parts = load_slice_parts(dataset, judge, None if tau_fitted else tau_key, where, v, ctx.votes_token)
+        except ValueError as exc:  # a shared link naming a key this dataset does not have
+            update(slice=())
+            notice(esc(str(exc)) + " The slice is cleared.")
+            st.stop()
+        view = parts.view(alpha)
+        human_fit = parts.human
+    else:
+        if judge is not None and has_votes:
+            held = load_heldout_lagged(dataset, judge, held_tau, v)
+        view = load_view(
+            dataset,
+            judge,
+            tau_key,
+            tau_fitted,
+            alpha,
+            v,
+            ctx.votes_token,
+            None if held is None else held.stamp,
+            None if held is None else held.value,
+            lb.TauReference.of(tau_fit) if judge is not None else None,
+        )
 
     # ------------------------------------------------------------ the answer
     headline = view.headline()
     st.markdown(
-        f"### {esc(headline, at_line_start=False)}" if headline else "### No model can be ranked on this dataset yet"
+        f"### {esc(headline, at_line_start=False)}"
+        if headline
+        else f"### No model can be ranked on this {'slice' if where else 'dataset'} yet"
     )
     tau_note = view.tau_note()
     if tau_note:
@@ -231,10 +417,18 @@ with page_guard("The leaderboard"):
             f" The intervals are calibrated without {newer}: their leave-one-model-out table is being "
             "recomputed in the background, and the page updates when it is ready."
         )
+    slice_note = ""
+    if where:
+        slice_note = f" On the slice **{esc(slice_label(where))}** only" + (
+            f" (τ fitted on the slice: {view.tau:.3g})." if view.tau is not None and view.tau_fitted else "."
+        )
     st.caption(
         f"{basis[0].upper()}{basis[1:]}; a rank counts the models whose interval lies entirely above, so models "
-        f"sharing a rank are statistically tied.{judge_note}{votes_note}"
+        f"sharing a rank are statistically tied.{judge_note}{votes_note}{slice_note}"
     )
+    if where and view.table.empty:
+        notice(esc(view.note or f"no model can be ranked on the slice {slice_label(where)}."))
+        st.stop()
 
     pinned: tuple[str, ...] = ()
     if present:
@@ -276,6 +470,8 @@ with page_guard("The leaderboard"):
         with st.expander(f"Read the human Elo with care ({len(human_fit.issues)})", icon="⚠️"):
             for issue in human_fit.issues:
                 st.markdown(f"- {esc(issue)}")
+    if style_on:
+        style_section(dataset, judge, where, (ctx.votes_token, ctx.judge_token))
 
     # --------------------------------------------------------------- the chart
     statement = view.coverage_statement()
@@ -351,7 +547,7 @@ with page_guard("The leaderboard"):
 
     # ------------------------------------------------------------ by turn
     turn_method = "human" if human_fit is not None else "hard" if judge else None
-    if turn_method:
+    if turn_method and not where:  # the turn groups are slices of their own
         token = ctx.votes_token if turn_method == "human" else ctx.judge_token
         by_turn = load_by_turn(dataset, turn_method, judge if turn_method == "hard" else None, token)
         if not isinstance(by_turn, Unavailable):
@@ -364,8 +560,8 @@ with page_guard("The leaderboard"):
             )
 
     # ------------------------------------------------------------ against the baseline (AlpacaEval's numbers)
-    rates = load_win_rates(dataset, judge, ctx.judge_token if judge else ctx.votes_token)
-    if not isinstance(rates, Unavailable) and rates.result is not None:
+    rates = None if where else load_win_rates(dataset, judge, ctx.judge_token if judge else ctx.votes_token)
+    if rates is not None and not isinstance(rates, Unavailable) and rates.result is not None:
         who = f"judge **{esc(judge)}**" if judge else "the human votes"
         st.subheader(f"Against the baseline, {esc(rates.baseline)}")
         show_table(winrate.table(rates), hide_index=True, width="stretch")
@@ -379,6 +575,8 @@ with page_guard("The leaderboard"):
 
     # ------------------------------------------------------------ head to head
     st.subheader("Head to head")
+    if where:
+        st.caption("On all battles of the dataset (the slice chooses the leaderboard above).")
     names = view.table["model"].tolist()
     if len(names) >= 2:
         h1, h2 = st.columns(2)
@@ -415,6 +613,10 @@ with page_guard("The leaderboard"):
                     "each method labels them (a tie counts half)."
                 )
 
+    # ----------------------------------------------------------------- what changed
+    st.subheader("What changed since last time")
+    compare_panel(dataset, judge, dataset_options(ctx.token), ctx.token)
+
     # ----------------------------------------------------------------- exports
     st.subheader("Take it with you")
     named_tau = tau if has_gap else None  # the τ the files hold, in their names: dataset, judge, τ and α
@@ -422,7 +624,7 @@ with page_guard("The leaderboard"):
     export_buttons(
         lambda: lb.export_table(view),
         report.file_stem("leaderboard", dataset, judge, named_tau, alpha),
-        f"Leaderboard of {dataset}",
+        f"Leaderboard of {dataset}" + (f" on {slice_label(where)}" if where else ""),
         key="lb_export",
         context=context,
     )

@@ -336,3 +336,47 @@ def test_the_selective_page_states_ltts_share_of_all_splits_over_alpha(demo_db, 
     # each share is a count of splits over α out of all of them (a multiple of 1/n_splits up to rounding)
     assert all(abs(round(x * n_splits) / n_splits - x) <= 0.005 for x in shares.values())
     assert "not over α" in line
+
+
+def test_compare_with_an_earlier_dataset_shows_each_models_change_and_verdict(tmp_path, monkeypatch):
+    """Issue 36: the Leaderboard's "Compare with…" against another dataset of the store says what moved, as
+    ``core.app.diff.compare_datasets`` computes it (the votes both snapshots share counted once)."""
+    import dataclasses
+
+    from core.app.diff import compare_datasets
+
+    t = simulate_arena(0, DemoConfig.small())
+    keep = set(t.battles["battle_key"].iloc[:3000])
+    old = dataclasses.replace(
+        t,
+        name="last-month",
+        battles=t.battles[t.battles["battle_key"].isin(keep)],
+        votes=t.votes[t.votes["battle_key"].isin(keep)],
+        judgments=t.judgments[t.judgments["battle_key"].isin(keep)],
+    )
+    db = str(tmp_path / "two.duckdb")
+    with Store.open(db) as s:
+        s.write_dataset(t)
+        s.write_dataset(old)
+        want = compare_datasets(s, "last-month", "demo")
+    at = _app(db, monkeypatch, "app_pages/leaderboard.py", params={"dataset": "demo"})
+    _no_errors(at)
+    at.radio(key="cmp_source").set_value("another dataset").run()
+    at.selectbox(key="cmp_dataset").set_value("last-month").run()
+    _no_errors(at)
+    assert any(m.value.replace("\\", "") == want.summary() for m in at.markdown)  # as shown, escapes removed
+    table = next(d.value for d in at.dataframe if "verdict" in d.value.columns)
+    assert len(table) == 12 and list(table["model"]) == list(want.table()["model"])
+    assert "Elo in last-month" in table.columns
+
+
+def test_a_slice_in_the_url_draws_the_leaderboard_of_its_battles(demo_db, monkeypatch):
+    at = _app(demo_db, monkeypatch, "app_pages/leaderboard.py", params={"dataset": "demo", "slice": "language=de"})
+    _no_errors(at)
+    with Store.open(demo_db, read_only=True) as s:
+        n_de = s._cur().execute("SELECT count(*) FROM votes JOIN battles USING (battle_id) WHERE language = 'de'")
+        n_de = n_de.fetchone()[0]
+    caption = next(c.value for c in at.caption if "On the slice" in c.value)
+    assert "language = de" in caption and f"Human Elo from {n_de:,} human votes" in caption
+    assert at.multiselect(key="lb_slice").value == ["language=de"]
+    assert at.query_params["slice"] == "language=de"

@@ -8,6 +8,7 @@ to test-artifacts/ (git-ignored).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -559,3 +560,34 @@ def test_pandalm_pages_show_results_in_a_browser(page, pandalm_app, judge):
         assert "Position bias" in seen["bias"] or "position" in seen["bias"].lower()
     finally:
         context.close()
+
+
+def test_the_slice_picker_and_the_style_toggle_redraw_the_leaderboard(page, app_url, demo_db):
+    """Issue 36: choosing a slice fits every method on its battles (the vote count is the slice's), and the
+    style-control toggle adds the style-controlled leaderboards; both land in the URL, so the view is shareable."""
+    from playwright.sync_api import expect
+
+    with Store.open(demo_db, read_only=True) as s:
+        n_de = (
+            s._cur()
+            .execute("SELECT count(*) FROM votes JOIN battles USING (battle_id) WHERE language = 'de'")
+            .fetchone()[0]
+        )
+    page.goto(f"{app_url}/leaderboard?dataset=demo&judge=judge-strong")
+    _wait_rendered(page)
+    picker = page.locator("[data-testid='stMultiSelect']", has_text="Slice")
+    picker.locator("input").click()
+    page.get_by_role("option", name=re.compile(r"^language = de \(")).click()
+    page.keyboard.press("Escape")
+    expect(page.get_by_text("On the slice language = de only", exact=False).first).to_be_visible(timeout=120_000)
+    _wait_rendered(page)
+    assert page.get_by_text(f"Human Elo from {n_de:,} human votes", exact=False).count() >= 1  # the slice's own
+    assert "slice=language" in page.url
+    page.get_by_text("Style control", exact=True).click()
+    expect(page.get_by_role("heading", name="With style control on language = de")).to_be_visible(timeout=120_000)
+    _wait_rendered(page)
+    assert "style=1" in page.url
+    assert page.get_by_role("tab", name="Human votes").count() == 1
+    assert page.get_by_role("tab", name="judge-strong (Hard-Elo)").count() == 1
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.screenshot(path=str(ARTIFACTS / "leaderboard_slice_style.png"), full_page=True)

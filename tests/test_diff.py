@@ -261,6 +261,7 @@ def test_a_model_improved_between_two_demo_bundles_is_found(tmp_path: Path) -> N
     assert row["delta_lower"] > 0
 
 
+@pytest.mark.integration
 def test_the_report_says_what_changed_since_the_previous_bundle(tmp_path: Path) -> None:
     from core.app.bundle import export_bundle
     from core.app.diff import compare_with_bundle

@@ -141,6 +141,7 @@ def test_a_slice_below_the_minimum_is_refused_with_its_count(tmp_path):
     assert not isinstance(common, Unavailable) and common.n_battles == n - n_rare
 
 
+@pytest.mark.integration
 def test_cli_slice_on_the_demo_languages(demo):
     run = _cli(
         "leaderboard", "--db", str(demo), "--dataset", "demo", "--method", "human", "--slice", "language=de", "--json"
@@ -204,6 +205,7 @@ def _second_and_third_models_with_judgments(root, tmp_path):
     return copy, questions
 
 
+@pytest.mark.integration
 @pytest.mark.shared
 def test_arena_hard_v2_categories_and_subcategories_are_slices(tmp_path):
     root, questions = _second_and_third_models_with_judgments(shared_path("arena_hard_v2.0"), tmp_path)

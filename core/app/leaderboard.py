@@ -988,14 +988,41 @@ def default_judge(store: Store, dataset: str) -> tuple[str, str] | None:
     )
 
 
-def view_for(
-    store: Store, dataset: str, judge: str | None, tau: float | None, alpha: float, where: Slice = ()
-) -> tuple[LeaderboardView, pd.DataFrame | None]:
-    """The Leaderboard page's view composed in one call (the report and the CLI; the page caches the parts).
+@dataclass(frozen=True)
+class ViewParts:
+    """Everything the Leaderboard view is built from except α: the fits, the held-out table, the models.
+
+    The expensive part (the leave-one-model-out table behind the intervals) is here; :meth:`view` only takes
+    the conformal quantile at α, so a page keeps the parts and moves α freely.
+    """
+
+    human: Ratings | None
+    hard: pd.DataFrame | None
+    soft: pd.DataFrame | None
+    held: HeldoutResult | Unavailable | None
+    tau: float | None  # the τ Soft-Elo is drawn at (fitted or chosen)
+    tau_fitted: bool
+    models: pd.DataFrame
+    tau_reference: TauReference | None
+    frame: pd.DataFrame | None  # the judge's battle frame (None without a judge)
+    notes: tuple[str, ...] = ()  # what a slice left out ("too few")
+
+    def view(self, alpha: float) -> LeaderboardView:
+        human = None if self.human is None else self.human.frame
+        view = leaderboard_view(
+            human, self.hard, self.soft, self.held, alpha, self.tau, self.tau_fitted, self.models, self.tau_reference
+        )
+        if not self.notes:
+            return view
+        said = " ".join(n[0].upper() + n[1:].rstrip(".") + "." for n in self.notes)
+        return dataclasses.replace(view, note=said + (f" {view.note}" if view.note else ""))
+
+
+def view_parts(store: Store, dataset: str, judge: str | None, tau: float | None, where: Slice = ()) -> ViewParts:
+    """The parts of the Leaderboard view (:class:`ViewParts`), composed in one call.
 
     ``tau=None`` means the judge's fitted τ with τ refitted per fold; a given
-    τ is held fixed in every fold.  Returns the view and the battle frame of
-    the judge (None without one).  ``where``: every method on the battles of
+    τ is held fixed in every fold.  ``where``: every method on the battles of
     that slice (τ fitted, and the intervals calibrated, on the slice alone); a
     part with fewer than ``MIN_SLICE_BATTLES`` battles is left out and the
     view's ``note`` says so.
@@ -1004,22 +1031,16 @@ def view_for(
 
     check_slice(store, dataset, where)
     human = ratings(store, dataset, "human", ci="sandwich", where=where)
-    human_frame = None if isinstance(human, Unavailable) else human.frame
     notes = [human.reason] if where and isinstance(human, Unavailable) else []
+    human_fit = None if isinstance(human, Unavailable) else human
     models = store.models_frame(dataset)
-
-    def with_notes(view: LeaderboardView) -> LeaderboardView:
-        if not notes:
-            return view
-        return dataclasses.replace(view, note=" ".join([*notes, *([view.note] if view.note else [])]))
-
     if judge is None:
-        return with_notes(leaderboard_view(human_frame, None, None, None, alpha, None, True, models)), None
+        return ViewParts(human_fit, None, None, None, None, True, models, None, None, tuple(notes))
     frame = store.battle_frame(dataset, judge, where=where)
     judged = int((frame["n_judgments"] > 0).sum())
     if where and judged < MIN_SLICE_BATTLES:
         notes.append(too_few(where, judged, f"judgments by {judge}").reason)
-        return with_notes(leaderboard_view(human_frame, None, None, None, alpha, None, True, models)), None
+        return ViewParts(human_fit, None, None, None, None, True, models, None, None, tuple(notes))
     has_gap = bool(frame["gap"].notna().any())
     fit = fit_tau(frame["gap"].to_numpy(float), frame["human_y"].to_numpy(float))
     fitted = tau is None
@@ -1027,7 +1048,16 @@ def view_for(
     hard = judge_elo(frame, "hard", None)
     soft = judge_elo(frame, "soft", use_tau) if has_gap and use_tau is not None else None
     held = None
-    if human_frame is not None:
+    if human_fit is not None:
         held = heldout(frame, tau=None if fitted or soft is None else use_tau)
-    view = leaderboard_view(human_frame, hard, soft, held, alpha, use_tau, fitted, models, TauReference.of(fit))
-    return with_notes(view), frame
+    return ViewParts(human_fit, hard, soft, held, use_tau, fitted, models, TauReference.of(fit), frame, tuple(notes))
+
+
+def view_for(
+    store: Store, dataset: str, judge: str | None, tau: float | None, alpha: float, where: Slice = ()
+) -> tuple[LeaderboardView, pd.DataFrame | None]:
+    """The Leaderboard page's view composed in one call (the report, the bundle, new-model placement and a
+    sliced page; the page's whole-dataset view caches the same parts one by one): :func:`view_parts` at α.
+    Returns the view and the battle frame of the judge (None without one)."""
+    parts = view_parts(store, dataset, judge, tau, where)
+    return parts.view(alpha), parts.frame

@@ -119,3 +119,42 @@ def style_controlled_leaderboard(
         n_battles=res.n_clusters if judge is None else res.n_rows,
         n_votes=res.n_rows if judge is None else None,
     )
+
+
+def _signed_places(change: object) -> str:
+    d = int(change) if isinstance(change, (int, np.integer)) else 0
+    return f"▲ {d}" if d > 0 else f"▼ {-d}" if d < 0 else "–"
+
+
+def display_table(res: StyleControlledLeaderboard) -> pd.DataFrame:
+    """The style-controlled leaderboard as the page shows it: the controlled Elo with its 95% sandwich interval
+    beside the Elo and rank of the same rows without the covariates, and the places each model moves."""
+    f = res.frame
+
+    def interval(lo: float, hi: float, note: str) -> str:
+        return f"{lo:.0f} – {hi:.0f}" if np.isfinite(lo) and np.isfinite(hi) else (note or "—")
+
+    return pd.DataFrame(
+        {
+            "Rank": f["rank"].astype(int),
+            "Model": f["model"],
+            "Elo, style controlled": f["elo"].round(1),
+            "95% CI": [interval(lo, hi, n) for lo, hi, n in zip(f["lower"], f["upper"], f["interval_note"])],
+            "Elo without": f["elo_raw"].round(1),
+            "Rank without": f["rank_raw"].astype(int),
+            "Moves": [_signed_places(c) for c in f["rank_change"].tolist()],
+            "Battles": f["n_battles"].astype(int),
+        }
+    )
+
+
+def coefficient_table(res: StyleControlledLeaderboard) -> pd.DataFrame:
+    """The style coefficients: logit per standard deviation of the a − b difference, with its 95% interval."""
+    c = res.coefficients
+    return pd.DataFrame(
+        {
+            "feature": c["feature"],
+            "coefficient": c["coef"].round(3),
+            "95% CI": [f"{lo:+.3f} – {hi:+.3f}" for lo, hi in zip(c["lower"], c["upper"])],
+        }
+    )
