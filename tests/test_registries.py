@@ -9,12 +9,14 @@ by ``--format auto`` and read by ``core.ingest.load``.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
 from app_pages import _registry
 from core.app import availability
 from core.app.access import ADMIN, VIEWER
+from core.ingest import IngestError
 from tests.conftest import ROOT
 
 _FACTS = availability.DatasetFacts(
@@ -126,3 +128,68 @@ def test_app_py_navigates_to_a_page_registered_only_in_the_registry(extra_page, 
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(m.value == "the extra page ran" for m in at.markdown)
+
+
+# ================================================================== formats
+def test_every_format_is_registered_once_and_described():
+    from core.ingest import formats
+    from core.methods import IMPORT_FORMATS
+
+    names = [f.name for f in formats.FORMATS]
+    assert len(names) == len(set(names)), names
+    assert set(names) == set(IMPORT_FORMATS)  # each has the description the CLI's --format offers
+    assert all(f.recognise is not None for f in formats.FORMATS)  # every built-in format is detected
+
+
+def test_the_old_tables_are_views_of_the_format_registry():
+    from core.ingest import ANNOTATOR_FORMATS, FILE_FORMATS
+    from core.ingest.detect import LAYOUTS
+
+    assert [layout.fmt for layout in LAYOUTS][:2] == ["bundle", "pandalm"]  # most specific first
+    assert FILE_FORMATS == ("softelo", "contests", "arena-judgments", "mtbench-human", "lmarena")
+    assert ANNOTATOR_FORMATS == ("alpaca-eval",)
+
+
+def _read_pairs(path, dataset=None, judge=None):
+    """The reader of the test's format: ``left;right;winner`` lines, read as the LMArena CSV they amount to."""
+    from core.ingest import lmarena
+
+    path = Path(path)
+    rows = [line.split(";") for line in path.read_text().splitlines() if line.strip()]
+    csv = path.with_suffix(".csv")
+    csv.write_text("model_a,model_b,winner\n" + "".join(f"{a},{b},{w}\n" for a, b, w in rows))
+    return lmarena.read(csv, dataset=dataset or path.stem, judge=judge)
+
+
+@pytest.fixture
+def pairs_format(monkeypatch):
+    """A format registered only in the registry: ``*.pairs`` files, read by :func:`_read_pairs`."""
+    from core.ingest import formats
+
+    def recognise(path, fields):
+        return None if path.suffix == ".pairs" else "a .pairs file"
+
+    entry = formats.Format("pairs", "tests.test_registries:_read_pairs", recognise)
+    monkeypatch.setattr(formats, "FORMATS", (entry, *formats.FORMATS))
+    return entry
+
+
+def test_a_format_registered_only_in_the_registry_is_detected_and_loaded(pairs_format, tmp_path):
+    from core.ingest import load
+    from core.ingest.detect import detect
+
+    path = tmp_path / "arena.pairs"
+    path.write_text("x;y;model_a\ny;z;tie\nx;z;model_b\n")
+    assert detect(path) == "pairs"
+    tables = load(path, detect(path))
+    assert len(tables.battles) == 3 and set(tables.models["model"]) == {"x", "y", "z"}
+    # the other formats are still detected, and an unknown file names the new one among those tried
+    other = tmp_path / "b.csv"
+    other.write_text("model_a,model_b,winner\nx,y,tie\n")
+    assert detect(other) == "lmarena"
+    unknown = tmp_path / "u.csv"
+    unknown.write_text("a,b\n1,2\n")
+    with pytest.raises(IngestError, match=r"pairs \(needs a \.pairs file\)"):
+        detect(unknown)
+    with pytest.raises(IngestError, match="expected one of .*pairs"):
+        load(path, "no-such-format")

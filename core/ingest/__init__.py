@@ -1,8 +1,8 @@
 """Importers: files in, validated :class:`~core.domain.DatasetTables` out, one transaction.
 
 One module per format (``softelo``, ``lmarena``, ``contests``, ``arena_hard``);
-``core.methods.IMPORT_FORMATS`` is the registry that names each format's
-reader.  Every reader validates the whole input before anything is written;
+``core.ingest.formats.FORMATS`` is the registry that names each format's
+reader and how ``--format auto`` recognises it.  Every reader validates the whole input before anything is written;
 the first problem raises :class:`IngestError` naming the file, the row
 (1-based data row; CSV line = row + 1) and the field.  Writing is one store
 transaction, so a failure leaves the store unchanged.  Re-importing content
@@ -15,21 +15,25 @@ from pathlib import Path
 from typing import Any
 
 from core.domain import DatasetTables
+from core.ingest import formats
 from core.ingest.common import TABLE_SUFFIXES, ImportResult, IngestError, content_hash, quote, table_files
-from core.methods import IMPORT_FORMATS, resolve
+from core.methods import resolve
 
 __all__ = ["ImportResult", "IngestError", "bulk_plan", "content_hash", "load"]
 
 
-ANNOTATOR_FORMATS = ("alpaca-eval",)
+# Views of the format registry (core/ingest/formats.py) for older callers; load() reads the registry itself.
+ANNOTATOR_FORMATS = tuple(f.name for f in formats.FORMATS if f.annotators)  # files with several annotator configs
 # Layouts of one file each: a directory of such files is read file by file into one dataset.
-FILE_FORMATS = (
-    "softelo",
-    "contests",
-    "arena-judgments",
-    "mtbench-human",
-    "lmarena",
-)  # the formats whose files hold several annotator configurations
+FILE_FORMATS = tuple(f.name for f in formats.FORMATS if f.one_file)
+
+
+def _format(path: str | Path, fmt: str) -> formats.Format:
+    """The registered format named ``fmt``, else an :class:`IngestError` listing the known ones."""
+    found = formats.formats().get(fmt)
+    if found is None:
+        raise IngestError(path, f"unknown format {fmt!r}; expected one of {', '.join(formats.names())}")
+    return found
 
 
 def load(
@@ -42,15 +46,15 @@ def load(
     :class:`IngestError` (never a traceback), naming the file.  ``annotator``
     chooses one annotator configuration of an AlpacaEval ``results/`` tree.
     """
-    if fmt not in IMPORT_FORMATS:
-        raise IngestError(path, f"unknown format {fmt!r}; expected one of {', '.join(IMPORT_FORMATS)}")
-    reader = resolve(IMPORT_FORMATS[fmt].reader)
+    entry = _format(path, fmt)
+    reader = resolve(entry.reader)
     extra: dict[str, Any] = {}
     if annotator is not None:
-        if fmt not in ANNOTATOR_FORMATS:
-            raise IngestError(path, f"--annotator applies to {', '.join(ANNOTATOR_FORMATS)}, not {fmt}")
+        if not entry.annotators:
+            takes = ", ".join(f.name for f in formats.FORMATS if f.annotators)
+            raise IngestError(path, f"--annotator applies to {takes}, not {fmt}")
         extra["annotator"] = annotator
-    if Path(path).is_dir() and fmt in FILE_FORMATS:
+    if Path(path).is_dir() and entry.one_file:
         return _load_files(Path(path), fmt, dataset, judge)
     try:
         tables: DatasetTables = reader(path, dataset=dataset, judge=judge, **extra)
@@ -78,13 +82,11 @@ def bulk_plan(path: str | Path, fmt: str, dataset: str | None = None, judge: str
 
     Errors are the reader's: an ``IngestError`` naming file, row and field.
     """
-    if fmt not in IMPORT_FORMATS:
-        raise IngestError(path, f"unknown format {fmt!r}; expected one of {', '.join(IMPORT_FORMATS)}")
-    entry = IMPORT_FORMATS[fmt].bulk
-    if entry is None:
+    bulk = _format(path, fmt).bulk
+    if bulk is None:
         return None
     try:
-        return resolve(entry)(path, dataset=dataset, judge=judge)
+        return resolve(bulk)(path, dataset=dataset, judge=judge)
     except IngestError:
         raise
     except Exception as exc:

@@ -1,0 +1,165 @@
+"""The import formats: one :class:`Format` each, with how it is read and how it is recognised.
+
+``core.ingest.load`` reads a path with its format's ``reader``; ``--format auto`` (``core.ingest.detect``)
+tries each format's ``recognise`` test in the order of :data:`FORMATS` and takes the first that matches.
+Adding a format is one entry here (and its reader module); the description ``python -m core import
+--format`` offers (label, where such files come from) is its
+``core.methods.IMPORT_FORMATS`` entry, from which the built-in formats below take their reader.
+
+Everything reads :data:`FORMATS` when called, so a format registered later (or by a test) is detected and
+read like the built-in ones.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.methods import IMPORT_FORMATS
+
+# ``recognise(path, fields)``: None when the path is of the format, else what it lacks (that text goes into
+# the error that lists every format tried).  ``fields``: a table file's field names (None for a directory or
+# a file without named fields).
+Recogniser = Callable[[Path, frozenset[str] | None], str | None]
+
+
+@dataclass(frozen=True)
+class Format:
+    """A file layout ``core.ingest.load`` reads."""
+
+    name: str
+    # ``reader(path, dataset=None, judge=None) -> core.domain.DatasetTables`` as ``"module:function"``;
+    # it validates the whole input and raises ``core.ingest.IngestError`` naming file, row and field
+    reader: str
+    recognise: Recogniser | None = None  # None: never chosen by ``--format auto``
+    # ``bulk(path, dataset=None, judge=None)``: a plan the store writes in SQL, or None (``core/store/bulk.py``)
+    bulk: str | None = None
+    one_file: bool = False  # a table layout of one file: a directory of such files is read as one dataset
+    annotators: bool = False  # its files hold several annotator configurations (``--annotator`` chooses one)
+
+
+def _table(*required: str) -> Callable[[Path, frozenset[str] | None], str | None]:
+    def missing(path: Path, fields: frozenset[str] | None) -> str | None:
+        if path.is_dir():
+            return "a file, not a directory"
+        if fields is None:
+            return "a table with named fields (Parquet, CSV, JSONL or JSON)"
+        lacking = [c for c in required if c not in fields]
+        return f"field(s) {', '.join(lacking)}" if lacking else None
+
+    return missing
+
+
+def _pandalm(path: Path, fields: frozenset[str] | None) -> str | None:
+    from core.ingest.pandalm import TESTSET
+
+    if path.is_dir():
+        return None if (path / TESTSET).exists() else TESTSET
+    return None if path.name == TESTSET else f"a directory with {TESTSET} (or that file)"
+
+
+def _arena_hard(path: Path, fields: frozenset[str] | None) -> str | None:
+    if not path.is_dir():
+        return "a directory"
+    lacking = [n for n in ("question.jsonl", "model_answer") if not (path / n).exists()]
+    return ", ".join(lacking) if lacking else None
+
+
+def _fastchat_mtbench(path: Path, fields: frozenset[str] | None) -> str | None:
+    """question.jsonl and model_answer/ like Arena-Hard, told apart by model_judgment/*_pair.jsonl or
+    *_single.jsonl, or by question turns that are plain strings (Arena-Hard's are {content} objects or a prompt)."""
+    if not path.is_dir():
+        return "a directory"
+    lacking = [n for n in ("question.jsonl", "model_answer") if not (path / n).exists()]
+    if lacking:
+        return ", ".join(lacking)
+    judged = path / "model_judgment"
+    if judged.is_dir() and (any(judged.glob("*_pair.jsonl")) or any(judged.glob("*_single.jsonl"))):
+        return None
+    try:
+        with (path / "question.jsonl").open(encoding="utf-8-sig", errors="replace") as f:
+            first = next((line for line in f if line.strip()), "")
+        turns = json.loads(first).get("turns") if first else None
+    except (OSError, ValueError, AttributeError):
+        turns = None
+    if isinstance(turns, list) and turns and all(isinstance(t, str) for t in turns):
+        return None
+    return "model_judgment/*_pair.jsonl, or question turns given as plain strings"
+
+
+def _mtbench_human(path: Path, fields: frozenset[str] | None) -> str | None:
+    """model_a, model_b, winner, judge and turn, without an LMArena dump's tstamp / anony / language."""
+    lacking = _table("question_id", "model_a", "model_b", "winner", "judge", "turn")(path, fields)
+    if lacking is not None or fields is None:
+        return lacking
+    arena = sorted(fields & {"tstamp", "anony", "language"})
+    return f"no LMArena field(s) (has {', '.join(arena)})" if arena else None
+
+
+def _alpaca_eval(path: Path, fields: frozenset[str] | None) -> str | None:
+    """AlpacaEval's annotations.json (or a directory holding it): output_1/2, generator_1/2, preference."""
+    from core.ingest.alpaca_eval import ANNOTATIONS
+
+    if path.is_dir():  # the file itself, or AlpacaEval's results/<model>/<annotator config>/ tree of them
+        found = (path / ANNOTATIONS).is_file() or any(f.is_file() for f in path.rglob(ANNOTATIONS))
+        return None if found else f"{ANNOTATIONS} (in it or in its folders)"
+    if fields is None and path.name == ANNOTATIONS:
+        return None  # the first record could not be cut out of the file; its name says what it is
+    return _table("instruction", "output_1", "output_2", "generator_1", "generator_2", "preference")(path, fields)
+
+
+def _lmarena(path: Path, fields: frozenset[str] | None) -> str | None:
+    """model_a, model_b and a winner: one column, or the 55k release's one-hot columns."""
+    from core.ingest.lmarena import ONE_HOT_WINNERS
+
+    one_hot = fields is not None and all(c in fields for c in ONE_HOT_WINNERS)
+    return _table("model_a", "model_b", *(() if one_hot else ("winner",)))(path, fields)
+
+
+def _bundle(path: Path, fields: frozenset[str] | None) -> str | None:
+    import zipfile
+
+    if path.is_dir() or path.suffix.lower() != ".zip":
+        return "a .zip file"
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return None if "manifest.json" in zf.namelist() else "manifest.json inside the zip"
+    except (zipfile.BadZipFile, OSError):
+        return "a readable zip file"
+
+
+def _described(name: str, recognise: Recogniser, **kwargs: bool) -> Format:
+    """A built-in format: its reader and bulk plan as ``core.methods.IMPORT_FORMATS`` describes them."""
+    spec = IMPORT_FORMATS[name]
+    return Format(name, spec.reader, recognise, bulk=spec.bulk, **kwargs)
+
+
+# In the order ``--format auto`` tries them: the most specific first (a softelo or contests file also has
+# model_a / model_b-like fields; an Arena-Hard directory looks like a FastChat one without its judgments).
+FORMATS: tuple[Format, ...] = (
+    _described("bundle", _bundle),
+    _described("pandalm", _pandalm),
+    _described("fastchat-mtbench", _fastchat_mtbench),
+    _described("arena-hard", _arena_hard),
+    _described("alpaca-eval", _alpaca_eval, annotators=True),
+    _described(
+        "softelo", _table("model_a", "model_b", "human_pref", "judge_pref", "scores_a", "scores_b"), one_file=True
+    ),
+    _described("contests", _table("judge", "first", "second", "question_id", "winner"), one_file=True),
+    _described("arena-judgments", _table("question_id", "judge", "order", "winner"), one_file=True),
+    _described("mtbench-human", _mtbench_human, one_file=True),
+    _described("lmarena", _lmarena, one_file=True),
+)
+
+
+def formats() -> dict[str, Format]:
+    """Name → format, in detection order (read from :data:`FORMATS` at each call)."""
+    return {f.name: f for f in FORMATS}
+
+
+def names() -> list[str]:
+    """Every format's name: ``core.methods.IMPORT_FORMATS``' order, then any registered only here."""
+    known = formats()
+    return [*(n for n in IMPORT_FORMATS if n in known), *(n for n in known if n not in IMPORT_FORMATS)]
