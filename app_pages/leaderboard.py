@@ -18,7 +18,6 @@ import streamlit as st
 
 from app_pages._shared import (
     ALPHA_RANGE,
-    DASHBOARD_METHODS,
     back_to_fitted_tau_button,
     bound_slider,
     dataset_options,
@@ -97,10 +96,16 @@ def load_slices(dataset: str, token: str) -> pd.DataFrame:
 
 @st.cache_data(show_spinner="Fitting every method on the slice…", max_entries=32)
 def load_slice_parts(
-    dataset: str, judge: str | None, tau: float | None, where: Slice, judge_token: str, votes_token: str
+    dataset: str,
+    judge: str | None,
+    tau: float | None,
+    where: Slice,
+    judge_token: str,
+    votes_token: str,
+    others: tuple[str, ...] = (),
 ) -> lb.ViewParts:
     """The view's parts on a slice (τ None: fitted on the slice); α applies after, for free."""
-    return read_store(lb.view_parts, dataset, judge, tau, where)
+    return read_store(lb.view_parts, dataset, judge, tau, where, others)
 
 
 @st.cache_data(show_spinner="Fitting with style control…", max_entries=16)
@@ -261,9 +266,11 @@ def load_view(
     held_stamp: str | None,
     _held: lb.HeldoutResult | Unavailable | None,
     tau_reference: lb.TauReference | None = None,
+    others: tuple[str, ...] = (),
 ) -> lb.LeaderboardView:
     """The joined leaderboard at (τ, α), shared by every session showing it; ``_held`` is the held-out table
-    computed at data ``held_stamp`` (which keys the cache in its place)."""
+    computed at data ``held_stamp`` (which keys the cache in its place); ``others``: the other registered
+    methods drawn (each rated on first use)."""
     human_fit = load_human(dataset, votes_token)
     human = None if human_fit is None else human_fit.frame
     hard = soft = None
@@ -272,17 +279,32 @@ def load_view(
         hard = load_judge_elo(dataset, judge, "hard", None, judge_token)
         soft = load_judge_elo(dataset, judge, "soft", tau, judge_token) if has_gap and tau is not None else None
     models = load_models(dataset, votes_token)
-    return lb.leaderboard_view(human, hard, soft, _held, alpha, tau, tau_fitted, models, tau_reference)
+    rated = {}
+    for name in others:
+        token = judge_token if RATING_METHODS[name].needs_judge else votes_token
+        got = load_method(dataset, name, judge if RATING_METHODS[name].needs_judge else None, tau, token)
+        if not isinstance(got, Unavailable):
+            rated[name] = got
+    return lb.leaderboard_view(human, hard, soft, _held, alpha, tau, tau_fitted, models, tau_reference, rated)
+
+
+@st.cache_data(show_spinner="Rating with another method…", max_entries=16)
+def load_method(
+    dataset: str, method: str, judge: str | None, tau: float | None, token: str
+) -> pd.DataFrame | Unavailable:
+    return read_store(lb.method_ratings, dataset, method, judge, tau)
 
 
 def shown_methods(available: list[str]) -> list[str]:
-    """The method toggles (``Selection.show``, in the URL as ``?show=human,hard``)."""
+    """The method toggles (``Selection.show``, in the URL as ``?show=human,hard``): every registered method the
+    data can be rated by; the ones not drawn by default (``dashboard``) are rated when first drawn."""
     key = "show"
     st.session_state[key] = [m for m in selection().show if m in available]
 
     def write_home() -> None:
         picked = st.session_state[key] or []
-        update(show=tuple(m for m in DASHBOARD_METHODS if m in picked or m not in available))
+        kept = selection().show  # a method not offered here (no judge, no votes) keeps its place for later
+        update(show=tuple(m for m in RATING_METHODS if m in picked or (m not in available and m in kept)))
 
     picked = st.pills(
         "Draw",
@@ -291,7 +313,8 @@ def shown_methods(available: list[str]) -> list[str]:
         key=key,
         on_change=write_home,
         format_func=lambda m: RATING_METHODS[m].label,
-        help="Which leaderboards the chart draws; the table always has all of them.",
+        help="Which leaderboards the chart draws; the table has human, Hard- and Soft-Elo always, and any other "
+        "method when it is drawn.",
     )
     return [m for m in available if m in (picked or [])]
 
@@ -358,10 +381,12 @@ with page_guard("The leaderboard"):
     # the page waits when an earlier one exists.
     held_tau = None if tau_fitted or not has_gap else tau_key
     held: Lagged | None = None
+    offered = lb.other_methods(has_votes=human_fit is not None, has_judge=judge is not None)
+    others = tuple(m for m in selection().show if m in offered)
     if where:
         # every method on the slice's battles alone; τ fitted there unless the slider chose one
         try:
-            parts = load_slice_parts(dataset, judge, None if tau_fitted else tau_key, where, v, ctx.votes_token)
+            parts = load_slice_parts(dataset, judge, None if tau_fitted else tau_key, where, v, ctx.votes_token, others)
         except ValueError as exc:  # a shared link naming a key this dataset does not have
             update(slice=())
             notice(esc(str(exc)) + " The slice is cleared.")
@@ -382,6 +407,7 @@ with page_guard("The leaderboard"):
             None if held is None else held.stamp,
             None if held is None else held.value,
             lb.TauReference.of(tau_fit) if judge is not None else None,
+            others,
         )
 
     # ------------------------------------------------------------ the answer
@@ -449,7 +475,7 @@ with page_guard("The leaderboard"):
             )
         )
         rows = lb.select_rows(view.table, query=query, pinned=pinned, top_n=TOP_N[top])
-    table = lb.display_table(view, rows)
+    table = lb.display_table(view, rows, methods=selection().show)
     if present:  # a static table takes the projector's large type (the interactive grid draws on a canvas)
         st.table(table.set_index("Rank"))
     else:
@@ -479,8 +505,8 @@ with page_guard("The leaderboard"):
         (st.success if view.coverage_level() == "success" else st.warning)(statement)
     elif view.note and not present:
         st.warning(view.note)
-    available = [m for m in DASHBOARD_METHODS if f"{m}_elo" in view.table]
-    shown = available if present else shown_methods(available)
+    available = [m for m in RATING_METHODS if f"{m}_elo" in view.table or m in offered]
+    shown = [m for m in available if f"{m}_elo" in view.table] if present else shown_methods(available)
     drawn = lb.chart_input(view, shown, rows)
     if not drawn.methods:
         notice("select at least one leaderboard to draw.")

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from core.charts.style import METHOD_COLOURS, NEUTRAL, _colour, _layout, _symbol
+from core.charts.style import NEUTRAL, _layout, _symbol, method_colour
 from core.methods import OKABE_ITO
 
 
@@ -52,9 +52,9 @@ def leaderboard_intervals(
                 error_x=err,
                 customdata=custom,
                 marker=dict(
-                    color=METHOD_COLOURS.get(col.split("_")[0], _colour(k)),
+                    color=method_colour(col.removesuffix("_elo"), k),
                     size=9,
-                    symbol=_symbol(col.split("_")[0], k),
+                    symbol=_symbol(col.removesuffix("_elo"), k),
                 ),
                 hovertemplate="%{y}<br>" + label + ": %{x:.0f} Elo" + rank + extra + "<extra></extra>",
             )

@@ -25,6 +25,13 @@ METHOD_SYMBOLS = {
 }
 
 
+def method_colour(method: str, k: int) -> str:
+    """A method's colour as the registry says now (a method registered after import has its own), else the
+    ``k``-th of the cycle."""
+    m = RATING_METHODS.get(method)
+    return m.colour if m is not None else METHOD_COLOURS.get(method, _colour(k))
+
+
 def _symbol(method: str, k: int) -> str:
     return METHOD_SYMBOLS.get(method, SYMBOLS[k % len(SYMBOLS)])
 

@@ -1,0 +1,131 @@
+"""The rating-method registry drives the Leaderboard: every registered method is offered, drawn and listed, on
+the page and in the CLI, and a method added only through the registry appears in both (issue 35, item 2)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.app import leaderboard as lb
+from core.domain import Ratings, ranked, theta_to_elo
+from core.methods import RATING_METHODS, RatingMethod
+from core.simulate import DemoConfig, simulate_arena
+from core.store import Store
+from tests.conftest import ROOT
+
+APP = str(ROOT / "app.py")
+JUDGE = "judge-strong"
+
+
+def tiny_fit(votes: pd.DataFrame, *, ci=None, n_boot=0, seed=0, progress=None) -> Ratings:
+    """A method only this test registers: each model's share of wins, on the logit scale, as Elo."""
+    ends = pd.concat(
+        [
+            pd.DataFrame({"model": votes["model_a"], "y": votes["y"]}),
+            pd.DataFrame({"model": votes["model_b"], "y": 1.0 - votes["y"]}),
+        ]
+    )
+    share = ends.groupby("model")["y"].agg(["mean", "size"])
+    p = share["mean"].clip(0.01, 0.99).to_numpy()
+    frame = pd.DataFrame(
+        {
+            "model": share.index,
+            "elo": theta_to_elo(np.log(p / (1 - p))),
+            "lower": np.nan,
+            "upper": np.nan,
+            "se": np.nan,
+            "n_battles": share["size"].to_numpy(),
+        }
+    )
+    return Ratings("tiny", ranked(frame), n_battles=len(votes))
+
+
+TINY = RatingMethod("tiny", "Tiny-Elo", "#117733", "votes", "tests.test_method_registry:tiny_fit", "win share")
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("methods") / "demo.duckdb"
+    with Store.open(path) as s:
+        s.write_dataset(simulate_arena(0, DemoConfig.small()))
+    return str(path)
+
+
+@pytest.fixture
+def with_tiny(monkeypatch):
+    monkeypatch.setitem(RATING_METHODS, "tiny", TINY)
+    return TINY
+
+
+def _cli_json(capsys, *argv: str) -> dict:
+    from core.cli import main
+
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("method", [*RATING_METHODS, "tiny"])
+def test_every_registered_method_is_in_the_view_and_the_cli(method, demo_db, capsys, request):
+    if method == "tiny":
+        request.getfixturevalue("with_tiny")
+    m = RATING_METHODS[method]
+    judge = JUDGE if m.needs_judge else None
+    with Store.open(demo_db, read_only=True) as s:
+        others = [] if method in lb.JOINED_METHODS else [method]
+        assert method in lb.JOINED_METHODS or method in lb.other_methods(has_votes=True, has_judge=True)
+        view, _ = lb.view_for(s, "demo", JUDGE, None, 0.1)
+        parts = lb.view_parts(s, "demo", JUDGE, None, others=others)
+        rated = lb.ratings(s, "demo", method, judge=judge)
+    view = parts.view(0.1) if others else view
+    assert f"{method}_elo" in view.table
+    # the table lists it under its registry label, with the same numbers the method's own fit gives
+    table = lb.display_table(view, methods=[method])
+    label = {"human": "Human Elo", "hard": "Hard-Elo", "soft": "Soft-Elo"}.get(method, m.label)
+    assert label in table.columns
+    got = view.table.set_index("model")[f"{method}_elo"].dropna()
+    want = rated.frame.set_index("model")["elo"].loc[got.index]
+    # the judge's Elo in the view is the deployment fit of the held-out protocol (battle rows, its own small
+    # regularisation); the CLI's is the pair-table fit: the same estimate to within a fraction of an Elo point
+    tol = 1.0 if method in ("hard", "soft") else 1e-6
+    np.testing.assert_allclose(got.to_numpy(), want.to_numpy(), atol=tol)
+    # the chart draws it with the registry's label and colour
+    drawn = lb.chart_input(view, [method])
+    assert list(drawn.methods) == [f"{method}_elo"] and drawn.methods[f"{method}_elo"].startswith(m.label.split()[0])
+    from core import charts
+
+    fig = charts.leaderboard_intervals(drawn.frame, drawn.methods)
+    assert fig.data[0].marker.color == m.colour
+    # the CLI prints it (in this process, so that a method registered here is known to the parser)
+    args = ["leaderboard", "--db", demo_db, "--dataset", "demo", "--method", method, "--json"]
+    out = _cli_json(capsys, *args, *(["--judge", judge] if judge else []))
+    assert out["method"] == method
+    assert {r["model"] for r in out["models"]} == set(rated.frame["model"])
+
+
+def test_a_method_removed_from_the_registry_is_not_offered(demo_db, with_tiny, monkeypatch):
+    assert "tiny" in lb.other_methods(has_votes=True, has_judge=False)
+    monkeypatch.delitem(RATING_METHODS, "tiny")
+    assert "tiny" not in lb.other_methods(has_votes=True, has_judge=False)
+    assert all(RATING_METHODS[m].data == "votes" for m in lb.other_methods(has_votes=True, has_judge=False))
+    assert lb.other_methods(has_votes=False, has_judge=False) == []
+
+
+@pytest.mark.integration
+def test_the_leaderboard_page_draws_a_method_added_only_through_the_registry(demo_db, with_tiny, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ARENA_DB", demo_db)
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update({"dataset": "demo", "judge": JUDGE, "show": "human,tiny"})
+    at.run()
+    at.switch_page("app_pages/leaderboard.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    chart = next(c for c in at.get("plotly_chart") if "leaderboard_chart" in (c.proto.id or ""))
+    names = [t["name"] for t in json.loads(chart.proto.spec)["data"]]
+    assert names == ["human Elo", "Tiny-Elo"]
+    table = next(d.value for d in at.dataframe if "Model" in d.value.columns)
+    assert "Tiny-Elo" in table.columns
