@@ -65,7 +65,8 @@ LAYERS: dict[str, Layer] = {
     "core.charts": Layer(CONTRACT),  # figure builders, pure functions of results
     "core.simulate": Layer((*CONTRACT, "core.text", "core.stats")),  # the demo arena draws with the stats' models
     # the only SQL
-    "core.store": Layer((*CONTRACT, "core.datahome", "core.redact"), third_party=("duckdb",)),
+    "core.store": Layer((*CONTRACT, "core.datahome", "core.redact", "core.store.waits"), third_party=("duckdb",)),
+    "core.store.waits": Layer(()),  # the named waits of every store open: a table read by every layer that opens
     # importers: parse a format into the domain's tables; the store receives them through core.app
     "core.ingest": Layer(
         (*CONTRACT, "core.text", "core.store.errors"),  # the store's error types, raised unchanged
@@ -76,7 +77,7 @@ LAYERS: dict[str, Layer] = {
     ),
     # the judging client and run executor: prompts, parsing, calls; records results through the store's ledger
     "core.judging": Layer(
-        (*CONTRACT, "core.text", "core.redact", "core.store.errors"),
+        (*CONTRACT, "core.text", "core.redact", "core.store.errors", "core.store.waits"),
         exceptions={
             "core.store.judging": "batch.py keeps a batch's provider ids and state in the store's judging tables "
             "while the run executes (the run, not a use case, owns the batch's life)",

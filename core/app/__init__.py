@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.store import StoreError, StoreLockedError
+from core.store import waits as waits  # the named waits of every store open (pages and commands read them here)
 
 if TYPE_CHECKING:
     from core.ingest import IngestError

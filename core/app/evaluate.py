@@ -22,7 +22,7 @@ from core.app.leaderboard import human_ratings
 from core.app.newmodel import DEFAULT_ANCHORS, BattlePlan, Standing, plan_battles, standing
 from core.app.workers import WorkerProcess, spawn
 from core.judging.config import JudgeConfig, to_toml
-from core.store import Store
+from core.store import Store, waits
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ def evaluate(
         say(f"answers: {generated.ok} generated, {generated.failed} failed")
     orders = 2 if judge.both_orders else 1
     per_anchor = None if budget is None else max(1, budget // (orders * n_anchors))
-    with Store.open(str(db_path), wait_s=60) as store:
+    with Store.open(str(db_path), wait_s=waits.PAID_WORK.seconds) as store:
         plan = plan_battles(store, dataset, model, n_anchors, per_anchor, seed)
         if isinstance(plan, Unavailable):
             raise ValueError(plan.reason)
@@ -167,20 +167,20 @@ def evaluate(
     mine = battles[(battles["model_a"] == model) | (battles["model_b"] == model)]
     say(f"battles: {len(plan.battles)} planned against {', '.join(plan.anchors)}, {added} new")
     if calibration:
-        with Store.open(str(db_path), read_only=True, wait_s=60) as store:
+        with Store.open(str(db_path), read_only=True, wait_s=waits.PAID_WORK.seconds) as store:
             sample = calibration_battles(store, dataset, model, calibration, seed)
         done = run_shared(db_path, dataset, judge, battle_ids=sample)
         say(f"calibration: {len(sample)} human-voted battles of the rated models, {done.stats.done} calls made")
     ids = set(mine["battle_id"].astype(int))
     judged = run_shared(db_path, dataset, judge, battle_ids=ids, limit=budget)
-    with Store.open(str(db_path), read_only=True, wait_s=60) as store:
+    with Store.open(str(db_path), read_only=True, wait_s=waits.PAID_WORK.seconds) as store:
         result = standing(store, dataset, judge.name, model, alpha)
         escalated = escalations(store, dataset, judge.name, alpha, battle_ids=ids)
         human = human_ratings(store, dataset)
     rated = None if isinstance(human, Unavailable) else human.frame[human.frame["model"] != model]
     row = evaluation_row(judge.name, alpha, plan, added, judged, result, escalated, rated)
     # written apart from the reads above so the store is held for writing only for one insert
-    with Store.open(str(db_path), wait_s=60) as store:
+    with Store.open(str(db_path), wait_s=waits.PAID_WORK.seconds) as store:
         eid = store.save_evaluation(dataset, row)
     say(f"saved as evaluation {eid}")
     return Evaluation(model, generated, plan, added, judged, result, escalated, eid)

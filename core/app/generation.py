@@ -41,7 +41,7 @@ from core.judging.config import (
     mapping_to_toml,
     read_toml,
 )
-from core.store import Store
+from core.store import Store, waits
 from core.text import style_counts
 
 _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
@@ -238,7 +238,7 @@ def generate(
 ) -> tuple[GenerationPlan, GenerationStats]:
     """Generate the missing answers; the store is opened to plan and for each batch of results only."""
     path = str(db_path)
-    with Store.open(path, read_only=True, wait_s=30) as store:
+    with Store.open(path, read_only=True, wait_s=waits.WORKER.seconds) as store:
         gen_plan = plan_generation(store, dataset, cfg, limit)
     stats = GenerationStats(planned=len(gen_plan.todo))
     if gen_plan.todo:
@@ -267,7 +267,7 @@ async def _run(
             batch = pending[:]
             del pending[: len(batch)]
         if batch:
-            with Store.open(path, wait_s=60) as store:
+            with Store.open(path, wait_s=waits.PAID_WORK.seconds) as store:
                 store.record_generations(dataset, cfg.name, cfg.settings_key, cfg.settings(), batch)
 
     queue = iter(todo)

@@ -26,7 +26,7 @@ from core.judging.prompts import Turns, render
 from core.judging.runner import EndpointRefused, EndpointUnreachable, RunStats, Unit, execute
 from core.stats.bias import echo_intervention_summary
 from core.stats.budget import balanced_subsample
-from core.store import Store, StoreError
+from core.store import Store, StoreError, waits
 from core.store.journal import RunJournal, lease_alive, process_start, reconcile, this_host
 from core.text import detect_echo, make_echo_variant
 
@@ -467,7 +467,7 @@ class RunOutcome:
         return self.stats.status
 
 
-OPEN_WAIT_S = 30.0  # how long a run waits for the store at its start and end (each hold is one operation)
+OPEN_WAIT_S = waits.RUN.seconds  # a run's start and end (each hold is one operation)
 
 
 def reconcile_runs(store: Store) -> list[int]:

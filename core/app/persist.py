@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from core import codec
-from core.store import Store, StoreError
+from core.store import Store, StoreError, waits
 from core.store.queries import VOTES_SEGMENT
 from core.version import results_version
 
 T = TypeVar("T")
-WRITE_WAIT_S = 1.0
+WRITE_WAIT_S = waits.PERSIST.seconds
 log = logging.getLogger(__name__)
 
 
@@ -143,7 +143,7 @@ def persisted(
     stamp: str,
     *,
     dataset: str | None,
-    wait_s: float = 5.0,
+    wait_s: float = waits.PAGE.seconds,
     **kwargs: Any,
 ) -> T:
     """``fn(store, *args, **kwargs)``: read from the store's results when persisted at ``stamp``, else computed
@@ -171,7 +171,7 @@ def _compute_and_save(
     args: tuple,
     kwargs: dict[str, Any],
     dataset: str | None,
-    wait_s: float = 5.0,
+    wait_s: float = waits.PAGE.seconds,
 ) -> T:
     """``fn`` on a store open only while each of its queries runs, persisted under ``at`` when keyed."""
     from core.store.ondemand import OnDemandStore

@@ -19,11 +19,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
-from core.app import Unavailable, analyses, availability, bias, judges, leaderboard, overview, persist, selective
+from core.app import (
+    Unavailable,
+    analyses,
+    availability,
+    bias,
+    judges,
+    leaderboard,
+    overview,
+    persist,
+    results,
+    selective,
+)
 from core.app import data as app_data
 from core.app.persist import Stamps
 from core.methods import SCOPE_SOURCES
-from core.store import Store, StoreError
+from core.store import Store, StoreError, waits
 from core.store.ondemand import OnDemandStore
 
 # The pages' defaults, shared so that what is precomputed is what they ask for.
@@ -38,7 +49,7 @@ TAU_GRID_MAX_BATTLES = 200_000
 
 # A page gives up persisting after a second (its visitor has the result); a precompute job exists to persist,
 # so it waits out the other worker's reads and a judge run's merges.
-SAVE_WAIT_S = 120.0
+SAVE_WAIT_S = waits.PRECOMPUTE_SAVE.seconds
 
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -62,6 +73,7 @@ class Job:
     # ``fn(store, *args, db=…)`` persists its own results (several at once) and returns how many it computed
     saves_itself: bool = False
     phase: int = 0  # a phase runs after every lane of the phases before it (it may read their results)
+    judge: str | None = None  # the judge of a judge's job (its stamp's scope, when ``args`` is computed later)
 
 
 def jobs(store: Store, dataset: str | None = None) -> list[Job]:
@@ -71,83 +83,94 @@ def jobs(store: Store, dataset: str | None = None) -> list[Job]:
     names = [dataset] if dataset else app_data.dataset_names(store)
     for ds in names:
         judge_names = app_data.judge_names(store, ds)
-        everything, votes = stamps.everything(), stamps.votes()
+        everything = stamps.everything()  # what the arguments computed from other results are read at
         own = [  # quick ones, each its own lane
-            Job(f"{ds}: what the sidebar says", availability.dataset_facts, (ds, None), everything, ds),
+            Job(f"{ds}: what the sidebar says", availability.dataset_facts, (ds, None), "", ds),
             *(
-                Job(f"{ds}/{j}: what the sidebar says", availability.dataset_facts, (ds, j), everything, ds)
+                Job(f"{ds}/{j}: what the sidebar says", availability.dataset_facts, (ds, j), "", ds)
                 for j in judge_names
             ),
-            Job(f"{ds}: overview", overview.overview, (ds,), everything, ds),
-            Job(f"{ds}: human Elo", leaderboard.human_ratings, (ds,), votes, ds),
-            Job(f"{ds}: head-to-head fit (human)", leaderboard.pair_model, (ds, "human", None, None), votes, ds),
-            Job(f"{ds}: human Elo by turn", leaderboard.ratings_by_turn, (ds, "human", None), votes, ds),
+            Job(f"{ds}: overview", overview.overview, (ds,), "", ds),
+            Job(f"{ds}: human Elo", leaderboard.human_ratings, (ds,), "", ds),
+            Job(f"{ds}: head-to-head fit (human)", leaderboard.pair_model, (ds, "human", None, None), "", ds),
+            Job(f"{ds}: human Elo by turn", leaderboard.ratings_by_turn, (ds, "human", None), "", ds),
         ]
         out += [replace(job, lane=job.label) for job in own]
         if judge_names:  # read by every judge's bias report: first, so that they are there when it runs
             lane = f"{ds}: bias inputs"
             out += [
-                Job(f"{ds}: judges' Elo on hard labels", bias.judges_hard_elo, (ds,), everything, ds, lane=lane),
-                Job(f"{ds}: self-preference", bias.judges_self_preference, (ds,), everything, ds, lane=lane),
+                Job(f"{ds}: judges' Elo on hard labels", bias.judges_hard_elo, (ds,), "", ds, lane=lane),
+                Job(f"{ds}: self-preference", bias.judges_self_preference, (ds,), "", ds, lane=lane),
             ]
         # One judge's jobs in one lane: they read the same battle frame, which the worker keeps for them.
         for j in judge_names:
             js = stamps.judge(ds, j)
             judge_jobs = [
-                Job(f"{ds}/{j}: τ fit", app_data.tau_fit_of, (ds, j), js, ds),
-                Job(f"{ds}/{j}: coverage", leaderboard.judge_coverage, (ds, j), js, ds),
-                Job(f"{ds}/{j}: Hard-Elo", leaderboard.judge_elo_of, (ds, j, "hard", None), js, ds),
-                Job(f"{ds}/{j}: Soft-Elo at the fitted τ", leaderboard.judge_elo_of, _soft_args(ds, j, js), js, ds),
-                Job(f"{ds}/{j}: head-to-head fit (hard)", leaderboard.pair_model, (ds, "hard", j, None), js, ds),
-                Job(f"{ds}/{j}: Hard-Elo by turn", leaderboard.ratings_by_turn, (ds, "hard", j), js, ds),
+                Job(f"{ds}/{j}: τ fit", app_data.tau_fit_of, (ds, j), "", ds),
+                Job(f"{ds}/{j}: coverage", leaderboard.judge_coverage, (ds, j), "", ds),
+                Job(f"{ds}/{j}: Hard-Elo", leaderboard.judge_elo_of, (ds, j, "hard", None), "", ds),
+                Job(f"{ds}/{j}: Soft-Elo at the fitted τ", leaderboard.judge_elo_of, _soft_args(ds, j, js), "", ds),
+                Job(f"{ds}/{j}: head-to-head fit (hard)", leaderboard.pair_model, (ds, "hard", j, None), "", ds),
+                Job(f"{ds}/{j}: Hard-Elo by turn", leaderboard.ratings_by_turn, (ds, "hard", j), "", ds),
                 Job(
                     f"{ds}/{j}: head-to-head fit (soft)",
                     leaderboard.pair_model,
                     _soft_args(ds, j, js, pair_model=True),
-                    js,
+                    "",
                     ds,
                 ),
-                Job(f"{ds}/{j}: leave-one-model-out", leaderboard.heldout_of, (ds, j, False), js, ds),
-                Job(f"{ds}/{j}: leave-one-model-out, all methods", leaderboard.heldout_of, (ds, j, True), js, ds),
-                Job(f"{ds}/{j}: bias", bias.bias_report, (ds, j), everything, ds),
-                Job(f"{ds}/{j}: agreement with the human votes", judges.human_agreement, (ds, j), everything, ds),
-                Job(f"{ds}/{j}: accuracy alignment", analyses.alignment, (ds, j), js, ds),
-                Job(f"{ds}/{j}: aggregation", analyses.aggregation, (ds, j), js, ds, {"n_shuffles": AGG_SHUFFLES}),
-                Job(f"{ds}/{j}: languages", analyses.languages, (ds, j), js, ds),
-                Job(f"{ds}/{j}: battle sample", app_data.sample_frame, (ds, j), js, ds),
+                Job(f"{ds}/{j}: leave-one-model-out", leaderboard.heldout_of, (ds, j, False), "", ds),
+                Job(f"{ds}/{j}: leave-one-model-out, all methods", leaderboard.heldout_of, (ds, j, True), "", ds),
+                Job(f"{ds}/{j}: bias", bias.bias_report, (ds, j), "", ds),
+                Job(f"{ds}/{j}: agreement with the human votes", judges.human_agreement, (ds, j), "", ds),
+                Job(f"{ds}/{j}: accuracy alignment", analyses.alignment, (ds, j), "", ds),
+                Job(f"{ds}/{j}: aggregation", analyses.aggregation, (ds, j), "", ds, {"n_shuffles": AGG_SHUFFLES}),
+                Job(f"{ds}/{j}: languages", analyses.languages, (ds, j), "", ds),
+                Job(f"{ds}/{j}: battle sample", app_data.sample_frame, (ds, j), "", ds),
                 *(
                     Job(
                         f"{ds}/{j}: SCOPE curves ({src})",
                         selective.scope_curves_of,
                         _scope_args(ds, j, src, js),
-                        js,
+                        "",
                         ds,
                     )
                     for src in SCOPE_SOURCES
                 ),
             ]
-            out += [replace(job, lane=f"{ds}/{j}") for job in judge_jobs]
+            out += [replace(job, lane=f"{ds}/{j}", judge=j) for job in judge_jobs]
         elo_lane = f"{ds}: judges' arena Elo"
         out += [
-            Job(elo_lane, judges.judge_arena_elo, (ds,), everything, ds, lane=elo_lane),
+            Job(elo_lane, judges.judge_arena_elo, (ds,), "", ds, lane=elo_lane),
             Job(
                 f"{ds}: judge consistency",
                 judges.consistency_study,
                 _consistency_args(ds, everything),
-                everything,
+                "",
                 ds,
                 lane=elo_lane,
             ),
-            Job(f"{ds}: vote counts", judges.vote_counts, (ds,), votes, ds, lane=f"{ds}: am-ELO"),
-            Job(f"{ds}: am-ELO", judges.annotator_abilities, (ds, AMELO_MIN_RECORDS), votes, ds, lane=f"{ds}: am-ELO"),
-            Job(f"{ds}: online-Elo shuffles", judges.shuffle_study, (ds, SHUFFLES), votes, ds, lane=f"{ds}: shuffles"),
+            Job(f"{ds}: vote counts", judges.vote_counts, (ds,), "", ds, lane=f"{ds}: am-ELO"),
+            Job(f"{ds}: am-ELO", judges.annotator_abilities, (ds, AMELO_MIN_RECORDS), "", ds, lane=f"{ds}: am-ELO"),
+            Job(f"{ds}: online-Elo shuffles", judges.shuffle_study, (ds, SHUFFLES), "", ds, lane=f"{ds}: shuffles"),
         ]
         if judge_names:  # after the judges' leave-one-model-out tables, which it reads
-            out.append(Job(f"{ds}: default judge", leaderboard.default_judge, (ds,), everything, ds, phase=1))
+            out.append(Job(f"{ds}: default judge", leaderboard.default_judge, (ds,), "", ds, phase=1))
         for j in judge_names:
             if store.n_judged_battles(ds, j) <= TAU_GRID_MAX_BATTLES:
                 out += _tau_grid_jobs(ds, j, stamps.judge(ds, j))
-    return out
+    return [_stamped(job, stamps) for job in out]
+
+
+def _stamped(job: Job, stamps: Stamps) -> Job:
+    """A job with its data stamp from the declared scope of its result (``core.app.results``): the key a page
+    reading the same result looks up.  A job that persists several results itself keeps its own."""
+    if job.saves_itself:
+        return job
+    declared = results.of(job.fn)
+    args = job.args if isinstance(job.args, tuple) else None
+    at = declared.stamp(stamps, args) if args is not None else declared.stamp_for(stamps, job.dataset, job.judge)
+    return replace(job, stamp=at)
 
 
 _result = persist.load_or_compute  # a result persisted by an earlier job (else computed, not persisted)
@@ -173,6 +196,7 @@ def _tau_grid_jobs(dataset: str, judge: str, stamp: str) -> list[Job]:
             lane=label,
             phase=2,
             saves_itself=True,
+            judge=judge,
         )
     ]
 
@@ -313,7 +337,7 @@ def needed(db: str | Path) -> bool:
     if running(db):
         return False
     try:
-        store = cast(Store, OnDemandStore(db, wait_s=5.0))
+        store = cast(Store, OnDemandStore(db, wait_s=waits.PRECOMPUTE_CHECK.seconds))
         stamp = persist.Stamps.of(store).everything()
     except StoreError:
         return False
@@ -389,7 +413,7 @@ def run(
     each dataset-level result, one judge's τ grid) in that many processes.
     """
     # The store is held only while each query runs: a minute of fitting never blocks an import or a judge run.
-    store = cast(Store, OnDemandStore(db, wait_s=30.0, keep_frame=True))
+    store = cast(Store, OnDemandStore(db, wait_s=waits.WORKER.seconds, keep_frame=True))
     p = Progress()
     _write_progress(db, p)
     try:
@@ -550,7 +574,7 @@ def _run_lanes(
 
 def _run_lane(db: str, dataset: str | None, lane: str, phase: int, events: Any) -> None:
     """A worker: the jobs of one lane (from its own reading of the job list), in order, reported as events."""
-    store = cast(Store, OnDemandStore(db, wait_s=30.0, keep_frame=True))
+    store = cast(Store, OnDemandStore(db, wait_s=waits.WORKER.seconds, keep_frame=True))
     for job in jobs(store, dataset):
         if job.lane == lane and job.phase == phase:
             events.put(("start", job.label))

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from core.app import Unavailable
-from core.store import Store
+from core.store import Store, waits
 
 QUEUES = ("scope", "calibration", "random")
 VOTE_TOKENS_ENV = "ARENA_VOTE_TOKENS"
@@ -44,7 +44,6 @@ QUEUE_TITLES = {
     "random": "Random audit",
 }
 CHOICES = ("left", "right", "tie", "both_bad")
-VOTE_WAIT_S = 10.0  # a vote waits this long for a store another process is writing
 
 
 def shown_order(annotator: str, battle_id: int) -> str:
@@ -67,7 +66,7 @@ def cast(db_path: str | Path, dataset: str, battle_id: int, annotator: str, choi
     """Store a vote at once (a brief write; waits up to :data:`VOTE_WAIT_S` for another writer); True when it
     replaced the annotator's earlier vote on the battle.  Raises ``StoreError`` when it could not be stored."""
     winner = winner_of(choice, shown)
-    with Store.open(str(db_path), read_only=False, wait_s=VOTE_WAIT_S) as store:
+    with Store.open(str(db_path), read_only=False, wait_s=waits.VOTE.seconds) as store:
         return bool(store.cast_vote(dataset, int(battle_id), annotator, winner, shown))
 
 

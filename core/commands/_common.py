@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, TypeVar
 
+from core.app import waits
 from core.cli import UserError
 from core.datahome import DEFAULT_DB
 
@@ -33,7 +34,7 @@ def add_db_arg(p: argparse.ArgumentParser, required: bool = False) -> None:
     )
 
 
-STORE_WAIT_S = 30.0  # a command waits this long for a store another process holds (the dashboard, a judge run)
+STORE_WAIT_S = waits.COMMAND.seconds  # a command waits this long for a store another process holds
 
 
 def open_store(path: str, read_only: bool = True) -> Store:

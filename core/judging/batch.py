@@ -43,12 +43,12 @@ from core.judging.runner import (
     judgment_row,
     request_body,
 )
+from core.store import waits
 from core.store.errors import StoreLockedError
 from core.text import json_lines
 
 METADATA_KEY = "arena_batch_key"  # our key in the provider's batch metadata
 FINAL = ("completed", "failed", "expired", "cancelled")
-STORE_WAIT_S = 10.0
 
 
 def unit_key(unit: Unit) -> str:
@@ -200,7 +200,7 @@ class BatchRun:
         return kept
 
     def _open_batches(self) -> list[_Open]:
-        with self.open_store(STORE_WAIT_S) as store:
+        with self.open_store(waits.BATCH.seconds) as store:
             rows = store.open_batches(self.judge_id, self.cfg.version, self.dataset)
         out = []
         for r in rows:
@@ -221,12 +221,12 @@ class BatchRun:
                     key = (b.metadata or {}).get(METADATA_KEY)
                     if key in pending and pending[key].batch_id is None:
                         pending[key].batch_id = b.id
-                        with self.open_store(STORE_WAIT_S) as store:
+                        with self.open_store(waits.BATCH.seconds) as store:
                             store.batch_update(key, batch_id=b.id, status="submitted", run_id=self.run_id)
                 if not page.data or not getattr(page, "has_more", False) or all(p.batch_id for p in pending.values()):
                     break
                 after = page.data[-1].id
-            with self.open_store(STORE_WAIT_S) as store:
+            with self.open_store(waits.BATCH.seconds) as store:
                 for key, ob in pending.items():
                     if ob.batch_id is None:
                         store.drop_batch(key)
@@ -235,7 +235,7 @@ class BatchRun:
     def _submit(self, units: list[Unit]) -> _Open:
         key = uuid.uuid4().hex
         ids = [(u.battle_id, u.order, u.variant) for u in units]
-        with self.open_store(STORE_WAIT_S) as store:
+        with self.open_store(waits.BATCH.seconds) as store:
             store.begin_batch(key, self.run_id, self.judge_id, self.cfg.version, self.dataset, ids)
         data = b"".join(json.dumps(request_line(self.cfg, u), ensure_ascii=False).encode() + b"\n" for u in units)
         upload = self._provider(
@@ -243,7 +243,7 @@ class BatchRun:
             lambda: self.client.files.create(file=(f"judge-{key}.jsonl", data, "application/jsonl"), purpose="batch"),
         )
         batch = self._create_once(key, upload.id)
-        with self.open_store(STORE_WAIT_S) as store:
+        with self.open_store(waits.BATCH.seconds) as store:
             store.batch_update(key, batch_id=batch.id, input_file_id=upload.id, status="submitted")
         self.stats.calls += len(units)
         return _Open(key, batch.id, [(int(b), str(o), str(v)) for b, o, v in ids])
@@ -356,7 +356,7 @@ class BatchRun:
         for name, value in got.counters().items():
             setattr(self.stats, name, getattr(self.stats, name) + value)
         try:
-            with self.open_store(STORE_WAIT_S) as store:
+            with self.open_store(waits.BATCH.seconds) as store:
                 store.record_judgments(rows, run_progress=self._progress_fields(), also=(update,))
         except StoreLockedError:  # collected again at the next poll
             for name, value in got.counters().items():
@@ -371,7 +371,7 @@ class BatchRun:
 
     def _heartbeat(self) -> None:
         try:
-            with self.open_store(STORE_WAIT_S) as store:
+            with self.open_store(waits.BATCH.seconds) as store:
                 store.record_judgments([], run_progress=self._progress_fields())
         except StoreLockedError:
             pass

@@ -15,11 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from core.store import waits
 from core.store.handle import Store
 
 
 class OnDemandStore:
-    def __init__(self, path: str | Path, wait_s: float = 30.0, keep_frame: bool = False):
+    def __init__(self, path: str | Path, wait_s: float = waits.WORKER.seconds, keep_frame: bool = False):
         self.path = str(path)
         self.read_only = True
         self.wait_s = wait_s
