@@ -1,0 +1,117 @@
+"""Cached loaders: cached on their arguments and on the store's data version, so new data invalidates them
+and sliders never enter the keys of the expensive steps.  Part of ``app_pages/_shared.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app_pages._registry import page_needs
+from app_pages._selection import selection
+from app_pages._store import _Behind, read_lagged, read_persisted, reading, store_state, version
+from core.app import StoreLockedError
+from core.app import availability as app_availability
+from core.app import data as app_data
+from core.app import leaderboard as app_leaderboard
+from core.app import persist as app_persist
+
+
+@st.cache_data(show_spinner=False)
+def dataset_options(token: str) -> list[str]:
+    with reading() as store:
+        return app_data.dataset_names(store)
+
+
+@st.cache_data(show_spinner=False)
+def judge_options(dataset: str, token: str) -> list[str]:
+    with reading() as store:
+        return app_data.judge_names(store, dataset)
+
+
+@st.cache_data(show_spinner="Choosing the judge whose Elo best predicts human Elo…")
+def default_judge(dataset: str, token: str) -> tuple[str, str] | None:
+    return read_persisted(app_leaderboard.default_judge, dataset, token=token)
+
+
+@st.cache_data(show_spinner=False)
+def dataset_facts(dataset: str, judge: str | None, token: str) -> app_availability.DatasetFacts:
+    # counts over every table: a second on an LMArena-size store, so kept like the pages' results
+    return read_persisted(app_availability.dataset_facts, dataset, judge, token=token)
+
+
+def unavailable_pages() -> dict[str, str]:
+    """Page key → why it cannot run on the selected dataset (for the navigation and the sidebar)."""
+    sel = selection()
+    if store_state().token is None or sel.dataset is None:
+        return {}
+    try:
+        return app_availability.unavailable_pages(dataset_facts(sel.dataset, sel.judge, version()), page_needs())
+    except StoreLockedError:
+        return {}
+
+
+def progress_callback(text: str) -> tuple[Any, Callable[[int, int], None]]:
+    """A progress bar and the ``progress(done, total)`` callback the use cases accept."""
+    bar = st.progress(0.0, text=text)
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / total, text=f"{text} {done}/{total}")
+
+    return bar, progress
+
+
+# ================================================================== loaders
+# Cached on (dataset, judge, token): token changes with the data, so a new
+# judge run or import is picked up; sliders never enter these keys.
+@st.cache_data(show_spinner=False)
+def load_frame(dataset: str, judge: str | None, token: str) -> pd.DataFrame:
+    with reading() as store:
+        return app_data.battle_frame(store, dataset, judge)
+
+
+@st.cache_data(show_spinner=False)
+def load_sample(dataset: str, judge: str, token: str) -> app_data.SampledFrame:
+    """The judge's battles one by one (a stated seeded sample on large arenas): Calibration, Selective judging."""
+    return read_persisted(app_data.sample_frame, dataset, judge, token=token)
+
+
+@st.cache_data(show_spinner=False)
+def load_tau(dataset: str, judge: str, token: str) -> Any:
+    return read_persisted(app_data.tau_fit_of, dataset, judge, token=token)
+
+
+@st.cache_data(show_spinner=False)
+def load_heldout(dataset: str, judge: str, token: str, all_methods: bool = False) -> Any:
+    bar, progress = progress_callback("Leave-one-model-out fits (kept once computed): held-out model")
+    try:
+        return read_persisted(app_leaderboard.heldout_of, dataset, judge, all_methods, token=token, progress=progress)
+    finally:
+        bar.empty()
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _current_heldout(dataset: str, judge: str, tau: float | None, token: str) -> app_persist.Lagged:
+    bar, progress = progress_callback("Leave-one-model-out fits (kept once computed): held-out model")
+    try:
+        # the arguments the precompute keys its results with (core.app.precompute.jobs)
+        args = (dataset, judge, False) if tau is None else (dataset, judge, False, tau)
+        lagged = read_lagged(app_leaderboard.heldout_of, *args, token=token, progress=progress)
+    finally:
+        bar.empty()
+    if not lagged.current:
+        raise _Behind(lagged)
+    return lagged
+
+
+def load_heldout_lagged(dataset: str, judge: str, tau: float | None, token: str) -> app_persist.Lagged:
+    """The Leaderboard's leave-one-model-out table (τ refitted per fold when ``tau`` is None, else held at
+    ``tau``).  During a voting round it may come from before the newest votes, said so by ``current`` and
+    ``votes_behind``, while the current table is computed in the background: a visitor never waits for it."""
+    try:
+        return _current_heldout(dataset, judge, tau, token)
+    except _Behind as behind:
+        return behind.lagged
