@@ -5,19 +5,22 @@ and sliders never enter the keys of the expensive steps.  Part of ``app_pages/_s
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 import streamlit as st
 
 from app_pages._registry import page_needs
 from app_pages._selection import selection
-from app_pages._store import _Behind, read_lagged, read_persisted, reading, store_state, version
+from app_pages._store import _Behind, read_lagged, read_persisted, reading, result_token, store_state
 from core.app import StoreLockedError
 from core.app import availability as app_availability
 from core.app import data as app_data
 from core.app import leaderboard as app_leaderboard
 from core.app import persist as app_persist
+from core.app import results as app_results
+
+T = TypeVar("T")
 
 
 @st.cache_data(show_spinner=False)
@@ -32,15 +35,38 @@ def judge_options(dataset: str, token: str) -> list[str]:
         return app_data.judge_names(store, dataset)
 
 
-@st.cache_data(show_spinner="Choosing the judge whose Elo best predicts human Elo…")
-def default_judge(dataset: str, token: str) -> tuple[str, str] | None:
-    return read_persisted(app_leaderboard.default_judge, dataset, token=token)
+def load_result(fn: Callable[..., T], *args: Any, progress: str | None = None, **kwargs: Any) -> T:
+    """The page result ``fn(store, *args, **kwargs)``: persisted in the store and cached in this server under the
+    key its declaration gives (``core.app.results``): the one way a page reads a kept result.
+
+    ``progress``: a progress bar's text while it is computed (the use case reports its steps).
+    """
+    token = result_token(fn, args)
+    return _load_result(app_results.name_of(fn), args, tuple(sorted(kwargs.items())), progress, token)
 
 
-@st.cache_data(show_spinner=False)
-def dataset_facts(dataset: str, judge: str | None, token: str) -> app_availability.DatasetFacts:
+@st.cache_data(show_spinner=False, max_entries=512)
+def _load_result(name: str, args: tuple, kwargs: tuple, progress: str | None, token: str) -> Any:
+    """:func:`load_result`'s cache (``token`` is its key: the declared scope's data version)."""
+    fn = app_results.by_name(name).fn
+    if progress is None:
+        return read_persisted(fn, *args, token=result_token(fn, args), **dict(kwargs))
+    bar, report = progress_callback(progress)
+    try:
+        return read_persisted(fn, *args, token=result_token(fn, args), progress=report, **dict(kwargs))
+    finally:
+        bar.empty()
+
+
+def default_judge(dataset: str) -> tuple[str, str] | None:
+    """The judge whose Elo best predicts human Elo (the Leaderboard's choice when the URL names none)."""
+    with st.spinner("Choosing the judge whose Elo best predicts human Elo…"):
+        return load_result(app_leaderboard.default_judge, dataset)
+
+
+def dataset_facts(dataset: str, judge: str | None) -> app_availability.DatasetFacts:
     # counts over every table: a second on an LMArena-size store, so kept like the pages' results
-    return read_persisted(app_availability.dataset_facts, dataset, judge, token=token)
+    return load_result(app_availability.dataset_facts, dataset, judge)
 
 
 def unavailable_pages() -> dict[str, str]:
@@ -49,7 +75,7 @@ def unavailable_pages() -> dict[str, str]:
     if store_state().token is None or sel.dataset is None:
         return {}
     try:
-        return app_availability.unavailable_pages(dataset_facts(sel.dataset, sel.judge, version()), page_needs())
+        return app_availability.unavailable_pages(dataset_facts(sel.dataset, sel.judge), page_needs())
     except StoreLockedError:
         return {}
 
@@ -73,33 +99,28 @@ def load_frame(dataset: str, judge: str | None, token: str) -> pd.DataFrame:
         return app_data.battle_frame(store, dataset, judge)
 
 
-@st.cache_data(show_spinner=False)
-def load_sample(dataset: str, judge: str, token: str) -> app_data.SampledFrame:
+def load_sample(dataset: str, judge: str) -> app_data.SampledFrame:
     """The judge's battles one by one (a stated seeded sample on large arenas): Calibration, Selective judging."""
-    return read_persisted(app_data.sample_frame, dataset, judge, token=token)
+    return load_result(app_data.sample_frame, dataset, judge)
 
 
-@st.cache_data(show_spinner=False)
-def load_tau(dataset: str, judge: str, token: str) -> Any:
-    return read_persisted(app_data.tau_fit_of, dataset, judge, token=token)
+def load_tau(dataset: str, judge: str) -> Any:
+    return load_result(app_data.tau_fit_of, dataset, judge)
 
 
-@st.cache_data(show_spinner=False)
-def load_heldout(dataset: str, judge: str, token: str, all_methods: bool = False) -> Any:
-    bar, progress = progress_callback("Leave-one-model-out fits (kept once computed): held-out model")
-    try:
-        return read_persisted(app_leaderboard.heldout_of, dataset, judge, all_methods, token=token, progress=progress)
-    finally:
-        bar.empty()
+HELDOUT_PROGRESS = "Leave-one-model-out fits (kept once computed): held-out model"
+
+
+def load_heldout(dataset: str, judge: str, all_methods: bool = False) -> Any:
+    return load_result(app_leaderboard.heldout_of, dataset, judge, all_methods, progress=HELDOUT_PROGRESS)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _current_heldout(dataset: str, judge: str, tau: float | None, token: str) -> app_persist.Lagged:
-    bar, progress = progress_callback("Leave-one-model-out fits (kept once computed): held-out model")
+def _current_heldout(args: tuple, token: str) -> app_persist.Lagged:
+    bar, progress = progress_callback(HELDOUT_PROGRESS)
     try:
-        # the arguments the precompute keys its results with (core.app.precompute.jobs)
-        args = (dataset, judge, False) if tau is None else (dataset, judge, False, tau)
-        lagged = read_lagged(app_leaderboard.heldout_of, *args, token=token, progress=progress)
+        fn = app_leaderboard.heldout_of
+        lagged = read_lagged(fn, *args, token=result_token(fn, args), progress=progress)
     finally:
         bar.empty()
     if not lagged.current:
@@ -107,11 +128,13 @@ def _current_heldout(dataset: str, judge: str, tau: float | None, token: str) ->
     return lagged
 
 
-def load_heldout_lagged(dataset: str, judge: str, tau: float | None, token: str) -> app_persist.Lagged:
+def load_heldout_lagged(dataset: str, judge: str, tau: float | None) -> app_persist.Lagged:
     """The Leaderboard's leave-one-model-out table (τ refitted per fold when ``tau`` is None, else held at
     ``tau``).  During a voting round it may come from before the newest votes, said so by ``current`` and
     ``votes_behind``, while the current table is computed in the background: a visitor never waits for it."""
+    # the arguments the precompute keys its results with (core.app.precompute.jobs)
+    args = (dataset, judge, False) if tau is None else (dataset, judge, False, tau)
     try:
-        return _current_heldout(dataset, judge, tau, token)
+        return _current_heldout(args, result_token(app_leaderboard.heldout_of, args))
     except _Behind as behind:
         return behind.lagged

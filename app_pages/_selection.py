@@ -22,7 +22,7 @@ from core.methods import RATING_METHODS
 TAU_RANGE = app_leaderboard.TAU_BOUNDS
 ALPHA_RANGE = (0.05, 0.5)
 SCOPE_ALPHA_RANGE = (0.05, 0.4)
-DASHBOARD_METHODS = tuple(name for name, m in RATING_METHODS.items() if m.dashboard)
+DASHBOARD_METHODS = tuple(name for name, m in RATING_METHODS.items() if m.dashboard)  # drawn by default
 
 
 # ================================================================ selection
@@ -91,7 +91,8 @@ def _from_params(params: dict[str, str]) -> Selection:
     s.alpha = _number(params, "alpha", *ALPHA_RANGE) or s.alpha
     s.scope_alpha = _number(params, "scope_alpha", *SCOPE_ALPHA_RANGE) or s.scope_alpha
     if "show" in params:
-        s.show = tuple(m for m in DASHBOARD_METHODS if m in params["show"].split(","))
+        # any registered method (read now: one registered after import is drawn too), in the registry's order
+        s.show = tuple(m for m in RATING_METHODS if m in params["show"].split(","))
     try:  # a malformed slice in a shared link is dropped, as any bad parameter
         s.slice = parse_slice(params["slice"].split(SLICE_SEP)) if params.get("slice") else ()
     except ValueError:

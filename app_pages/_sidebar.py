@@ -31,7 +31,7 @@ def resolve_selection() -> None:
             sel.dataset, sel.judge, sel.tau = (datasets[0] if datasets else None), None, None
         judges = judge_options(sel.dataset, token) if sel.dataset else []
         if sel.judge not in judges:
-            choice = default_judge(sel.dataset, token) if judges and sel.dataset else None
+            choice = default_judge(sel.dataset) if judges and sel.dataset else None
             sel.judge, sel.tau = (choice[0] if choice else None), None
     except StoreLockedError as exc:  # held past the wait: keep the selection, say so once
         busy_notice(str(exc))
@@ -84,12 +84,12 @@ def _sidebar() -> None:
         if judges and sel.dataset is not None:
             st.session_state["judge"] = sel.judge
             st.selectbox("Judge", judges, key="judge", on_change=_on_judge)
-            facts = dataset_facts(sel.dataset, sel.judge, token)
+            facts = dataset_facts(sel.dataset, sel.judge)
             # a judge's template and description come with imported judgments: shown as text
             about = [f"template {esc(facts.judge_template)}"] if facts.judge_template else []
             if facts.judge_description:
                 about.append(esc(facts.judge_description))
-            choice = default_judge(sel.dataset, token)
+            choice = default_judge(sel.dataset)
             if choice is not None and choice[0] == sel.judge:
                 about.append(f"default: {choice[1]}")
             if about:

@@ -17,11 +17,12 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from core.app import Store, StoreError, StoreLockedError
+from core.app import Store, StoreError, StoreLockedError, waits
 from core.app import data as app_data
 from core.app import display as app_display
 from core.app import persist as app_persist
 from core.app import precompute as app_precompute
+from core.app import results as app_results
 from core.redact import redact
 
 T = TypeVar("T")
@@ -34,7 +35,7 @@ T = TypeVar("T")
 # and closes it; the data version is re-read at most every TOKEN_REFRESH_S per
 # server process, and while another process holds the store the last version
 # stands, so cached results keep showing under one notice.
-READ_WAIT_S = 5.0  # a loader waits this long for a store another process holds (each hold is one operation)
+READ_WAIT_S = waits.PAGE.seconds  # a loader's wait for a store another process holds (each hold is one query)
 # A page run's reads come in a burst: the file stays open this long after each, so the next one joins it
 # (Store.open's linger_s; it goes at once when a writer asks).
 READ_LINGER_S = 0.25
@@ -110,7 +111,7 @@ def store_state() -> StoreState:
             else:
                 state.files = stamp
                 try:
-                    with app_data.open_store(path, read_only=True, wait_s=0.5) as store:
+                    with app_data.open_store(path, read_only=True, wait_s=waits.PROBE.seconds) as store:
                         state.base, state.judges = app_data.version_stamps(store)
                     stamps = app_precompute.Stamps(state.base, state.judges)
                     if stamps.everything() != state.latest:
@@ -163,6 +164,19 @@ def read_store(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``fn(store, *args, **kwargs)`` with the store open read-only for just that call."""
     with reading() as store:
         return fn(store, *args, **kwargs)
+
+
+def result_token(fn: Callable[..., Any], args: tuple) -> str:
+    """The key of the persisted page result ``fn(store, *args)``: the store file and the data stamp of the scope
+    its declaration gives (``core.app.results``), never a scope a page picks by hand."""
+    declared = app_results.of(fn)
+    state = store_state()
+    if declared.scope == "everything":
+        return version(state)
+    judge = declared.judge_of(args)
+    if declared.scope == "votes" or judge is None:
+        return votes_version(state)
+    return judge_version(state, str(args[0]), judge)
 
 
 def read_persisted(fn: Callable[..., T], *args: Any, token: str, **kwargs: Any) -> T:

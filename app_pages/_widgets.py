@@ -116,7 +116,7 @@ def page_guard(name: str, page: str | None = None) -> Iterator[None]:
     if page and why:
         sel = selection()
         try:
-            facts = dataset_facts(str(sel.dataset), sel.judge, version())
+            facts = dataset_facts(str(sel.dataset), sel.judge)
             fix = app_availability.remedies(facts, page_needs()).get(page)
         except StoreLockedError:
             fix = None

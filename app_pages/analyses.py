@@ -7,10 +7,9 @@ import streamlit as st
 from app_pages._shared import (
     caption,
     esc,
+    load_result,
     notice,
     page_guard,
-    progress_callback,
-    read_persisted,
     require_selection,
     show_chart,
     show_table,
@@ -24,32 +23,20 @@ from core.app.precompute import AGG_SHUFFLES
 st.title("Analyses")
 
 
-@st.cache_data(show_spinner=False)
-def alignment(dataset: str, judge: str | None, token: str) -> analyses.AlignmentResult | Unavailable:
-    bar, progress = progress_callback("Fitting each ranking…")
-    try:
-        return read_persisted(analyses.alignment, dataset, judge, token=token, progress=progress)
-    finally:
-        bar.empty()
+def alignment(dataset: str, judge: str | None) -> analyses.AlignmentResult | Unavailable:
+    return load_result(analyses.alignment, dataset, judge, progress="Fitting each ranking…")
 
 
-@st.cache_data(show_spinner=False)
-def aggregation(dataset: str, judge: str | None, token: str) -> analyses.AggregationResult | Unavailable:
-    return read_persisted(analyses.aggregation, dataset, judge, n_shuffles=AGG_SHUFFLES, token=token)
+def aggregation(dataset: str, judge: str | None) -> analyses.AggregationResult | Unavailable:
+    return load_result(analyses.aggregation, dataset, judge, n_shuffles=AGG_SHUFFLES)
 
 
-@st.cache_data(show_spinner=False)
-def budget(dataset: str, judge: str, token: str, budgets: tuple[int, ...]) -> analyses.BudgetCurves | Unavailable:
-    bar, progress = progress_callback("Subsampling and refitting…")
-    try:
-        return read_persisted(analyses.budget, dataset, judge, list(budgets), token=token, progress=progress)
-    finally:
-        bar.empty()
+def budget(dataset: str, judge: str, budgets: tuple[int, ...]) -> analyses.BudgetCurves | Unavailable:
+    return load_result(analyses.budget, dataset, judge, list(budgets), progress="Subsampling and refitting…")
 
 
-@st.cache_data(show_spinner=False)
-def languages(dataset: str, judge: str, token: str) -> analyses.LanguageBreakdown | Unavailable:
-    return read_persisted(analyses.languages, dataset, judge, token=token)
+def languages(dataset: str, judge: str) -> analyses.LanguageBreakdown | Unavailable:
+    return load_result(analyses.languages, dataset, judge)
 
 
 def _fix(reason: str) -> str:
@@ -64,7 +51,7 @@ with page_guard("The analyses page", page="analyses"):
     views = ["Accuracy alignment", "Aggregation methods", "Budget curves", "Languages"]
     shown = st.segmented_control("Analysis", views, default=views[0], key="analysis") or views[0]
     if shown == views[0]:
-        res = alignment(dataset, judge, v)
+        res = alignment(dataset, judge)
         if isinstance(res, Unavailable):
             notice(
                 res.reason,
@@ -94,7 +81,7 @@ with page_guard("The analyses page", page="analyses"):
             if res.direct is not None:
                 st.metric("direct judge (grading single answers) Kendall τ vs accuracy", f"{res.direct.kendall:.3f}")
     elif shown == views[1]:
-        agg = aggregation(dataset, judge, v)
+        agg = aggregation(dataset, judge)
         if isinstance(agg, Unavailable):
             notice(agg.reason, fix=f"{ADD_VOTES}, or {RUN_JUDGE}")
         else:
@@ -118,7 +105,7 @@ with page_guard("The analyses page", page="analyses"):
             )
             if st.button("Compute budget curves", key="run_budget") or st.session_state.get("budget_ran"):
                 st.session_state["budget_ran"] = True
-                bc = budget(dataset, judge, v, tuple(sorted(budgets)))
+                bc = budget(dataset, judge, tuple(sorted(budgets)))
                 if isinstance(bc, Unavailable):
                     notice(bc.reason, fix=_fix(bc.reason))
                 else:
@@ -154,7 +141,7 @@ with page_guard("The analyses page", page="analyses"):
         if judge is None:
             notice("no judge has judged this dataset.", fix=RUN_JUDGE)
         else:
-            lang = languages(dataset, judge, v)
+            lang = languages(dataset, judge)
             if isinstance(lang, Unavailable):
                 notice(lang.reason, fix=_fix(lang.reason))
             else:

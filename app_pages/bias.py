@@ -8,7 +8,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import esc, notice, page_guard, read_persisted, require_selection, show_chart, show_table
+from app_pages._shared import esc, load_result, notice, page_guard, require_selection, show_chart, show_table
 from core import charts
 from core.app import bias
 from core.app import display as show
@@ -16,9 +16,9 @@ from core.app import display as show
 st.title("Judge bias")
 
 
-@st.cache_data(show_spinner="Fitting the bias diagnostics (cached afterwards)…")
-def load_report(dataset: str, judge: str, token: str) -> dict:
-    return read_persisted(bias.bias_report, dataset, judge, token=token)
+def load_report(dataset: str, judge: str) -> dict:
+    with st.spinner("Fitting the bias diagnostics (cached afterwards)…"):
+        return load_result(bias.bias_report, dataset, judge)
 
 
 def _pct(x: float | None) -> str:
@@ -28,7 +28,7 @@ def _pct(x: float | None) -> str:
 with page_guard("The judge bias page", page="bias"):
     ctx = require_selection(needs_judge="the bias diagnostics read a judge's verdicts and scores.")
     assert ctx.judge is not None
-    r = load_report(ctx.dataset, ctx.judge, ctx.token)
+    r = load_report(ctx.dataset, ctx.judge)
 
     said = bias.claims(r)
 

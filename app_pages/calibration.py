@@ -32,23 +32,23 @@ Q_OPTIONS = [0.55, 0.65, 0.75, 0.85, 0.95]
 
 @st.cache_data(show_spinner=False)
 def load_agreement(dataset: str, judge: str, token: str) -> calibration.GapAgreement:
-    return calibration.agreement(load_sample(dataset, judge, token).frame, load_tau(dataset, judge, token).tau)
+    return calibration.agreement(load_sample(dataset, judge).frame, load_tau(dataset, judge).tau)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def load_tau_profile(dataset: str, judge: str, tau: float | None, token: str) -> pd.DataFrame:
-    return calibration.tau_profile(load_sample(dataset, judge, token).frame, load_tau(dataset, judge, token), tau)
+    return calibration.tau_profile(load_sample(dataset, judge).frame, load_tau(dataset, judge), tau)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def load_reliability(dataset: str, judge: str, tau: float, q: float, token: str) -> list[calibration.Reliability]:
-    fit = load_tau(dataset, judge, token)
-    return calibration.reliability_curves(load_sample(dataset, judge, token).frame, fit.tau, tau, q)
+    fit = load_tau(dataset, judge)
+    return calibration.reliability_curves(load_sample(dataset, judge).frame, fit.tau, tau, q)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def load_label_reliability(dataset: str, judge: str, q: float, token: str) -> list[calibration.Reliability]:
-    return calibration.label_reliability(load_sample(dataset, judge, token).frame, q)
+    return calibration.label_reliability(load_sample(dataset, judge).frame, q)
 
 
 def show_reliability(curves: list[calibration.Reliability], sample: app_data.SampledFrame) -> None:
@@ -78,7 +78,7 @@ with page_guard("The calibration page", page="calibration"):
     ctx = require_selection(needs_judge="calibration compares a judge's score gaps with human votes.")
     dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
     assert judge is not None
-    sample = load_sample(dataset, judge, v)
+    sample = load_sample(dataset, judge)
     frame = sample.frame
     if frame["gap"].notna().sum() == 0:
         notice(
@@ -95,7 +95,7 @@ with page_guard("The calibration page", page="calibration"):
         )
         show_reliability(load_label_reliability(dataset, judge, q, v), sample)
         st.stop()
-    fit = load_tau(dataset, judge, v)
+    fit = load_tau(dataset, judge)
     if not fit.ok:
         notice(
             f"τ cannot be fitted here: {fit.reason}. Calibration needs battles with both a score gap and a "

@@ -9,7 +9,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import esc, notice, page_guard, read_persisted, require_selection, show_chart, show_table
+from app_pages._shared import esc, load_result, notice, page_guard, require_selection, show_chart, show_table
 from core import charts
 from core.app import Unavailable
 from core.app import display as show
@@ -21,37 +21,32 @@ from core.app.precompute import AMELO_MIN_RECORDS, SHUFFLES
 st.title("Judges & annotators")
 
 
-@st.cache_data(show_spinner=False)
-def load_judge_elo(dataset: str, token: str) -> app_judges.JudgeElo | Unavailable:
-    return read_persisted(app_judges.judge_arena_elo, dataset, token=token)
+def load_judge_elo(dataset: str) -> app_judges.JudgeElo | Unavailable:
+    return load_result(app_judges.judge_arena_elo, dataset)
 
 
-@st.cache_data(show_spinner="Scoring judge consistency…")
-def load_consistency(
-    dataset: str, token: str, judge_elo: pd.Series | None
-) -> app_judges.ConsistencyStudy | Unavailable:
-    return read_persisted(app_judges.consistency_study, dataset, judge_elo, token=token)
+def load_consistency(dataset: str, judge_elo: pd.Series | None) -> app_judges.ConsistencyStudy | Unavailable:
+    with st.spinner("Scoring judge consistency…"):
+        return load_result(app_judges.consistency_study, dataset, judge_elo)
 
 
-@st.cache_data(show_spinner=False)
-def load_agreement(dataset: str, judge: str, token: str) -> dict[str, AgreementFigure] | Unavailable:
-    return read_persisted(app_judges.human_agreement, dataset, judge, token=token)
+def load_agreement(dataset: str, judge: str) -> dict[str, AgreementFigure] | Unavailable:
+    return load_result(app_judges.human_agreement, dataset, judge)
 
 
-@st.cache_data(show_spinner="Fitting am-ELO…")
-def load_amelo(dataset: str, token: str, min_records: int) -> pd.DataFrame | Unavailable:
-    return read_persisted(app_judges.annotator_abilities, dataset, min_records, token=token)
+def load_amelo(dataset: str, min_records: int) -> pd.DataFrame | Unavailable:
+    with st.spinner("Fitting am-ELO…"):
+        return load_result(app_judges.annotator_abilities, dataset, min_records)
 
 
-@st.cache_data(show_spinner="Replaying online Elo in shuffled orders…")
-def load_shuffles(dataset: str, token: str, n: int) -> app_judges.ShuffleStudy | Unavailable:
-    return read_persisted(app_judges.shuffle_study, dataset, n, token=token)
+def load_shuffles(dataset: str, n: int) -> app_judges.ShuffleStudy | Unavailable:
+    with st.spinner("Replaying online Elo in shuffled orders…"):
+        return load_result(app_judges.shuffle_study, dataset, n)
 
 
-@st.cache_data(show_spinner=False)
-def n_votes(dataset: str, token: str) -> tuple[int, int]:
+def n_votes(dataset: str) -> tuple[int, int]:
     # persisted: counting 3M votes and their distinct annotators takes 0.2 s of a first visit
-    return read_persisted(app_judges.vote_counts, dataset, token=token)
+    return load_result(app_judges.vote_counts, dataset)
 
 
 with page_guard("The judges & annotators page", page="judges"):
@@ -60,7 +55,7 @@ with page_guard("The judges & annotators page", page="judges"):
 
     # --------------------------------------------------------- consistency
     st.subheader("Judge consistency vs judge Elo")
-    known = load_judge_elo(dataset, v)
+    known = load_judge_elo(dataset)
     elo, elo_source = (None, None) if isinstance(known, Unavailable) else known
     with st.expander("Use other judge Elo values (CSV with columns judge, arena_elo)", expanded=False):
         upload = st.file_uploader("Judges' own arena Elo", type="csv", key="judge_elo_csv")
@@ -69,7 +64,7 @@ with page_guard("The judges & annotators page", page="judges"):
             elo, elo_source = app_judges.read_judge_elo(upload, upload.name)
         except ValueError as exc:
             st.warning(esc(f"{exc}."))
-    cs = load_consistency(dataset, v, elo)
+    cs = load_consistency(dataset, elo)
     if isinstance(cs, Unavailable):
         notice(cs.reason)
     else:
@@ -122,7 +117,7 @@ with page_guard("The judges & annotators page", page="judges"):
     # ------------------------------------------------------- agreement with humans
     if ctx.judge is not None:
         st.subheader(f"Agreement of {esc(ctx.judge)} with the human votes")
-        agreement = load_agreement(dataset, ctx.judge, v)
+        agreement = load_agreement(dataset, ctx.judge)
         if isinstance(agreement, Unavailable):
             notice(agreement.reason)
         else:
@@ -132,7 +127,7 @@ with page_guard("The judges & annotators page", page="judges"):
                 "on unanimous human votes; each counts different pairs, so the three differ on the same data."
             )
 
-    total_votes, n_annotators = n_votes(dataset, ctx.votes_token)
+    total_votes, n_annotators = n_votes(dataset)
     # --------------------------------------------------------------- am-ELO
     st.subheader("Annotator reliability (am-ELO)")
     if total_votes == 0 or n_annotators == 0:
@@ -150,7 +145,7 @@ with page_guard("The judges & annotators page", page="judges"):
             key="amelo_delta",
             help="Annotators with fewer votes are left out of the fit (am-ELO's δ).",
         )
-        ann = load_amelo(dataset, ctx.votes_token, min_records)
+        ann = load_amelo(dataset, min_records)
         if isinstance(ann, Unavailable):
             st.warning(esc(ann.reason))
         else:
@@ -203,7 +198,7 @@ with page_guard("The judges & annotators page", page="judges"):
         notice("no human votes to replay.", fix=ADD_VOTES)
     else:
         n = st.select_slider("shuffled battle orders", [20, 50, 100], value=SHUFFLES, key="shuffles")
-        study = load_shuffles(dataset, ctx.votes_token, n)
+        study = load_shuffles(dataset, n)
         if isinstance(study, Unavailable):
             notice(study.reason)
             st.stop()

@@ -25,10 +25,10 @@ from app_pages._shared import (
     esc,
     export_buttons,
     load_heldout_lagged,
+    load_result,
     load_tau,
     notice,
     page_guard,
-    read_persisted,
     read_store,
     require_selection,
     selection,
@@ -51,15 +51,13 @@ TOP_N = {"top 10": 10, "top 20": 20, "top 50": 50, "all": None}
 REFRESH_POLL_S = 2.0  # how often a page showing intervals from before the newest votes looks for current ones
 
 
-@st.cache_data(show_spinner=False)
-def load_human(dataset: str, token: str) -> Ratings | None:
-    res = read_persisted(lb.human_ratings, dataset, token=token)
+def load_human(dataset: str) -> Ratings | None:
+    res = load_result(lb.human_ratings, dataset)
     return None if isinstance(res, Unavailable) else res
 
 
-@st.cache_data(show_spinner=False)
-def load_coverage(dataset: str, judge: str, token: str) -> lb.JudgeCoverage:
-    return read_persisted(lb.judge_coverage, dataset, judge, token=token)
+def load_coverage(dataset: str, judge: str) -> lb.JudgeCoverage:
+    return load_result(lb.judge_coverage, dataset, judge)
 
 
 @st.cache_data(show_spinner=False)
@@ -67,21 +65,16 @@ def load_models(dataset: str, token: str) -> pd.DataFrame:
     return read_store(Store.models_frame, dataset)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def load_judge_elo(dataset: str, judge: str, method: str, tau: float | None, token: str) -> pd.DataFrame:
-    return read_persisted(lb.judge_elo_of, dataset, judge, method, tau, token=token)
+def load_judge_elo(dataset: str, judge: str, method: str, tau: float | None) -> pd.DataFrame:
+    return load_result(lb.judge_elo_of, dataset, judge, method, tau)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def load_by_turn(dataset: str, method: str, judge: str | None, token: str) -> pd.DataFrame | Unavailable:
-    return read_persisted(lb.ratings_by_turn, dataset, method, judge, token=token)
+def load_by_turn(dataset: str, method: str, judge: str | None) -> pd.DataFrame | Unavailable:
+    return load_result(lb.ratings_by_turn, dataset, method, judge)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def load_pair_model(
-    dataset: str, target: str, judge: str | None, tau: float | None, token: str
-) -> lb.PairModel | Unavailable:
-    return read_persisted(lb.pair_model, dataset, target, judge, tau, token=token)
+def load_pair_model(dataset: str, target: str, judge: str | None, tau: float | None) -> lb.PairModel | Unavailable:
+    return load_result(lb.pair_model, dataset, target, judge, tau)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -250,7 +243,7 @@ def compare_panel(dataset: str, judge: str | None, datasets: list[str], token: s
 @st.fragment(run_every=REFRESH_POLL_S)
 def rerun_when_current(dataset: str, judge: str, tau: float | None, token: str) -> None:
     """While the intervals come from before the newest votes: redraw the page once the current table is in."""
-    if load_heldout_lagged(dataset, judge, tau, token).current:
+    if load_heldout_lagged(dataset, judge, tau).current:
         st.rerun(scope="app")
 
 
@@ -271,13 +264,13 @@ def load_view(
     """The joined leaderboard at (τ, α), shared by every session showing it; ``_held`` is the held-out table
     computed at data ``held_stamp`` (which keys the cache in its place); ``others``: the other registered
     methods drawn (each rated on first use)."""
-    human_fit = load_human(dataset, votes_token)
+    human_fit = load_human(dataset)
     human = None if human_fit is None else human_fit.frame
     hard = soft = None
     if judge is not None:
-        has_gap = load_coverage(dataset, judge, judge_token).has_gap
-        hard = load_judge_elo(dataset, judge, "hard", None, judge_token)
-        soft = load_judge_elo(dataset, judge, "soft", tau, judge_token) if has_gap and tau is not None else None
+        has_gap = load_coverage(dataset, judge).has_gap
+        hard = load_judge_elo(dataset, judge, "hard", None)
+        soft = load_judge_elo(dataset, judge, "soft", tau) if has_gap and tau is not None else None
     models = load_models(dataset, votes_token)
     rated = {}
     for name in others:
@@ -323,15 +316,15 @@ with page_guard("The leaderboard"):
     ctx = require_selection()
     dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
     present = selection().present
-    human_fit = load_human(dataset, ctx.votes_token)
+    human_fit = load_human(dataset)
     tau: float | None = None
     tau_fitted = True
     alpha = selection().alpha
     has_gap = has_votes = False
     c_slice = None  # where the slice picker and the style toggle go: beside τ and α when there are sliders
     if judge is not None:
-        tau_fit = load_tau(dataset, judge, v)
-        has_gap, has_votes = dataclasses.astuple(load_coverage(dataset, judge, v))
+        tau_fit = load_tau(dataset, judge)
+        has_gap, has_votes = dataclasses.astuple(load_coverage(dataset, judge))
         if not present:
             # the page's two controls first, in its header: visible without scrolling at 1440×900
             c_tau, c_alpha, c_slice = st.columns(3)
@@ -395,7 +388,7 @@ with page_guard("The leaderboard"):
         human_fit = parts.human
     else:
         if judge is not None and has_votes:
-            held = load_heldout_lagged(dataset, judge, held_tau, v)
+            held = load_heldout_lagged(dataset, judge, held_tau)
         view = load_view(
             dataset,
             judge,
@@ -429,7 +422,7 @@ with page_guard("The leaderboard"):
         "hard": f"ranked by {esc(judge)}'s Hard-Elo (95% bootstrap CI)",
         "soft": f"ranked by {esc(judge)}'s Soft-Elo (95% bootstrap CI)",
     }[view.primary]
-    choice = default_judge(dataset, ctx.token) if judge is not None else None
+    choice = default_judge(dataset) if judge is not None else None
     judge_note = (
         f" Judge **{esc(judge)}**" + (f": {choice[1]}." if choice and choice[0] == judge else ".") if judge else ""
     )
@@ -574,8 +567,7 @@ with page_guard("The leaderboard"):
     # ------------------------------------------------------------ by turn
     turn_method = "human" if human_fit is not None else "hard" if judge else None
     if turn_method and not where:  # the turn groups are slices of their own
-        token = ctx.votes_token if turn_method == "human" else ctx.judge_token
-        by_turn = load_by_turn(dataset, turn_method, judge if turn_method == "hard" else None, token)
+        by_turn = load_by_turn(dataset, turn_method, judge if turn_method == "hard" else None)
         if not isinstance(by_turn, Unavailable):
             st.subheader("By conversation turn")
             show_table(lb.turn_table(by_turn), hide_index=True)
@@ -612,7 +604,7 @@ with page_guard("The leaderboard"):
             notice("choose two different models.")
         else:
             fits = [
-                load_pair_model(dataset, t, j, tt, ctx.votes_token if t == "human" else ctx.judge_token)
+                load_pair_model(dataset, t, j, tt)
                 for t, j, tt in lb.head_to_head_targets(judge, round(tau, 4) if has_gap and tau is not None else None)
             ]
             h2h = lb.compare(fits, a, b, dataset)

@@ -8,7 +8,7 @@ from functools import partial
 
 import streamlit as st
 
-from app_pages._shared import notice, page_guard, read_persisted, require_selection, show_chart, show_table
+from app_pages._shared import load_result, notice, page_guard, require_selection, show_chart, show_table
 from core import charts
 from core.app import display as show
 from core.app import overview
@@ -17,14 +17,13 @@ from core.app.availability import ADD_VOTES, RUN_JUDGE
 st.title("Overview")
 
 
-@st.cache_data(show_spinner=False)
-def load_overview(dataset: str, token: str) -> overview.Overview:
-    return read_persisted(overview.overview, dataset, token=token)
+def load_overview(dataset: str) -> overview.Overview:
+    return load_result(overview.overview, dataset)
 
 
 with page_guard("The overview"):
     ctx = require_selection()
-    ov = load_overview(ctx.dataset, ctx.token)
+    ov = load_overview(ctx.dataset)
     info = ov.info
     c = st.columns(6)
     c[0].metric("Models", info["n_models"])

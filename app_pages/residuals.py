@@ -31,7 +31,7 @@ st.title("Residuals")
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def load_residual_view(dataset: str, judge: str, token: str, alpha: float) -> residuals.ResidualView:
-    held = load_heldout(dataset, judge, token, all_methods=True)
+    held = load_heldout(dataset, judge, all_methods=True)
     assert not isinstance(held, Unavailable)  # the page checked it before asking
     return residuals.residual_view(held, alpha)
 
@@ -39,7 +39,7 @@ def load_residual_view(dataset: str, judge: str, token: str, alpha: float) -> re
 with page_guard("The residuals page", page="residuals"):
     ctx = require_selection(needs_judge="residuals compare a judge's Elo with the human Elo.")
     assert ctx.judge is not None
-    held = require(load_heldout(ctx.dataset, ctx.judge, ctx.judge_token, all_methods=True))
+    held = require(load_heldout(ctx.dataset, ctx.judge, all_methods=True))
     if held.table.empty:
         notice(
             f"nothing to compare on **{esc(ctx.dataset)}**: no model has enough battles with both a human vote and "

@@ -15,11 +15,10 @@ from app_pages._shared import (
     SCOPE_ALPHA_RANGE,
     bound_radio,
     bound_slider,
+    load_result,
     load_sample,
     notice,
     page_guard,
-    progress_callback,
-    read_persisted,
     require,
     require_selection,
     selection,
@@ -37,31 +36,25 @@ st.title("Selective judging (SCOPE)")
 SOURCE_HELP = "; ".join(f"{show.scope_source(s.name)}: {s.description}" for s in SCOPE_SOURCES.values())
 
 
-@st.cache_data(show_spinner=False)
 def load_curves(
-    dataset: str, judge: str, source: str, token: str, alphas: tuple[float, ...]
+    dataset: str, judge: str, source: str, alphas: tuple[float, ...]
 ) -> selective.ScopeCurves | Unavailable:
-    bar, progress = progress_callback(f"Evaluating {N_SPLITS} calibration/test splits: split")
-    try:
-        return read_persisted(
-            selective.scope_curves_of, dataset, judge, source, alphas, N_SPLITS, token=token, progress=progress
-        )
-    finally:
-        bar.empty()
+    progress = f"Evaluating {N_SPLITS} calibration/test splits: split"
+    return load_result(selective.scope_curves_of, dataset, judge, source, alphas, N_SPLITS, progress=progress)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def load_at_alpha(
     dataset: str, judge: str, source: str, token: str, alpha: float
 ) -> selective.ScopeAtAlpha | Unavailable:
-    return selective.scope_at_alpha(load_sample(dataset, judge, token).frame, source, alpha)
+    return selective.scope_at_alpha(load_sample(dataset, judge).frame, source, alpha)
 
 
 with page_guard("The selective judging page", page="selective"):
     ctx = require_selection(needs_judge="SCOPE decides which judge verdicts to trust.")
     dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
     assert judge is not None
-    sample = load_sample(dataset, judge, v)
+    sample = load_sample(dataset, judge)
     frame = sample.frame
     if frame["human_y"].notna().sum() == 0:
         notice(
@@ -87,7 +80,7 @@ with page_guard("The selective judging page", page="selective"):
             *SCOPE_ALPHA_RANGE,
             shown=selection().scope_alpha,
         )
-    found = load_curves(dataset, judge, source, v, tuple(selective.DEFAULT_ALPHAS))
+    found = load_curves(dataset, judge, source, tuple(selective.DEFAULT_ALPHAS))
     if isinstance(found, Unavailable):
         # nothing to draw: say so once, with what would give SCOPE a confidence to threshold
         notice(found.reason.replace(repr(source), f"“{show.scope_source(source)}”"), fix=ADD_CONFIDENCE)
@@ -102,7 +95,7 @@ with page_guard("The selective judging page", page="selective"):
         )
     table = curves.table
     if not np.isclose(list(selective.DEFAULT_ALPHAS), alpha).any():
-        extra = require(load_curves(dataset, judge, source, v, (round(alpha, 2),)))
+        extra = require(load_curves(dataset, judge, source, (round(alpha, 2),)))
         table = pd.concat([table, extra.table], ignore_index=True)
     methods = list(SCOPE_RULES)
     named = table.assign(method=table["method"].map(show.scope_rule))  # the charts' legend: rules in words
