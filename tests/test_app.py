@@ -380,3 +380,24 @@ def test_a_slice_in_the_url_draws_the_leaderboard_of_its_battles(demo_db, monkey
     assert "language = de" in caption and f"Human Elo from {n_de:,} human votes" in caption
     assert at.multiselect(key="lb_slice").value == ["language=de"]
     assert at.query_params["slice"] == "language=de"
+
+
+@pytest.mark.parametrize("judge, alpha", [("judge-strong", 0.1), ("judge-position", 0.25)])
+def test_the_page_draws_the_view_the_report_and_the_bundle_compose(demo_db, monkeypatch, judge, alpha):
+    """One view, two assemblies: the Leaderboard page builds it from cached parts, the report, the bundle and
+    new-model placement from ``core.app.leaderboard.view_for``; the table a visitor sees is the composer's."""
+    from core.app import leaderboard as lb
+
+    at = _app(
+        demo_db,
+        monkeypatch,
+        "app_pages/leaderboard.py",
+        params={"dataset": "demo", "judge": judge, "alpha": f"{alpha:.2f}"},
+    )
+    _no_errors(at)
+    shown = next(d.value for d in at.dataframe if "Model" in d.value.columns)
+    with Store.open(demo_db, read_only=True) as s:
+        view, _ = lb.view_for(s, "demo", judge, None, alpha)
+    want = lb.display_table(view, lb.select_rows(view.table, top_n=20), methods=("human", "hard", "soft"))
+    assert list(shown.columns) == list(want.columns)
+    assert shown.astype(str).reset_index(drop=True).equals(want.astype(str).reset_index(drop=True))
