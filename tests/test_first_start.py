@@ -104,8 +104,7 @@ def test_a_store_computed_for_its_data_starts_no_second_precompute(small_db):
     port = _free_port()
     proc = _serve(small_db, port)
     try:
-        _wait_answer(proc, port)
-        time.sleep(0.5)  # the launcher decides before the server answers; nothing can start after
+        _wait_answer(proc, port)  # the launcher decides before the server answers: nothing can start after
     finally:
         _stop(proc)
     after = precompute.read_progress(small_db)
