@@ -163,6 +163,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "core", *args], capture_output=True, text=True, cwd=ROOT, timeout=300)
 
 
+@pytest.mark.integration
 def test_cli_on_two_bundles(tmp_path: Path) -> None:
     from core.store import Store
 

@@ -39,6 +39,7 @@ def _wait_for(predicate, timeout: float = 90.0) -> None:
     wait_until(predicate, timeout=timeout, poll=0.1)
 
 
+@pytest.mark.integration
 def test_a_paused_run_keeps_its_journal_and_its_calls_while_other_runs_come_and_go(tmp_path):
     db = _store(tmp_path, n_prompts=10)  # 60 units
     paused_judge, other_judge = FakeJudge(latency_ms=100), FakeJudge()
@@ -68,6 +69,7 @@ def test_a_paused_run_keeps_its_journal_and_its_calls_while_other_runs_come_and_
     assert not pending_journals(db)
 
 
+@pytest.mark.integration
 def test_a_paused_run_whose_process_is_killed_stays_paused_and_the_next_run_completes_it(tmp_path):
     db = _store(tmp_path, n_prompts=10)
     judge = FakeJudge(latency_ms=100)
