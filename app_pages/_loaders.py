@@ -138,3 +138,10 @@ def load_heldout_lagged(dataset: str, judge: str, tau: float | None) -> app_pers
         return _current_heldout(args, result_token(app_leaderboard.heldout_of, args))
     except _Behind as behind:
         return behind.lagged
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def load_slices(dataset: str, token: str) -> pd.DataFrame:
+    """The dataset's slices (key, value, battles, votes, enough) for the slice picker."""
+    with reading() as store:
+        return app_leaderboard.slice_values(store, dataset)

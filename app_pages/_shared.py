@@ -55,6 +55,7 @@ from app_pages._loaders import (
     load_heldout_lagged,
     load_result,
     load_sample,
+    load_slices,
     load_tau,
     progress_callback,
     unavailable_pages,
@@ -123,6 +124,7 @@ from app_pages._widgets import (
     require_selection,
     show_chart,
     show_table,
+    slice_picker,
     tau_control,
 )
 from core.app.safe_text import escape_markdown as esc
@@ -183,6 +185,7 @@ __all__ = [
     "load_heldout",
     "load_heldout_lagged",
     "load_result",
+    "load_slices",
     "load_sample",
     "load_tau",
     "notice",
@@ -201,6 +204,7 @@ __all__ = [
     "selection",
     "show_chart",
     "show_table",
+    "slice_picker",
     "sidebar",
     "sign_in_configured",
     "sign_in_page",

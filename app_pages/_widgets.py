@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
-from app_pages._loaders import dataset_facts, unavailable_pages
+from app_pages._loaders import dataset_facts, load_slices, unavailable_pages
 from app_pages._registry import page_needs, page_title
 from app_pages._selection import selection, update
 from app_pages._store import busy_notice, judge_version, store_available, store_state, version, votes_version
@@ -25,6 +25,7 @@ from core.app import export as app_export
 from core.app import leaderboard as app_leaderboard
 from core.app.safe_text import escape_markdown as esc
 from core.charts import for_presentation, title_of, with_context
+from core.domain import MIN_SLICE_BATTLES, Slice, parse_slice
 from core.redact import redact
 
 T = TypeVar("T")
@@ -286,3 +287,53 @@ def back_to_fitted_tau_button(fit: Any) -> None:
         kwargs={"tau": None},
         key="back_to_fitted_tau",
     )
+
+
+LEADERBOARD_SLICE_HELP = (
+    "Every method on only the battles whose prompt has all the chosen values (an AND): human Elo, Hard- and "
+    "Soft-Elo, τ fitted and the conformal intervals calibrated on the slice alone. A slice with fewer than "
+    f"{MIN_SLICE_BATTLES} battles says so instead of showing a number."
+)
+
+
+def slice_picker(dataset: str, token: str, key: str, what: str = LEADERBOARD_SLICE_HELP) -> Slice:
+    """The slice picker (terms AND-ed; each option shows its battles), writing ``Selection.slice`` home: one
+    slice for every page that draws a leaderboard, so it follows the visitor from page to page."""
+    values = load_slices(dataset, token)
+    if values.empty:
+        return ()
+    counts = {f"{r.key}={r.value}": (int(r.n_battles), bool(r.enough)) for r in values.itertuples()}
+    chosen = [f"{k}={v}" for k, v in selection().slice]
+    unknown = [c for c in chosen if c not in counts]
+    if unknown:  # a shared link from another dataset, or data that changed since
+        update(slice=tuple((k, v) for k, v in selection().slice if f"{k}={v}" in counts))
+        notice(f"no battle of **{esc(dataset)}** has {esc(', '.join(unknown))}: left out of the slice.")
+    st.session_state[key] = [c for c in chosen if c in counts]
+
+    def write_home() -> None:
+        try:
+            update(slice=parse_slice(st.session_state[key] or []))
+        except ValueError as exc:
+            st.session_state["_slice_error"] = str(exc)
+
+    def label(term: str) -> str:
+        n, enough = counts[term]
+        k, _, v = term.partition("=")
+        return f"{k} = {v} ({n:,} battles{'' if enough else ', too few'})"
+
+    picked = st.multiselect(
+        "Slice",
+        list(counts),
+        key=key,
+        on_change=write_home,
+        format_func=label,
+        placeholder="all battles (choose a category, language, turn or tag to slice)",
+        help=what,
+    )
+    error = st.session_state.pop("_slice_error", None)
+    if error:
+        notice(esc(error))
+    try:
+        return parse_slice(picked)
+    except ValueError:
+        return ()

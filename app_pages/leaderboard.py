@@ -34,6 +34,7 @@ from app_pages._shared import (
     selection,
     show_chart,
     show_table,
+    slice_picker,
     tau_control,
     update,
 )
@@ -43,7 +44,7 @@ from core.app import diff as app_diff
 from core.app import leaderboard as lb
 from core.app import style as app_style
 from core.app.persist import Lagged
-from core.domain import Ratings, Slice, parse_slice, slice_label
+from core.domain import Ratings, Slice, slice_label
 from core.methods import RATING_METHODS
 
 st.title("Leaderboard")
@@ -80,11 +81,6 @@ def load_pair_model(dataset: str, target: str, judge: str | None, tau: float | N
 @st.cache_data(show_spinner=False, max_entries=16)
 def load_win_rates(dataset: str, judge: str | None, token: str) -> winrate.WinRateView | Unavailable:
     return read_store(winrate.baseline_view, dataset, judge)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def load_slices(dataset: str, token: str) -> pd.DataFrame:
-    return read_store(lb.slice_values, dataset)
 
 
 @st.cache_data(show_spinner="Fitting every method on the slice…", max_entries=32)
@@ -132,51 +128,6 @@ def load_bundle_comparison(
             return read_store(app_diff.compare_with_bundle, path, dataset, judge)
         except (ValueError, IngestError) as exc:
             return str(exc)
-
-
-def slice_controls(dataset: str, token: str) -> Slice:
-    """The slice picker (terms AND-ed; each option shows its battles), writing ``Selection.slice`` home."""
-    values = load_slices(dataset, token)
-    if values.empty:
-        return ()
-    counts = {f"{r.key}={r.value}": (int(r.n_battles), bool(r.enough)) for r in values.itertuples()}
-    key = "lb_slice"
-    chosen = [f"{k}={v}" for k, v in selection().slice]
-    unknown = [c for c in chosen if c not in counts]
-    if unknown:  # a shared link from another dataset, or data that changed since
-        update(slice=tuple((k, v) for k, v in selection().slice if f"{k}={v}" in counts))
-        notice(f"no battle of **{esc(dataset)}** has {esc(', '.join(unknown))}: left out of the slice.")
-    st.session_state[key] = [c for c in chosen if c in counts]
-
-    def write_home() -> None:
-        try:
-            update(slice=parse_slice(st.session_state[key] or []))
-        except ValueError as exc:
-            st.session_state["_slice_error"] = str(exc)
-
-    def label(term: str) -> str:
-        n, enough = counts[term]
-        k, _, v = term.partition("=")
-        return f"{k} = {v} ({n:,} battles{'' if enough else ', too few'})"
-
-    picked = st.multiselect(
-        "Slice",
-        list(counts),
-        key=key,
-        on_change=write_home,
-        format_func=label,
-        placeholder="all battles (choose a category, language, turn or tag to slice)",
-        help="Every method on only the battles whose prompt has all the chosen values (an AND): human Elo, "
-        "Hard- and Soft-Elo, τ fitted and the conformal intervals calibrated on the slice alone. A slice with "
-        f"fewer than {lb.MIN_SLICE_BATTLES} battles says so instead of showing a number.",
-    )
-    error = st.session_state.pop("_slice_error", None)
-    if error:
-        notice(esc(error))
-    try:
-        return parse_slice(picked)
-    except ValueError:
-        return ()
 
 
 def style_section(dataset: str, judge: str | None, where: Slice, ctx_tokens: tuple[str, str]) -> None:
@@ -360,7 +311,7 @@ with page_guard("The leaderboard"):
     style_on = selection().style
     if not present:
         with c_slice or st.container():
-            where = slice_controls(dataset, ctx.token)
+            where = slice_picker(dataset, ctx.token, key="lb_slice")
             st.session_state["lb_style"] = style_on
             style_on = st.toggle(
                 "Style control",

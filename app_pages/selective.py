@@ -15,21 +15,25 @@ from app_pages._shared import (
     SCOPE_ALPHA_RANGE,
     bound_radio,
     bound_slider,
+    esc,
     load_result,
     load_sample,
     notice,
     page_guard,
+    read_store,
     require,
     require_selection,
     selection,
     show_chart,
     show_table,
+    slice_picker,
 )
 from core import charts
 from core.app import Unavailable, selective
 from core.app import display as show
 from core.app.availability import ADD_BOTH_ORDERS, ADD_CONFIDENCE
 from core.app.precompute import SCOPE_SPLITS as N_SPLITS
+from core.domain import Slice, slice_label
 from core.methods import SCOPE_RULES, SCOPE_SOURCES
 
 st.title("Selective judging (SCOPE)")
@@ -48,6 +52,20 @@ def load_at_alpha(
     dataset: str, judge: str, source: str, token: str, alpha: float
 ) -> selective.ScopeAtAlpha | Unavailable:
     return selective.scope_at_alpha(load_sample(dataset, judge).frame, source, alpha)
+
+
+SLICE_HELP = (
+    "The threshold, the judgments it accepts and the selective leaderboard on only the battles whose prompt has "
+    "all the chosen values (an AND), calibrated on the slice's human-voted battles alone; a slice with too few "
+    "says so instead of a threshold."
+)
+
+
+@st.cache_data(show_spinner="Calibrating on the slice…", max_entries=32)
+def load_at_alpha_on(
+    dataset: str, judge: str, source: str, where: Slice, token: str, alpha: float
+) -> selective.ScopeAtAlpha | Unavailable:
+    return read_store(selective.scope_at_alpha_on, dataset, judge, source, alpha, where)
 
 
 with page_guard("The selective judging page", page="selective"):
@@ -138,7 +156,15 @@ with page_guard("The selective judging page", page="selective"):
     )
 
     st.subheader(f"At α = {alpha:.2f}")
-    at = require(load_at_alpha(dataset, judge, source, v, round(alpha, 4)))
+    where = slice_picker(dataset, ctx.token, key="scope_slice", what=SLICE_HELP)
+    if where:
+        st.caption(
+            f"On the slice **{esc(slice_label(where))}**: the threshold is calibrated, and the judgments accepted, "
+            "counted and ranked, on its battles alone (the curves above are on all battles)."
+        )
+        at = require(load_at_alpha_on(dataset, judge, source, where, v, round(alpha, 4)))
+    else:
+        at = require(load_at_alpha(dataset, judge, source, v, round(alpha, 4)))
     th = at.threshold
     level, text = selective.threshold_statement(at)
     (st.success if level == "success" else st.warning)(text)

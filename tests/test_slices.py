@@ -311,3 +311,34 @@ def test_a_bundle_keeps_the_attributes(demo, tmp_path):
         s.write_dataset(t)
         got = slice_values(s, "demo")
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
+
+
+def test_selective_judging_on_a_slice_is_scope_on_the_slices_battles(demo):
+    from core.app import selective
+
+    where = parse_slice(["language=de"])
+    with Store.open(demo, read_only=True) as s:
+        judge = "judge-strong"
+        on = selective.scope_at_alpha_on(s, "demo", judge, "rubric", 0.2, where)
+        frame = s.battle_frame("demo", judge)
+        by_hand = selective.scope_at_alpha(frame[frame["language"] == "de"].reset_index(drop=True), "rubric", 0.2)
+        too_small = selective.scope_at_alpha_on(s, "demo", judge, "rubric", 0.2, parse_slice(["language=xx"]))
+    assert not isinstance(on, Unavailable) and not isinstance(by_hand, Unavailable)
+    assert on.threshold == by_hand.threshold and on.counts == by_hand.counts
+    pd.testing.assert_frame_equal(on.leaderboard, by_hand.leaderboard)
+    assert isinstance(too_small, Unavailable) and "too few" in too_small.reason
+
+
+@pytest.mark.integration
+def test_the_slice_follows_the_visitor_to_the_selective_page(demo, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ARENA_DB", str(demo))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.query_params.update({"dataset": "demo", "judge": "judge-strong", "slice": "language=de"})
+    at.run()
+    at.switch_page("app_pages/selective.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key="scope_slice").value == ["language=de"]
+    assert any("On the slice" in c.value and "language = de" in c.value for c in at.caption)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from core.app import Unavailable
+from core.domain import MIN_SLICE_BATTLES, Slice
 from core.methods import SCOPE_RULES, SCOPE_SOURCES
 from core.stats import selective
 from core.stats.selective import DEFAULT_ALPHAS, Threshold
@@ -114,6 +115,21 @@ def scope_curves_of(
 
     frame = sample_frame(store, dataset, judge).frame
     return scope_curves(frame, source, alphas, n_splits=n_splits, progress=progress)
+
+
+def scope_at_alpha_on(
+    store: Store, dataset: str, judge: str, source: str, alpha: float, where: Slice
+) -> ScopeAtAlpha | Unavailable:
+    """:func:`scope_at_alpha` on the battles of a slice (λ̂ calibrated on the slice's human-voted battles alone); a
+    slice with fewer than ``MIN_SLICE_BATTLES`` such battles is Unavailable ("too few"), never a threshold."""
+    from core.app.leaderboard import check_slice, too_few
+
+    check_slice(store, dataset, where)
+    frame = store.battle_frame(dataset, judge, where=where)
+    both = int(((frame["n_judgments"] > 0) & frame["human_y"].notna()).sum())
+    if both < MIN_SLICE_BATTLES:
+        return too_few(where, both, f"a human vote and a judgment by {judge}")
+    return scope_at_alpha(frame, source, alpha)
 
 
 def scope_at_alpha(frame: pd.DataFrame, source: str, alpha: float, method: str = "scope") -> ScopeAtAlpha | Unavailable:
