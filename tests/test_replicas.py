@@ -114,7 +114,11 @@ def test_a_replica_down_for_the_whole_run_is_avoided(tmp_path, down):
         stats, j, run = _run(db, cfg)
     assert run["status"] == "done" and run["done"] == 60 and run["failed"] == 0 and run["deferred"] == 0
     assert j["parse_error"].isna().all() and not j["call_failed"].any()
-    assert good.served == 60 and bad.served == 0
+    assert bad.served == 0
+    # every unit answered by the good replica (each stored once, _run checks); on a loaded machine a call may
+    # outlive the client's 2 s timeout and be sent again after its answer went out: an extra answer is always
+    # one of the calls the run sent there, never one it did not
+    assert 60 <= good.served <= stats.per_replica[sg.url]
     assert stats.per_replica[dead] <= 3 * cfg.breaker_threshold  # tried, then skipped for its cool-down
 
 
