@@ -193,3 +193,19 @@ def test_a_format_registered_only_in_the_registry_is_detected_and_loaded(pairs_f
         detect(unknown)
     with pytest.raises(IngestError, match="expected one of .*pairs"):
         load(path, "no-such-format")
+
+
+def test_the_import_command_takes_a_format_registered_only_in_the_registry(pairs_format, tmp_path, capsys):
+    """One entry makes a format: `python -m core import --format NAME` accepts it (run in this process, where
+    the test registered it) and writes its battles; an unknown name exits 2 listing the registered ones."""
+    from core.cli import main
+    from core.store import Store
+
+    path = tmp_path / "arena.pairs"
+    path.write_text("x;y;model_a\ny;z;tie\nx;z;model_b\n")
+    db = tmp_path / "s.duckdb"
+    assert main(["import", "--db", str(db), "--format", "pairs", str(path), "--dataset", "p"]) == 0
+    with Store.open(db, read_only=True) as s:
+        assert {d["name"]: d["n_battles"] for d in s.info()["datasets"]} == {"p": 3}
+    assert main(["import", "--db", str(db), "--format", "no-such", str(path), "--dataset", "q"]) == 2
+    assert "pairs" in capsys.readouterr().err

@@ -16,8 +16,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--format",
         default="auto",
-        choices=["auto", *IMPORT_FORMATS],
-        help="the file's layout (default: auto, recognised from its fields; an error lists the layouts tried)",
+        metavar="FORMAT",
+        # not argparse choices: the format registry (core/ingest/formats.py) is read when the file is, so a
+        # format registered there is a valid --format without a second entry; an unknown name exits 2 listing them
+        help=f"the file's layout: auto (default: recognised from its fields; an error lists the layouts tried), "
+        f"{', '.join(IMPORT_FORMATS)}, or any other registered format",
     )
     p.add_argument("path", help="file or directory to import (a directory of one layout's files is one dataset)")
     p.add_argument(
