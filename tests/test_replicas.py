@@ -85,18 +85,18 @@ def test_calls_spread_over_replicas_by_load(tmp_path):
         a.served = b.served = 0
         stats, j, run = _run(db, cfg)
     assert run["status"] == "done" and run["done"] == 60 and not j["call_failed"].any()
-    assert a.served + b.served == 60
-    assert 0.35 <= a.served / 60 <= 0.65, (a.served, b.served)
-    assert stats.per_replica == {sa.url: a.served, sb.url: b.served}
+    # each of the 60 units answered; on a loaded machine a call that outlives the client's timeout is sent again
+    # after its answer went out, so a replica's answers are bounded by the calls the run sent it, not equal
+    assert a.served + b.served >= 60 and a.served <= stats.per_replica[sa.url] and b.served <= stats.per_replica[sb.url]
+    assert 0.35 <= a.served / (a.served + b.served) <= 0.65, (a.served, b.served)
 
     fast, slow = FakeJudge(latency_ms=5), FakeJudge(latency_ms=200)
     with FakeServer(fast) as sf, FakeServer(slow) as ss:
         cfg = _config(tmp_path, [ss.url, sf.url], name="uneven")  # the slow one first
         stats, j, run = _run(db, cfg)
     assert run["status"] == "done" and run["done"] == 60
-    assert fast.served + slow.served == 60
-    assert fast.served >= 0.7 * 60, (fast.served, slow.served)
-    assert stats.per_replica[sf.url] == fast.served
+    assert fast.served + slow.served >= 60 and fast.served <= stats.per_replica[sf.url]
+    assert fast.served >= 0.7 * (fast.served + slow.served), (fast.served, slow.served)
 
 
 @pytest.mark.parametrize("down", ["refused", "503"])
