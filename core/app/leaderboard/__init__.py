@@ -113,9 +113,6 @@ from core.app.leaderboard.ratings import (
     turn_table as turn_table,
 )
 from core.app.leaderboard.tables import (
-    METHOD_LABELS as METHOD_LABELS,
-)
-from core.app.leaderboard.tables import (
     ChartInput as ChartInput,
 )
 from core.app.leaderboard.tables import (

@@ -187,9 +187,6 @@ def method_labels() -> dict[str, str]:
     return {name: m.label for name, m in RATING_METHODS.items()} | {"hard": "Hard-Elo (judge labels)"}
 
 
-METHOD_LABELS = method_labels()  # the registry's labels when this module was loaded; prefer method_labels()
-
-
 @dataclass(frozen=True)
 class ChartInput:
     """What :func:`core.charts.leaderboard_intervals` draws for a view: the rows, the methods' markers, and which
