@@ -18,7 +18,9 @@ mean ability.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -90,11 +92,56 @@ def _solve_r(
         np.add.at(h, (cb, ca), -d)
         h[np.diag_indices(m)] = np.bincount(ca, weights=d, minlength=m) + np.bincount(cb, weights=d, minlength=m)
         step = np.linalg.solve(h + np.ones((m, m)) / m, g)
+        step = _damped(partial(_along_r, ck, ca, cb, n, s, theta, r, step), step)
         r = r + step
         r -= r.mean()
         if np.max(np.abs(step)) < 1e-10:
             break
     return r
+
+
+def _along_r(
+    ck: np.ndarray,
+    ca: np.ndarray,
+    cb: np.ndarray,
+    n: np.ndarray,
+    s: np.ndarray,
+    theta: np.ndarray,
+    r: np.ndarray,
+    d: np.ndarray,
+    t: float,
+) -> float:
+    return _loglik(ck, ca, cb, n, s, theta, r + t * d)
+
+
+def _along_theta(
+    ck: np.ndarray,
+    ca: np.ndarray,
+    cb: np.ndarray,
+    n: np.ndarray,
+    s: np.ndarray,
+    theta: np.ndarray,
+    r: np.ndarray,
+    d: np.ndarray,
+    t: float,
+) -> float:
+    return _loglik(ck, ca, cb, n, s, theta + t * d, r)
+
+
+def _damped(objective: Callable[[float], float], step: np.ndarray) -> np.ndarray:
+    """The Newton step halved until the log-likelihood does not fall (METHODS §10): a monotone ascent.
+
+    Far from the optimum (abilities near 0, a nearly separated pair) the full
+    step can overshoot into the flat tail of the likelihood and diverge.
+    """
+    base = objective(0.0)
+    t = 1.0
+    for _ in range(40):
+        value = objective(t)
+        if np.isfinite(value) and value >= base - 1e-12 * abs(base):
+            return t * step
+        t *= 0.5
+    return np.zeros_like(step)
 
 
 def _solve_theta(
@@ -116,6 +163,7 @@ def _solve_theta(
         g = np.bincount(ck, weights=x * (s - n * p), minlength=n_ann)
         h = np.bincount(ck, weights=n * x * x * p * (1 - p), minlength=n_ann)
         step = g / np.maximum(h, 1e-12)
+        step = _damped(partial(_along_theta, ck, ca, cb, n, s, theta, r, step), step)
         theta = theta + step
         if np.max(np.abs(step)) < 1e-10:
             break

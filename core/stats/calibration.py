@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
 from core.domain import sigmoid, wilson
+from core.stats.solvers import maximise_concave, maximise_concave_1d
 
 LN_TAU_BOUNDS = (np.log(1e-3), np.log(50.0))
 MIN_BATTLES = 8
@@ -93,25 +94,25 @@ def tau_mle(g: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> float:
     """MLE of τ in P(a ≻ b) = σ(τ·g) for targets ``y`` in [0, 1] (votes, or expected votes).
 
     The log-likelihood is concave in τ (a one-feature logistic regression
-    without intercept), so Newton from τ = 1 converges in a few iterations;
-    the answer is clamped to the search interval [1e-3, 50].  ``w``: counts
+    without intercept): a bracketed Newton solve on the search interval
+    [1e-3, 50] from τ = 1 converges in a few iterations, and returns the
+    bound where the maximum lies beyond it.  ``w``: counts
     of identical (g, y) battles (sufficient statistics; None = one each).
     """
     lo, hi = np.exp(LN_TAU_BOUNDS[0]), np.exp(LN_TAU_BOUNDS[1])
+    g = np.asarray(g, dtype=float)
     gw = g if w is None else g * w
-    tau = 1.0
-    for _ in range(100):
-        p = sigmoid(tau * g)
-        grad = float(np.sum(gw * (y - p)))
-        hess = float(np.sum(gw * g * p * (1 - p)))
-        if hess <= 0:
-            break
-        new = min(max(tau + grad / hess, lo), hi)
-        if abs(new - tau) < 1e-12 * max(1.0, tau):
-            tau = new
-            break
-        tau = new
-    return tau
+
+    def grad_hess(t: np.ndarray, _rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        p = sigmoid(t[0] * g)
+        return np.array([np.sum(gw * (y - p))]), np.array([np.sum(gw * g * p * (1 - p))])
+
+    # Safeguarded Newton on the search interval (METHODS §10): a derivative of one sign over the whole
+    # interval puts the answer at that bound, which fit_tau reports as such.
+    out = maximise_concave_1d(grad_hess, np.array([lo]), np.array([hi]), np.array([1.0]), tol=1e-12)
+    if not out.all_converged:
+        raise ArithmeticError("the τ likelihood has no finite derivative on these battles")
+    return float(out.x[0])
 
 
 def fit_tau(gap: ArrayLike, human_y: ArrayLike, profile_points: int = 81, interval: bool = True) -> TauFit:
@@ -281,23 +282,24 @@ def gap_agreement(gap: ArrayLike, human_y: ArrayLike, tau: float | None = None, 
     ag = np.abs(g)
     rel = reliability_from_confidence(ag, agree, "gap", n_bins=n_bins)
     bins = rel.bins.rename(columns={"confidence": "abs_gap_mid", "accuracy": "agreement"})
-    # logistic regression of agreement on |gap| (two parameters, Newton)
+    # logistic regression of agreement on |gap| (two parameters, damped Newton: METHODS §10)
     X = np.column_stack([np.ones_like(ag), ag])
-    beta = np.zeros(2)
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-X @ beta))
-        w = p * (1 - p)
-        H = X.T @ (X * w[:, None])
-        step = np.linalg.solve(H + 1e-12 * np.eye(2), X.T @ (agree - p))
-        beta += step
-        if np.max(np.abs(step)) < 1e-10:
-            break
+
+    def value_grad_hess(b: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        eta = X @ b
+        q = sigmoid(eta)
+        value = float(np.sum(agree * eta - np.logaddexp(0.0, eta)))
+        return value, X.T @ (agree - q), -(X.T @ (X * (q * (1 - q))[:, None]))
+
+    solve = maximise_concave(value_grad_hess, np.zeros(2), max_iter=100)
+    # Separated agreement has no finite MLE: the damped iterate is kept for the curve, the slope gets no z.
+    beta = solve.x if np.all(np.isfinite(solve.x)) else np.zeros(2)
     p = 1 / (1 + np.exp(-X @ beta))
     slope, z = float(beta[1]), float("nan")
     # The slope's z needs an information matrix that can be inverted: with one |gap| value, or agreement
     # that the gap separates perfectly, the slope has no standard error and no z is stated.
     info = X.T @ (X * (p * (1 - p))[:, None])
-    if np.ptp(ag) > 0 and np.all(np.isfinite(beta)) and np.linalg.cond(info) < 1e12:
+    if solve.converged and np.ptp(ag) > 0 and np.all(np.isfinite(beta)) and np.linalg.cond(info) < 1e12:
         var = float(np.linalg.inv(info)[1, 1])
         if var > 0:
             z = slope / math.sqrt(var)

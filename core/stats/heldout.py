@@ -3,7 +3,7 @@
 For each target model with human-labelled battles: fit τ and three (or more)
 Bradley–Terry models with λ = 0.01 on the battles among the *other* models
 (the anchors), then place the target alone against the fixed anchors by a
-1-D Newton solve on its own battles, for human labels, hard judge labels,
+safeguarded 1-D Newton solve on its own battles (METHODS §10), for human labels, hard judge labels,
 soft targets σ(τ·Δ) and label smoothing.  The judge Elo's bootstrap SE
 resamples the target battles.  The signed residual ``judge − human`` feeds
 the conformal intervals of ``core.stats.conformal``.
@@ -21,6 +21,7 @@ from scipy import stats
 from core.domain import LABEL_SMOOTHING_Q, elo_units, sigmoid, smoothed_target, soft_target, theta_to_elo
 from core.stats import bt
 from core.stats.calibration import fit_tau, tau_point_from_counts
+from core.stats.solvers import Solve1D, maximise_concave_1d
 
 LAMBDA = 0.01
 MIN_TARGET_BATTLES = 2
@@ -30,34 +31,71 @@ def solve_target(
     theta_anchor: np.ndarray,
     y: np.ndarray,
     lam: float = LAMBDA,
-    max_iter: int = 100,
-    tol: float = 1e-8,
+    max_iter: int = 300,
+    tol: float = 1e-10,
     weights: np.ndarray | None = None,
 ) -> np.ndarray:
-    """θ_m against fixed anchors by 1-D Newton from 0, for many resamples at once.
+    """θ_m against fixed anchors, for many resamples at once (NaN where the solve did not converge).
 
     ``theta_anchor`` and ``y`` are (R, n) (or (n,)): each row is one problem,
     maximising Σ w·[y ln σ(θ − θ_anc) + (1−y) ln σ(θ_anc − θ)] − (λ/2)θ².
     ``weights`` (broadcast against them; default 1) count how often each
     (anchor, target) cell occurs, so a problem over battles can be solved
-    over its distinct cells.
+    over its distinct cells.  See :func:`solve_target_checked`.
     """
-    ta = np.atleast_2d(theta_anchor)
-    yy = np.atleast_2d(y)
-    w = np.ones(1) if weights is None else np.atleast_2d(weights)
-    rows = max(ta.shape[0], yy.shape[0], w.shape[0] if w.ndim == 2 else 1)
-    th = np.zeros(rows)
-    active = np.ones(rows, bool)
-    for _ in range(max_iter):
-        p = sigmoid(th[:, None] - ta)
-        grad = np.sum(w * (yy - p), axis=1) - lam * th
-        hess = np.sum(w * (p * (1 - p)), axis=1) + lam
-        step = np.where(active, grad / hess, 0.0)
-        th = th + step
-        active &= np.abs(step) >= tol
-        if not active.any():
-            break
-    return th
+    return solve_target_checked(theta_anchor, y, lam=lam, max_iter=max_iter, tol=tol, weights=weights).x
+
+
+def solve_target_checked(
+    theta_anchor: np.ndarray,
+    y: np.ndarray,
+    lam: float = LAMBDA,
+    max_iter: int = 300,
+    tol: float = 1e-10,
+    weights: np.ndarray | None = None,
+) -> Solve1D:
+    """:func:`solve_target` with each problem's convergence flag (METHODS §10).
+
+    The objective is strictly concave for λ > 0, and its derivative
+    Σw(y − p) − λθ lies in (−W − λθ, W − λθ) with W = Σw, so the maximiser
+    is inside [−W/λ, W/λ]: a bracketed, safeguarded Newton solve from the
+    logit of the weighted win share above the anchors' weighted mean
+    converges from there whatever the anchors' strength.  With λ = 0 the
+    bracket is the anchors' range widened by 50 (≈ 21,700 Elo) and a
+    problem without win or without loss mass (a perfect record, no
+    maximiser) is reported unconverged.
+    """
+    if lam < 0:
+        raise ValueError(f"lam must be >= 0, got {lam}")
+    ta = np.atleast_2d(np.asarray(theta_anchor, dtype=float))
+    yy = np.atleast_2d(np.asarray(y, dtype=float))
+    w = np.ones((1, 1)) if weights is None else np.atleast_2d(np.asarray(weights, dtype=float))
+    rows = max(ta.shape[0], yy.shape[0], w.shape[0])
+    cols = max(ta.shape[1], yy.shape[1], w.shape[1])
+    ta, yy, w = (np.broadcast_to(a, (rows, cols)) for a in (ta, yy, w))
+    total = w.sum(axis=1)
+    mean_anchor = np.where(total > 0, (w * ta).sum(axis=1) / np.where(total > 0, total, 1.0), 0.0)
+    share = np.clip(np.where(total > 0, (w * yy).sum(axis=1) / np.where(total > 0, total, 1.0), 0.5), 1e-3, 1 - 1e-3)
+    start = mean_anchor + np.log(share / (1 - share))
+    if lam > 0:
+        reach = total / lam + 1.0
+        lo, hi = -reach, reach
+    else:
+        lo, hi = ta.min(axis=1) - 50.0, ta.max(axis=1) + 50.0
+
+    def grad_hess(x: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        p = sigmoid(x[:, None] - ta[idx])
+        g = np.sum(w[idx] * (yy[idx] - p), axis=1) - lam * x
+        h = np.sum(w[idx] * (p * (1 - p)), axis=1) + lam
+        return g, h
+
+    out = maximise_concave_1d(grad_hess, lo, hi, start, tol=tol, max_iter=max_iter)
+    if lam == 0:
+        # Without a penalty the maximiser exists only when the record has both win and loss mass.
+        wins, losses = (w * yy).sum(axis=1), (w * (1 - yy)).sum(axis=1)
+        ok = out.converged & (wins > 0) & (losses > 0)
+        return Solve1D(np.where(ok, out.x, np.nan), ok, out.iterations)
+    return out
 
 
 def place_target(
@@ -455,6 +493,10 @@ def full_judge_elo(
             rows.append({"model": target, "elo": np.nan, "se": np.nan, "n_battles": n_t, "elo_note": why})
             continue
         th, boots = place_target(theta, other, y_t, n_boot, rng)
+        if not np.isfinite(th):
+            why = "undefined: its placement against the other models did not converge"
+            rows.append({"model": target, "elo": np.nan, "se": np.nan, "n_battles": n_t, "elo_note": why})
+            continue
         rows.append(
             {
                 "model": target,
