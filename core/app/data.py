@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -144,6 +145,9 @@ def prepare_import(
     if fmt == AUTO:
         fmt = detect(path)
     digest = content_hash(path)
+    if annotator is not None:
+        # one results/ tree holds several annotator configurations: each is its own import of the same bytes
+        digest = hashlib.sha256(f"{digest}\nannotator={annotator}".encode()).hexdigest()
     plan = None if path.is_dir() else bulk_plan(path, fmt, dataset=dataset, judge=judge)
     if plan is not None:
         return PreparedImport(path, fmt, digest, None, plan)
@@ -176,7 +180,13 @@ def write_import(store: Store, prepared: PreparedImport) -> ImportResult:
         _count(tables.votes),
         _count(tables.judgments),
         _count(tables.completions),
+        _notes(tables),
     )
+
+
+def _notes(tables: DatasetTables) -> tuple[str, ...]:
+    notes = (tables.meta or {}).get("notes") or ()
+    return tuple(str(n) for n in notes)
 
 
 def _count(df: pd.DataFrame | None) -> int:
@@ -200,7 +210,13 @@ def _add(store: Store, prepared: PreparedImport, tables: DatasetTables) -> Impor
         raise IngestError(prepared.path, str(exc)) from None
     t = add.tables
     return ImportResult(
-        tables.name, "added", len(t.battles), _count(t.votes), _count(t.judgments), _count(t.completions)
+        tables.name,
+        "added",
+        len(t.battles),
+        _count(t.votes),
+        _count(t.judgments),
+        _count(t.completions),
+        _notes(tables),
     )
 
 

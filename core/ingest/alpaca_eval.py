@@ -121,6 +121,10 @@ class _Build:
     rows: list[dict] = field(default_factory=list)
     skipped_self: int = 0
     renamed: dict[str, str] = field(default_factory=dict)  # model (folder) → its generator name, where they differ
+    # (instruction, baseline) → the file whose baseline output the shared prompt holds
+    baseline_file: dict[tuple[str, str], str] = field(default_factory=dict)
+    own_baseline: dict[str, int] = field(default_factory=dict)  # file → battles on its own baseline outputs
+    record_annotators: dict[str, dict[str, int]] = field(default_factory=dict)  # config → record name → count
 
 
 def read(
@@ -129,9 +133,13 @@ def read(
     """AlpacaEval annotations (a file, a directory, or a ``results/`` tree): battles, texts and verdicts."""
     root = Path(path)
     files = annotation_files(root, annotator)
+    loaded = [(f, _load(f)) for f in files]
+    layout = _tree_layout(root, loaded, annotator)
     build = _Build()
-    for file in files:
-        _read_file(file, root, build, judge)
+    for file, data in loaded:
+        if file in layout.duplicate_of:
+            continue
+        _read_file(file, data, root, build, judge, layout.placement.get(file))
     if not build.battles:
         raise IngestError(root, "no annotation compares two different models (only the baseline with itself)")
     comps = pd.DataFrame([{"prompt_key": pk, "model": m, "text": t[0]} for (pk, m), t in build.texts.items()])
@@ -140,6 +148,15 @@ def read(
     names = sorted(set(judgments["judge"]))
     battles_df = pd.DataFrame(build.battles).astype({"battle_key": np.int64})
     baselines = sorted(set(battles_df["model_a"]))
+    notes = [
+        f"{_where(dup, root)} repeats {_where(orig, root)} record for record: skipped as a duplicate"
+        for dup, orig in sorted(layout.duplicate_of.items())
+    ]
+    notes += [
+        f"{where}: {n:,} of its baseline outputs differ from the other files'; its battles are scored against "
+        f"its own baseline outputs (kept as {n:,} prompts of their own), as AlpacaEval scores each file"
+        for where, n in sorted(build.own_baseline.items())
+    ]
     return DatasetTables(
         name=dataset or (root.name if root.is_dir() else "alpaca-eval"),
         source="alpaca-eval",
@@ -151,13 +168,101 @@ def read(
         judgments=judgments,
         meta={
             "format": "alpaca-eval",
-            "files": [_where(f, root) for f in files],
+            "files": [_where(f, root) for f in files if f not in layout.duplicate_of],
             "baseline": baselines[0] if len(baselines) == 1 else baselines,
             "skipped_self_comparisons": build.skipped_self,
             "models_named_by_folder": dict(sorted(build.renamed.items())),
+            "skipped_duplicate_files": {
+                _where(d, root): _where(o, root) for d, o in sorted(layout.duplicate_of.items())
+            },
+            "files_scored_against_their_own_baseline_outputs": dict(sorted(build.own_baseline.items())),
+            "record_annotators": {k: dict(sorted(v.items())) for k, v in sorted(build.record_annotators.items())},
+            "notes": notes,
             "judgments": "one per annotation, shown order unknown; p_a = 2 − preference (AlpacaEval 1's 0 = draw)",
         },
     )
+
+
+@dataclass(frozen=True)
+class _Placement:
+    """Where AlpacaEval's own layout puts a file: the model its folder names, the configuration that judged it."""
+
+    model: str
+    config: str
+
+
+@dataclass(frozen=True)
+class _Layout:
+    placement: dict[Path, _Placement]
+    duplicate_of: dict[Path, Path]  # a nested copy → the file it repeats
+
+
+# What makes an annotation: two files agreeing on these, record for record, judged the same battles the same way
+# (AlpacaEval's nested copies add fields such as ``glm_preference`` from its own length-controlled fit).
+JUDGED_FIELDS = ("instruction", "generator_1", "output_1", "generator_2", "output_2", "annotator", "preference")
+
+
+def _judged(data: list) -> list[tuple]:
+    return [tuple(r.get(k) for k in JUDGED_FIELDS) if isinstance(r, dict) else (r,) for r in data]
+
+
+def _load(file: Path) -> list:
+    data = load_json(file, read_text(file), row=0)
+    if not isinstance(data, list):
+        raise IngestError(file, f"expected a JSON list of annotations, got {type(data).__name__}")
+    if not data:
+        raise IngestError(file, "no annotations")
+    return data
+
+
+def _tree_layout(root: Path, loaded: list[tuple[Path, list]], annotator: str | None) -> _Layout:
+    """AlpacaEval's ``results/<model>/<annotator config>/annotations.json``: which folder is which.
+
+    A folder is an annotator configuration when it is the one chosen with
+    ``--annotator`` or when its files' records name it as their annotator.
+    The configuration then decides the judge (a record may name a variant of
+    it, e.g. ``alpaca_eval_gpt4_0613`` inside ``alpaca_eval_gpt4``; the names
+    the records give are counted per configuration in the dataset's meta,
+    ``record_annotators``), and the model is the nearest
+    enclosing folder not named like a configuration: a nested copy
+    ``<model>/<config>/<config>/annotations.json`` belongs to ``<model>``, and
+    when it repeats the parent's annotations record for record
+    (:data:`JUDGED_FIELDS`) it is skipped as a duplicate.  Two different files
+    for one (model, configuration) are refused.
+    """
+    if not root.is_dir():
+        return _Layout({}, {})
+    configs = {annotator} if annotator is not None else set()
+    for file, data in loaded:
+        named = file.parent.name
+        if file.parent != root and any(isinstance(r, dict) and r.get("annotator") == named for r in data):
+            configs.add(named)
+    placement: dict[Path, _Placement] = {}
+    owner: dict[tuple[str, str], tuple[Path, list]] = {}
+    duplicate_of: dict[Path, Path] = {}
+    # shallower files first: a nested copy is compared with the file it copies
+    for file, data in sorted(loaded, key=lambda fd: (len(fd[0].parts), str(fd[0]))):
+        config = file.parent.name
+        if file.parent == root or config not in configs:
+            continue
+        folder = file.parent.parent
+        while folder.name in configs and folder.parent != folder:
+            folder = folder.parent
+        if not folder.name or folder.name in configs:
+            continue  # no enclosing model folder: the records' generator names the model
+        model = folder.name
+        first = owner.setdefault((model, config), (file, data))
+        if first[0] != file:
+            if _judged(first[1]) == _judged(data):
+                duplicate_of[file] = first[0]
+                continue
+            raise IngestError(
+                file,
+                f"a second {ANNOTATIONS} for model {quote(model)} and annotator configuration {quote(config)}, "
+                f"different from {_where(first[0], root)}: keep one",
+            )
+        placement[file] = _Placement(model, config)
+    return _Layout(placement, duplicate_of)
 
 
 def _where(file: Path, root: Path) -> str:
@@ -166,24 +271,23 @@ def _where(file: Path, root: Path) -> str:
     return file.name
 
 
-def _read_file(file: Path, root: Path, build: _Build, judge: str | None) -> None:
-    data = load_json(file, read_text(file), row=0)
-    if not isinstance(data, list):
-        raise IngestError(file, f"expected a JSON list of annotations, got {type(data).__name__}")
-    if not data:
-        raise IngestError(file, "no annotations")
+def _read_file(file: Path, data: list, root: Path, build: _Build, judge: str | None, placed: _Placement | None) -> None:
     where = _where(file, root)
     for i, rec in enumerate(data, start=1):
         if not isinstance(rec, dict):
             raise IngestError(file, f"expected an object, got {quote(rec)}", row=i)
         instruction = text_value(file, rec.get("instruction"), i, "instruction", required=True) or ""
         baseline, generator = _name(file, rec, i, "generator_1"), _name(file, rec, i, "generator_2")
-        annotator = _name(file, rec, i, "annotator", default=judge)
-        # AlpacaEval's own layout <model>/<annotator config>/annotations.json: the folder names the model
-        by_folder = file.parent.name == annotator and file.parent.parent != file.parent
-        model = file.parent.parent.name if by_folder else generator
-        if by_folder and model != generator:
+        named = _name(file, rec, i, "annotator", default=judge)
+        # AlpacaEval's own layout <model>/<annotator config>/annotations.json: the folders name the model and
+        # the judge (_tree_layout); the records' own annotator names are counted in the meta
+        annotator = placed.config if placed is not None else named
+        model = placed.model if placed is not None else generator
+        if placed is not None and model != generator:
             build.renamed.setdefault(model, generator)
+        if placed is not None:
+            seen = build.record_annotators.setdefault(annotator, {})
+            seen[named] = seen.get(named, 0) + 1
         p_a, verdict, error = _preference(file, rec, i)
         if model == baseline:  # the baseline's own file: no battle
             if generator != baseline:
@@ -204,12 +308,29 @@ def _read_file(file: Path, root: Path, build: _Build, judge: str | None) -> None
             build.skipped_self += 1
             continue
         category = text_value(file, rec.get("dataset"), i, "dataset")
-        if instruction not in build.prompt_of:
-            build.prompt_of[instruction] = len(build.prompts)
+        if "output_1" not in rec or rec["output_1"] is None:
+            raise IngestError(file, "missing output", row=i, field="output_1")
+        base_text = text_value(file, rec["output_1"], i, "output_1") or ""
+        # A file annotated against other baseline outputs than an earlier file's is scored against its own
+        # (AlpacaEval scores each file on its own records): its battles go on prompts of their own, so each
+        # prompt keeps one baseline answer.  Within one file the baseline's answer must not change.
+        prompt_id: tuple[str, str] = (instruction, "")
+        shared = build.prompt_of.get(instruction)
+        if (
+            shared is not None
+            and build.texts.get((shared, baseline), (base_text,))[0] != base_text
+            and build.baseline_file.get((instruction, baseline)) != where
+        ):
+            prompt_id = (instruction, where)
+            build.own_baseline[where] = build.own_baseline.get(where, 0) + 1
+        prompt_name = prompt_id[0] if not prompt_id[1] else f"{prompt_id[0]}\x00{prompt_id[1]}"
+        if prompt_name not in build.prompt_of:
+            build.prompt_of[prompt_name] = len(build.prompts)
             build.prompts.append(
                 {"prompt_key": len(build.prompts), "text": instruction, "category": category, "language": "en"}
             )
-        pk = build.prompt_of[instruction]
+        pk = build.prompt_of[prompt_name]
+        build.baseline_file.setdefault((instruction, baseline), where)
         for who, out in ((baseline, "output_1"), (model, "output_2")):
             if out not in rec or rec[out] is None:
                 raise IngestError(file, "missing output", row=i, field=out)

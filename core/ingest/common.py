@@ -223,6 +223,9 @@ class ImportResult:
     n_votes: int
     n_judgments: int
     n_completions: int
+    # What the reader decided and the user should know (a duplicate file skipped, a file scored against its
+    # own baseline outputs): the reader's ``meta["notes"]``.
+    notes: tuple[str, ...] = ()
 
 
 def content_hash(path: str | Path) -> str:
