@@ -326,6 +326,7 @@ RATING_COLUMNS: tuple[str, ...] = ("model", "elo", "lower", "upper", "se", "rank
 # maximum-likelihood Elo does not exist) or an interval is undefined, and
 # online Elo's spread over replay orders (which is not an interval).
 OPTIONAL_RATING_COLUMNS: tuple[str, ...] = (
+    "position",  # the ordinal position by Elo (``rank`` is METHODS §10's, with ties on the intervals)
     "n_votes",
     "elo_note",
     "interval_note",
@@ -387,10 +388,30 @@ def with_vote_counts(frame: pd.DataFrame, votes: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def rank_with_ties(lower: Any, upper: Any) -> np.ndarray:
+    """LMArena's rank: 1 + the number of models whose interval lies entirely above this one's (METHODS §10).
+
+    Without an interval (NaN bounds) a model is compared by its bounds as
+    given; NaN comparisons count as "not above", so such a model ranks high
+    and its rank should be read with its missing interval.
+    """
+    lo, hi = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    with np.errstate(invalid="ignore"):
+        above = lo[None, :] > hi[:, None]
+    return 1 + above.sum(axis=1)
+
+
 def ranked(frame: pd.DataFrame) -> pd.DataFrame:
-    """A rating table sorted best first, with integer ranks and every :data:`RATING_COLUMNS` column."""
+    """A rating table sorted best first, with ranks and every :data:`RATING_COLUMNS` column.
+
+    ``rank`` is the rank METHODS §10 defines (with ties, on the 95% intervals)
+    wherever the table has intervals, and the position by Elo where it has
+    none; ``position`` is always the ordinal position by Elo (equal Elo share one).
+    """
     out = frame.sort_values("elo", ascending=False, kind="stable").reset_index(drop=True)
-    out["rank"] = out["elo"].rank(ascending=False, method="min").astype(int)
+    out["position"] = out["elo"].rank(ascending=False, method="min").astype(int)
+    has_interval = "lower" in out and "upper" in out and bool((out["lower"].notna() & out["upper"].notna()).any())
+    out["rank"] = rank_with_ties(out["lower"], out["upper"]) if has_interval else out["position"]
     for c in RATING_COLUMNS:
         if c not in out:
             out[c] = np.nan

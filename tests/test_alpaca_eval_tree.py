@@ -131,3 +131,33 @@ def test_the_fit_places_a_model_above_a_strong_baseline(ae_store):
     gap = t.loc["FuseChat-Gemma-2-9B-Instruct", "hard_elo"] - t.loc["gpt4_1106_preview", "hard_elo"]
     share = rates.loc["FuseChat-Gemma-2-9B-Instruct", "discrete_win_rate"] / 100
     assert gap == pytest.approx(400 * np.log10(share / (1 - share)), abs=40)
+
+
+@pytest.mark.integration
+def test_the_cli_takes_the_only_judge_and_ranks_with_ties(ae_store, tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    db, _, _ = ae_store
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, capture_output=True, text=True)
+
+    run = cli("leaderboard", "--db", str(db), "--dataset", "ae", "--method", "hard", "--json")
+    assert run.returncode == 0, run.stderr  # one judge: no --judge needed
+    models = pd.DataFrame(json.loads(run.stdout)["models"])
+    above = models["lower"].to_numpy()[None, :] > models["upper"].to_numpy()[:, None]
+    assert models["rank"].tolist() == (1 + above.sum(axis=1)).tolist()  # METHODS §10's rank, as the page
+    assert models["position"].tolist() == list(range(1, len(models) + 1))
+    with Store.open(db, read_only=True) as s:
+        page = view_for(s, "ae", AE2, None, 0.1)[0].table.set_index("model")["hard_rank"]
+    # the page's Hard-Elo intervals are bootstrap intervals, the CLI's sandwich ones: the two ranks can differ
+    # by a tie at most, never by a model's order
+    assert (models.set_index("model")["rank"] - page.reindex(models["model"])).abs().max() <= 1
+    out = tmp_path / "r.html"
+    run = cli("report", "--db", str(db), "--dataset", "ae", "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    html = out.read_text(encoding="utf-8")
+    assert "No model could be rated" not in html and "FuseChat-Gemma-2-9B-Instruct" in html

@@ -204,4 +204,7 @@ def test_leaderboard_table_orders_and_ranks_like_pandas(tmp_path, ties):
     assert list(frame.columns) == list(table)
     ref = _pandas_order(fit.models, fit.elo)
     assert frame["model"].tolist() == ref["model"].tolist()
-    assert frame["rank"].tolist() == ref["rank"].tolist()
+    assert frame["position"].tolist() == ref["rank"].tolist()
+    # the rank is METHODS §10's, with ties on the 95% intervals
+    above = frame["lower"].to_numpy()[None, :] > frame["upper"].to_numpy()[:, None]
+    assert frame["rank"].tolist() == (1 + above.sum(axis=1)).tolist()

@@ -198,3 +198,54 @@ def test_arena_rank_layout_of_a_judge(tmp_path):
     assert len(df) == len(labelled)
     expected = labelled["judge_hard"].map({1.0: "model_a", 0.0: "model_b"}).fillna("tie")
     assert (df.loc[labelled.index, "winner"] == expected).all()
+
+
+def test_a_truncated_zip_is_called_damaged_and_changes_nothing(demo_bundle, tmp_path):
+    _, out, _ = demo_bundle
+    cut = tmp_path / "cut.zip"
+    data = out.read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    for fmt in ("auto", "bundle"):
+        db = tmp_path / f"never-{fmt}.duckdb"
+        res = _cli("import", "--db", str(db), str(cut), "--format", fmt)
+        assert res.returncode == 2 and "damaged or truncated zip" in res.stderr, res.stderr
+        assert "no known layout" not in res.stderr and not db.exists()
+
+
+def _edited_leaderboard(out, bad, judge):
+    """A bundle whose printed leaderboard was edited (one Elo moved) with every hash rewritten to match."""
+    member = f"leaderboards/{safe_name(judge)}.csv"
+    with zipfile.ZipFile(out) as zf:
+        manifest = json.loads(zf.read("manifest.json"))
+        table = pd.read_csv(zf.open(member), dtype=str, keep_default_na=False)
+    col = next(c for c in table.columns if c.endswith("Elo") and table[c].str.strip().ne("").all())
+    table.loc[2, col] = str(int(float(table.loc[2, col])) + 37)
+    new = table.to_csv(index=False).encode()
+    manifest["files"][member]["sha256"] = hashlib.sha256(new).hexdigest()
+
+    def change(name: str, data: bytes) -> bytes | None:
+        if name == member:
+            return new
+        return json.dumps(manifest).encode() if name == "manifest.json" else data
+
+    _rewrite(out, bad, change)
+    return member, col
+
+
+def test_a_bundle_whose_leaderboard_contradicts_its_tables_is_refused_or_warned(demo_bundle, tmp_path):
+    _, out, judge = demo_bundle
+    bad = tmp_path / "edited.zip"
+    member, col = _edited_leaderboard(out, bad, judge)
+    with Store.open(":memory:") as s:
+        before = s.info()
+        with pytest.raises(IngestError) as exc:
+            import_path(s, bad, "bundle")
+        assert s.info() == before
+    msg = str(exc.value)
+    assert f"{member}, row 3, field '{col}'" in msg and "its own tables give" in msg, msg
+    with Store.open(":memory:") as s:
+        res = import_path(s, bad, "bundle", leaderboards="warn")
+        assert res.status == "imported" and any("contradict its tables" in n for n in res.notes)
+    # the untouched bundle passes the same check
+    with Store.open(":memory:") as s:
+        assert import_path(s, out, "bundle").status == "imported"

@@ -301,3 +301,26 @@ def test_the_report_says_what_changed_since_the_previous_bundle(tmp_path: Path) 
     assert "Changes since last-month.zip" in (tmp_path / "r.html").read_text(encoding="utf-8")
     bad = _cli("report", "--db", str(tmp_path / "now.duckdb"), "--dataset", "demo", "--previous", "nope.zip")
     assert bad.returncode == 2 and "nope.zip" in bad.stderr
+
+
+def test_identical_snapshots_read_no_change() -> None:
+    """The same votes twice: every Δ is 0 with no sampling error, which is "no change", not "undetermined"."""
+    from core.app.diff import Comparison
+    from core.stats.diff import UNCHANGED
+
+    t = simulate_arena(5, DemoConfig.small())
+    res = diff_tables(t, dataclasses.replace(t, name="again"))
+    assert res.rows and all(r.verdict == UNCHANGED and r.delta == 0.0 and r.p_holm == 1.0 for r in res.rows)
+    assert {row["verdict"] for row in diff_json(res)["rows"]} == {UNCHANGED}
+    summary = Comparison("then", "now", "human votes", res).summary()
+    assert summary.startswith(f"no change: both snapshots hold the same evidence on all {len(res.rows)} models")
+
+
+def test_an_undetermined_model_is_not_counted_as_moved() -> None:
+    from core.app.diff import Comparison
+    from core.stats.diff import UNDETERMINED, Diff, DiffRow
+
+    row = DiffRow("m", np.nan, 1500.0, 0, 1, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, UNDETERMINED)
+    steady = dataclasses.replace(row, model="n", verdict=NO_CHANGE, delta=0.0)
+    text = Comparison("then", "now", "human votes", Diff((row, steady), (), (), 0.05, 10, 10, 10)).summary()
+    assert text.startswith("none of the 2 models moved significantly (1 undetermined"), text

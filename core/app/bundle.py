@@ -183,3 +183,57 @@ def export_bundle(
             zf.writestr(path, data)
     partial.replace(out)
     return BundleWritten(out, dataset, judges, boards, len(files) + 1)
+
+
+class LeaderboardMismatch(ValueError):
+    """A bundle's printed leaderboard says other numbers than its own tables give."""
+
+    def __init__(self, member: str, row: int, column: str, printed: Any, recomputed: Any) -> None:
+        self.member, self.row, self.column = member, row, column
+        super().__init__(
+            f"{member}, row {row}, field {column!r}: the bundle prints {printed!r} but its own tables give "
+            f"{recomputed!r} (the leaderboard was edited, or made from other data)"
+        )
+
+
+def check_leaderboards(path: str | Path, tables: Any) -> None:
+    """Recompute every leaderboard a bundle prints from the bundle's own tables and compare, digit for digit.
+
+    ``tables``: the bundle's dataset as read (:class:`core.domain.DatasetTables`).  The tables are
+    written to a store in memory and each ``leaderboards/<name>.csv`` is recomputed with the
+    manifest's α (τ fitted as the export fitted it); raises :class:`LeaderboardMismatch` at the
+    first printed cell that differs, naming the member, row and column.
+    """
+    with zipfile.ZipFile(path) as zf:
+        manifest = json.loads(zf.read("manifest.json"))
+        printed = {
+            member: pd.read_csv(io.BytesIO(zf.read(member)), dtype=str, keep_default_na=False)
+            for member in manifest.get("files", {})
+            if member.startswith("leaderboards/") and member.endswith(".csv")
+        }
+    if not printed:
+        return
+    alpha = float(manifest.get("parameters", {}).get("alpha", DEFAULT_ALPHA))
+    boards = {safe_name(b) if b != "human" else "human": b for b in manifest.get("leaderboards", [])}
+    with Store.open(":memory:") as store:
+        store.write_dataset(tables)
+        for member, table in sorted(printed.items()):
+            stem = member.removeprefix("leaderboards/").removesuffix(".csv")
+            board = boards.get(stem)
+            if board is None:
+                raise LeaderboardMismatch(member, 0, "name", stem, "no leaderboard of that name in the manifest")
+            judge = None if board == "human" else board
+            again, _ = leaderboard_files(store, tables.name, judge, alpha)
+            redone = pd.read_csv(
+                io.BytesIO(redact.redact_frame(again).to_csv(index=False).encode()), dtype=str, keep_default_na=False
+            )
+            if list(redone.columns) != list(table.columns):
+                raise LeaderboardMismatch(member, 0, "columns", list(table.columns), list(redone.columns))
+            if len(redone) != len(table):
+                raise LeaderboardMismatch(member, 0, "rows", len(table), len(redone))
+            for i in range(len(table)):
+                for col in table.columns:
+                    if table.iat[i, table.columns.get_loc(col)] != redone.iat[i, redone.columns.get_loc(col)]:
+                        raise LeaderboardMismatch(
+                            member, i + 1, col, table.iat[i, table.columns.get_loc(col)], redone.at[i, col]
+                        )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -133,7 +133,12 @@ class PreparedImport:
 
 
 def prepare_import(
-    path: str | Path, fmt: str, dataset: str | None = None, judge: str | None = None, annotator: str | None = None
+    path: str | Path,
+    fmt: str,
+    dataset: str | None = None,
+    judge: str | None = None,
+    annotator: str | None = None,
+    leaderboards: str = "check",
 ) -> PreparedImport:
     """Read and validate ``path`` completely, touching no store (a bad file raises ``IngestError``).
 
@@ -151,7 +156,27 @@ def prepare_import(
     plan = None if path.is_dir() else bulk_plan(path, fmt, dataset=dataset, judge=judge)
     if plan is not None:
         return PreparedImport(path, fmt, digest, None, plan)
-    return PreparedImport(path, fmt, digest, load(path, fmt, dataset=dataset, judge=judge, annotator=annotator))
+    tables = load(path, fmt, dataset=dataset, judge=judge, annotator=annotator)
+    if fmt == "bundle":
+        tables = _checked_bundle(path, tables, leaderboards)
+    return PreparedImport(path, fmt, digest, tables)
+
+
+def _checked_bundle(path: Path, tables: DatasetTables, leaderboards: str) -> DatasetTables:
+    """A bundle whose printed leaderboards contradict its own tables is refused (``leaderboards='check'``)
+    or imported with a note saying where (``'warn'``)."""
+    from core.app.bundle import LeaderboardMismatch, check_leaderboards
+
+    if leaderboards not in ("check", "warn"):
+        raise ValueError(f"leaderboards must be 'check' or 'warn', got {leaderboards!r}")
+    try:
+        check_leaderboards(path, tables)
+    except LeaderboardMismatch as exc:
+        if leaderboards == "check":
+            raise IngestError(path, f"{exc}; nothing was imported (--leaderboards warn imports it anyway)") from None
+        notes = [*(tables.meta or {}).get("notes", ()), f"the bundle's leaderboards contradict its tables: {exc}"]
+        tables = replace(tables, meta={**(tables.meta or {}), "notes": notes})
+    return tables
 
 
 def write_import(store: Store, prepared: PreparedImport) -> ImportResult:
@@ -242,6 +267,7 @@ def import_path(
     dataset: str | None = None,
     judge: str | None = None,
     annotator: str | None = None,
+    leaderboards: str = "check",
 ) -> ImportResult:
     """Validate ``path`` fully, then write it in one transaction (re-importing the same content is a no-op)."""
     path = Path(path)
@@ -249,7 +275,7 @@ def import_path(
         previous = store.import_record(content_hash(path))
         if previous is not None:  # known content: no need to read it again
             return ImportResult(previous, "already-imported", 0, 0, 0, 0)
-    return write_import(store, prepare_import(path, fmt, dataset, judge, annotator))
+    return write_import(store, prepare_import(path, fmt, dataset, judge, annotator, leaderboards))
 
 
 # ------------------------------------------------------------------ export

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from core.domain import DatasetTables, hard_label, outcome_y, rubric_gap
-from core.stats.diff import Diff, snapshot_diff
+from core.stats.diff import MOVED_DOWN, MOVED_UP, UNCHANGED, UNDETERMINED, Diff, snapshot_diff
 from core.store import Store
 
 METHOD_TEXT = (
@@ -220,13 +220,18 @@ class Comparison:
 
     def summary(self) -> str:
         """One sentence on what moved, in the verdicts' own terms."""
-        moved = [r for r in self.result.rows if r.verdict != "no significant change"]
-        up = sum(r.verdict == "moved up" for r in moved)
-        text = (
-            f"{len(moved)} of {len(self.result.rows)} models moved significantly ({up} up, {len(moved) - up} down)"
-            if moved
-            else f"none of the {len(self.result.rows)} models moved significantly"
-        )
+        rows = self.result.rows
+        moved = [r for r in rows if r.verdict in (MOVED_UP, MOVED_DOWN)]
+        up = sum(r.verdict == MOVED_UP for r in moved)
+        unknown = sum(r.verdict == UNDETERMINED for r in rows)
+        if rows and all(r.verdict == UNCHANGED for r in rows):
+            text = f"no change: both snapshots hold the same evidence on all {len(rows)} models"
+        elif moved:
+            text = f"{len(moved)} of {len(rows)} models moved significantly ({up} up, {len(moved) - up} down)"
+        else:
+            text = f"none of the {len(rows)} models moved significantly"
+        if unknown:
+            text += f" ({unknown} undetermined: no Elo in one of the snapshots)"
         text += f" at a family-wise error of {self.result.alpha:g} (Holm), on the {self.what}"
         if self.result.added:
             text += f"; added: {', '.join(self.result.added)}"

@@ -31,6 +31,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--annotator",
         help="AlpacaEval results/ tree: the annotator configuration to import when it holds several",
     )
+    p.add_argument(
+        "--leaderboards",
+        choices=("check", "warn"),
+        default="check",
+        help="bundle: its printed leaderboards are recomputed from its tables; one that differs refuses the "
+        "import (check, the default) or is imported with a note (warn)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -42,7 +49,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         # validated before the store is opened: a rejected file creates no store and changes none
         prepared = prepare_import(
-            args.path, args.format, dataset=args.dataset, judge=args.judge, annotator=args.annotator
+            args.path,
+            args.format,
+            dataset=args.dataset,
+            judge=args.judge,
+            annotator=args.annotator,
+            leaderboards=args.leaderboards,
         )
     except IngestError as exc:
         raise UserError(str(exc)) from None

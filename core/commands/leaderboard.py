@@ -164,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
         + ")"
     )
     apart = res.frame["elo_note"].astype(bool) if "elo_note" in res.frame else None
+    # rank: with ties on the 95% intervals (METHODS §10), as the page and the report; position: by Elo alone
+    print(f"{'rank':>4} {'position':>8}  {'model':40s} {'elo':>7}")
     for r in res.frame.itertuples():
         if apart is not None and r.elo_note:
             continue
@@ -171,7 +173,8 @@ def run(args: argparse.Namespace) -> int:
         if "order_lower" in res.frame:
             ci = f"  order spread {r.order_lower:7.1f}–{r.order_upper:7.1f}"
         votes = f" votes={r.n_votes}" if "n_votes" in res.frame else ""
-        print(f"{r.rank:3d}  {r.model:40s} {r.elo:7.1f}{ci}  battles={r.n_battles}{votes}")
+        position = getattr(r, "position", r.rank)
+        print(f"{r.rank:4d} {position:8d}  {r.model:40s} {r.elo:7.1f}{ci}  battles={r.n_battles}{votes}")
     if apart is not None and apart.any():
         print("not ranked (no maximum-likelihood Elo):")
         for r in res.frame[apart].itertuples():

@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.cli import UserError
 from core.commands._common import add_db_arg, open_store
+
+if TYPE_CHECKING:
+    from core.store import Store
 
 SUFFIXES = {"html": (".html", ".htm"), "pdf": (".pdf",)}
 
@@ -20,7 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_db_arg(p)
     p.add_argument("--dataset", required=True)
-    p.add_argument("--judge", help="judge whose Hard/Soft-Elo and intervals to report (default: none)")
+    p.add_argument(
+        "--judge",
+        help="judge whose Hard/Soft-Elo and intervals to report (default: the only judge of a dataset without "
+        "human votes; none otherwise)",
+    )
     p.add_argument("--tau", type=float, help="soft-target temperature (default: the judge's fitted τ)")
     p.add_argument("--alpha", type=float, default=0.1, help="miscoverage of the conformal intervals (default 0.1)")
     p.add_argument(
@@ -66,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--previous {args.previous}: no such file (a bundle written by export --bundle)")
     with open_store(args.db, read_only=True) as store:
         try:
-            report = build_report(store, args.dataset, args.judge, args.tau, args.alpha, previous=args.previous)
+            # a dataset with one judge and no human votes has nothing to report without it: take it
+            judge = args.judge if args.judge is not None else _default_judge(store, args.dataset)
+            report = build_report(store, args.dataset, judge, args.tau, args.alpha, previous=args.previous)
         except (StoreError, ValueError, IngestError) as exc:
             raise UserError(str(exc)) from None
     name = report.file_name(suffixes[0])
@@ -84,3 +94,12 @@ def run(args: argparse.Namespace) -> int:
     size = len(report.html.encode()) / 1e6
     print(f"wrote {target} ({size:.1f} MB, opens without a network)", file=sys.stderr)
     return 0
+
+
+def _default_judge(store: Store, dataset: str) -> str | None:
+    """The only judge of a dataset without human votes (None otherwise: the report rates the votes)."""
+    from core.app.leaderboard import only_judge
+
+    if store.dataset_counts(dataset)["votes"] > 0:
+        return None
+    return only_judge(store, dataset)

@@ -39,6 +39,9 @@ MAX_MEMBER_BYTES = 4 << 30  # a member larger than this is refused before it is 
 
 def read(path: str | Path, dataset: str | None = None, judge: str | None = None) -> DatasetTables:
     path = Path(path)
+    from core.ingest.detect import damaged_zip
+
+    damaged_zip(path)
     if not zipfile.is_zipfile(path):
         raise IngestError(path, "not a zip file (a bundle is the .zip that `export --bundle` writes)")
     with zipfile.ZipFile(path) as zf:

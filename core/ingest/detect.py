@@ -92,11 +92,35 @@ def _one_layout(directory: Path) -> str | None:
     return found.pop() if len(found) == 1 and next(iter(found)) in one_file else None
 
 
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+def damaged_zip(path: Path) -> None:
+    """A file that starts as a zip but whose central directory cannot be read (a truncated download, a
+    copy cut short) is said to be one, instead of matching no layout."""
+    import zipfile
+
+    try:
+        with path.open("rb") as f:
+            head = f.read(4)
+    except OSError:
+        return
+    if head != ZIP_MAGIC:
+        return
+    try:
+        with zipfile.ZipFile(path) as zf:
+            zf.namelist()
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise IngestError(path, f"a damaged or truncated zip file ({exc}): copy or download it again") from None
+
+
 def detect(path: str | Path) -> str:
     """The registered format of ``path``; an :class:`IngestError` listing each layout tried and what it lacked."""
     path = Path(path)
     if not path.exists():
         raise IngestError(path, "file does not exist")
+    if not path.is_dir():
+        damaged_zip(path)
     fields = None if path.is_dir() else _fields(path)
     tried = []
     for layout in _layouts():

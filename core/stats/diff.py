@@ -26,7 +26,8 @@ single-snapshot human leaderboard uses (cluster by battle).
 
 Per model: z = Δ / SE, two-sided normal p-value, 95% interval Δ ± 1.96·SE.  The verdict ("moved
 up", "moved down", "no significant change") uses Holm's step-down adjustment of the p-values over
-the models compared, at level α (family-wise error ≤ α).  A model whose Elo is undefined in either
+the models compared, at level α (family-wise error ≤ α); a model on which both snapshots hold the same
+evidence (Δ = 0 with zero variance: identical snapshots) reads "no change".  A model whose Elo is undefined in either
 snapshot (not an anchor: perfect record, a single battle, outside the main connected component) has
 no interval and the verdict "undetermined".
 """
@@ -42,7 +43,10 @@ from core.domain import ELO_BASE, Z95, elo_units, sigmoid
 MOVED_UP = "moved up"
 MOVED_DOWN = "moved down"
 NO_CHANGE = "no significant change"
+UNCHANGED = "no change"  # the two snapshots hold the same evidence on the model: Δ = 0 with no sampling error
 UNDETERMINED = "undetermined"
+# Below this (Elo) a change and its standard error are round-off: the snapshots agree exactly on the model.
+EXACT = 1e-6
 
 
 @dataclass(frozen=True)
@@ -192,14 +196,20 @@ def snapshot_diff(
     comparable = both & anchor
     delta = elo_n - elo_o
     se = np.where(comparable, elo_units(np.sqrt(np.maximum(var, 0.0))), np.nan)
+    # Identical evidence (the same units in both snapshots, or none changed around the model) gives Δ = 0
+    # with zero variance: no change, certainly, rather than an undefined z.
+    same = comparable & (se < EXACT) & (np.abs(np.nan_to_num(delta)) < EXACT)
     with np.errstate(invalid="ignore", divide="ignore"):
-        z = np.where(comparable & (se > 0), delta / se, np.nan)
+        z = np.where(comparable & (se > 0) & ~same, delta / se, np.nan)
     p = np.where(np.isfinite(z), _normal_p(z), np.nan)
-    p_adj = holm(p)
+    p_adj = np.where(same, 1.0, holm(p))  # nothing to test where nothing changed: not in Holm's family
+    p = np.where(same, 1.0, p)
     rank_o, rank_n = _ranks(elo_o), _ranks(elo_n)
     rows = []
     for k in np.flatnonzero(both):
-        if not np.isfinite(p_adj[k]):
+        if same[k]:
+            verdict = UNCHANGED
+        elif not np.isfinite(p_adj[k]):
             verdict = UNDETERMINED
         elif p_adj[k] <= alpha:
             verdict = MOVED_UP if delta[k] > 0 else MOVED_DOWN

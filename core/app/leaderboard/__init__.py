@@ -92,6 +92,9 @@ from core.app.leaderboard.ratings import (
     method_ratings as method_ratings,
 )
 from core.app.leaderboard.ratings import (
+    only_judge as only_judge,
+)
+from core.app.leaderboard.ratings import (
     other_methods as other_methods,
 )
 from core.app.leaderboard.ratings import (

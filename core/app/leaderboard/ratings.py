@@ -18,6 +18,13 @@ from core.stats.calibration import fit_tau
 from core.store import Store
 
 
+def only_judge(store: Store, dataset: str) -> str | None:
+    """The dataset's judge when it has exactly one (a command asked for a judge's method needs no --judge
+    then); None when it has none or several."""
+    judges = [str(j) for j in store.judges_frame(dataset)["judge"]]
+    return judges[0] if len(judges) == 1 else None
+
+
 def ratings(
     store: Store,
     dataset: str,
@@ -46,7 +53,9 @@ def ratings(
     if turns is not None and (m.data != "pairs" or ci == "bootstrap"):
         raise ValueError("a per-turn leaderboard is available for human, hard and soft with sandwich intervals")
     if m.needs_judge and judge is None:
-        raise ValueError(f"method {method!r} needs --judge")
+        judge = only_judge(store, dataset)
+        if judge is None:
+            raise ValueError(f"method {method!r} needs --judge")
     check_slice(store, dataset, where)
     if tau is not None and not (math.isfinite(tau) and tau > 0):
         raise ValueError(f"τ must be a finite positive number, got {tau}")

@@ -15,25 +15,12 @@ import pandas as pd
 from core.app import Unavailable
 from core.app.leaderboard.judge import heldout, judge_elo
 from core.app.leaderboard.ratings import JOINED_METHODS, check_slice, method_ratings, ratings, too_few
-from core.domain import MIN_SLICE_BATTLES, Z95, Ratings, Slice
+from core.domain import MIN_SLICE_BATTLES, Z95, Ratings, Slice, rank_with_ties
 from core.methods import RATING_METHODS
 from core.stats.calibration import TauFit, fit_tau
 from core.stats.conformal import Quantile, deploy, min_pool
 from core.stats.heldout import HeldoutResult
 from core.store import Store
-
-
-def rank_with_ties(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """LMArena's rank: 1 + the number of models whose interval lies entirely above this one's (METHODS §10).
-
-    Without an interval (NaN bounds) a model is compared by its bounds as
-    given; NaN comparisons count as "not above", so such a model ranks high
-    and its rank should be read with its missing interval.
-    """
-    lo, hi = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-    with np.errstate(invalid="ignore"):
-        above = lo[None, :] > hi[:, None]
-    return 1 + above.sum(axis=1)
 
 
 def decimals_for(half_width: float) -> int:

@@ -46,8 +46,15 @@ class LeaderboardFit:
         if iv is not None and iv.n_missing is not None:
             cols["boot_missing"] = np.asarray(iv.n_missing, dtype=int)
         elo = cols["elo"]
-        # pandas' rank(ascending=False, method="min"): 1 + the number of better models.
-        cols["rank"] = 1 + np.searchsorted(np.sort(-elo), -elo, side="left").astype(np.int64)
+        # position: pandas' rank(ascending=False, method="min"), 1 + the number of better models; rank: with
+        # ties on the 95% intervals where there are intervals (METHODS §10, core.domain.rank_with_ties)
+        cols["position"] = 1 + np.searchsorted(np.sort(-elo), -elo, side="left").astype(np.int64)
+        lo, hi = np.asarray(cols["lower"], dtype=float), np.asarray(cols["upper"], dtype=float)
+        if iv is None or not np.any(np.isfinite(lo) & np.isfinite(hi)):
+            cols["rank"] = cols["position"]
+        else:
+            with np.errstate(invalid="ignore"):
+                cols["rank"] = 1 + (lo[None, :] > hi[:, None]).sum(axis=1).astype(np.int64)
         # Best first, ties in model order (a stable descending sort).
         order = np.argsort(-elo, kind="stable")
         return {name: np.asarray(v)[order] for name, v in cols.items()}
@@ -176,8 +183,10 @@ def set_apart(frame: pd.DataFrame, undefined: set[str], pairs: pd.DataFrame) -> 
     apart = out["model"].astype(str).isin(undefined)
     out["elo_note"] = [why(str(m)) if a else "" for m, a in zip(out["model"], apart)]
     out.loc[apart, ["elo", "se", "lower", "upper"]] = np.nan
-    out["rank"] = out["rank"].astype("Int64")
-    out.loc[apart, "rank"] = pd.NA
+    for col in ("rank", "position"):
+        if col in out:
+            out[col] = out[col].astype("Int64")
+            out.loc[apart, col] = pd.NA
     return pd.concat([out[~apart], out[apart]], ignore_index=True)
 
 
