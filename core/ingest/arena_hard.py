@@ -140,6 +140,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         answered = set(zip(completions["prompt_key"].tolist(), completions["model"].tolist()))
         battles_df, judgments, skipped = _judged(jfiles, uid_key, answered, prompts)
         names = sorted(set(judgments["judge"]))
+        baselines = sorted(set(battles_df["model_a"]))  # the importer puts the baseline as model_a
         return DatasetTables(
             name=dataset or root.name,
             source="arena-hard",
@@ -157,6 +158,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
                 "dir": root.name,
                 "judgments": "games against the baseline; grade −2…2 kept, hard labels use its direction only",
                 "skipped_self_judgments": skipped,
+                "baseline": baselines[0] if len(baselines) == 1 else baselines,
             },
         )
     battles = []
