@@ -8,6 +8,7 @@ import json
 import math
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -344,3 +345,56 @@ def test_the_cli_prints_the_score_as_json_and_refuses_a_dataset_without_grades(t
     assert refused.returncode != 0 and "error:" in refused.stderr and "Traceback" not in refused.stderr
     misuse = _cli("winrate", "--db", str(db), "--dataset", "ah", "--weight", "2")
     assert misuse.returncode != 0 and "--arena-hard" in misuse.stderr
+
+
+# ------------------------------------------------------------------------------------------ report, bundle, page
+@pytest.fixture
+def small_store(tmp_path):
+    db = tmp_path / "s.duckdb"
+    with Store.open(db) as s:
+        import_path(s, _v01_dir(tmp_path / "ah"), "arena-hard", dataset="ah")
+    return db
+
+
+def test_the_bundle_and_the_report_carry_the_score(small_store, tmp_path):
+    from core.app.bundle import export_bundle
+    from core.app.report import report_html
+
+    with Store.open(small_store, read_only=True) as s:
+        written = export_bundle(s, "ah", tmp_path / "b.zip")
+        page = report_html(s, "ah", JUDGE)
+    with zipfile.ZipFile(written.path) as zf:
+        scores = pd.read_csv(zf.open("leaderboards/arena_hard_score.csv"))
+        manifest = json.loads(zf.read("manifest.json"))
+    assert "leaderboards/arena_hard_score.csv" in manifest["files"]
+    row = scores.set_index("model").loc["strong"]
+    assert row["judge"] == JUDGE and row["baseline"] == DEFAULT_BASELINE and row["weight"] == 3
+    assert row["score"] == pytest.approx(100 * 12 / 14) and row["lower"] <= row["score"] <= row["upper"]
+    assert "Arena-Hard score against" in page and "85.7" in page
+
+
+def test_a_dataset_without_grades_has_no_score_file(tmp_path):
+    from core.app.bundle import export_bundle
+
+    db = tmp_path / "s.duckdb"
+    with Store.open(db) as s:
+        import_path(s, _answers_only(tmp_path / "plain"), "arena-hard", dataset="plain")
+        written = export_bundle(s, "plain", tmp_path / "b.zip")
+    with zipfile.ZipFile(written.path) as zf:
+        assert not any("arena_hard_score" in n for n in zf.namelist())
+
+
+@pytest.mark.integration
+def test_the_leaderboard_page_shows_the_score_against_the_baseline(small_store, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ARENA_DB", str(small_store))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.run()
+    at.switch_page("app_pages/leaderboard.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Arena-Hard score" in m.value for m in at.markdown)
+    assert any("Against the baseline" in h.value for h in at.subheader)
+    shown = [d.value for d in at.dataframe if "95% CI" in d.value.columns]
+    assert shown and "strong" in set(shown[0]["model"]), shown
