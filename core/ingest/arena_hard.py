@@ -26,8 +26,11 @@ Scores ``A>>B, A>B, A=B (B=A), B>A, B>>A`` are converted to battle terms:
 unrecognised one is kept as an unparsed judgment: verdict None, its text in
 ``raw_output`` and the reason in ``parse_error``.  The hard label the
 leaderboard fits uses the direction only: Arena-Hard's own practice of
-counting a strong verdict (A>>B) as several wins is NOT applied; the grade
-is stored for analyses that want it.
+counting a strong verdict (A>>B) as several wins is NOT applied there; the
+grade is stored for the Arena-Hard score (``winrate --arena-hard``,
+:mod:`core.stats.arena_hard`), which applies it.  The dataset's meta names the
+baseline (``baseline``), which ``winrate`` uses when a single judged model is,
+like the baseline, in every battle.
 
 A record judging the baseline against itself makes no battle and is skipped
 (counted in the dataset's meta).  Both answers of every judged battle must be in model_answer/ (so the battle
