@@ -136,10 +136,12 @@ def _coverage(weight: int, reps: int = 60, beta: float = -1.0) -> float:
     return hits / reps
 
 
+@pytest.mark.slow  # a coverage study: 60 simulated data sets, 100 bootstrap rounds each
 def test_the_interval_covers_the_truth_about_95_percent_of_the_time_with_weight_1():
     assert _coverage(1) >= 0.85  # nominal 95%; 60 replications with 100 rounds each are noisy
 
 
+@pytest.mark.slow  # a coverage study: 60 simulated data sets, 100 bootstrap rounds each
 def test_with_weight_3_arena_hards_interval_is_too_narrow():
     """Arena-Hard resamples a strong verdict's three copies as three independent rows, so the bootstrap sees more
     independent games than there are and the interval is too narrow: reproduced faithfully (measured: 72% of 60

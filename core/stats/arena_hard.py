@@ -19,7 +19,8 @@ verdict.  The procedure, written from the description of Arena-Hard v0.1's
    baseline anchored at 1000).  The score is ``100·σ(β)``, the predicted win
    rate against the baseline.  Every game involves the baseline (a star), so
    the maximum-likelihood win rate is the weighted share of wins (a tie half)
-   of the model's games; the fit is still the general one.
+   of the model's games; the fit is still the general one (on the weight of each
+   model's win, tie and loss cells, which is all the likelihood depends on).
 4. 95% interval: ``n_rounds`` (Arena-Hard's default 100) bootstrap resamples
    of the weighted rows — a strong verdict's ``weight`` copies are separate
    rows, as in Arena-Hard's resampling of its expanded battle table — refitted,
@@ -174,10 +175,13 @@ def _strengths(design: _Design, counts: np.ndarray, ridge: float) -> np.ndarray:
         beta[present & (wins >= total)] = np.inf
         free = present & (wins > 0) & (wins < total)
         if free.any():
+            # the likelihood depends on the rows only through the weight of each (model, outcome) cell
             cols = np.flatnonzero(free)
             keep = free[mi]
-            x = (mi[keep][:, None] == cols[None, :]).astype(float)
-            beta[cols] = fit_logistic(x, y[keep], w[keep])
+            cell = np.unique(mi[keep] * 3 + np.rint(2 * y[keep]).astype(np.int64), return_inverse=True)
+            keys, weights = cell[0], np.bincount(cell[1], weights=w[keep])
+            x = ((keys // 3)[:, None] == cols[None, :]).astype(float)
+            beta[cols] = fit_logistic(x, (keys % 3) / 2.0, weights)
         return beta
     # style control, as Arena-Hard fits it: a coefficient per model *and* the baseline on columns of ±ln 10
     # (every row has the baseline on the other side), the features, an L2 penalty on all, the rows doubled
