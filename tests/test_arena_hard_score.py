@@ -223,6 +223,42 @@ def test_the_style_controlled_fit_matches_scikit_learns_objective_written_out():
     assert res.coefficients.set_index("feature").loc["length", "coef"] > 0  # the planted effect is found
 
 
+def test_the_v2_style_control_matches_its_features_and_an_unpenalised_fit_written_out():
+    """Arena-Hard v2.0's --control-features length markdown: length (m − b)/(m + b), markdown densities
+    count/(length + 1) compared by (m − b)/(m + b + 1), torch.std (ddof 1) over the exploded rows, a plain
+    Bradley–Terry fit with a column per model (the baseline's is left out) and the features."""
+    rng = np.random.default_rng(8)
+    games = _simulated({"a": 0.2, "b": -0.9}, 150, seed=4)
+    for f in STYLE_FEATURES:
+        games[f] = rng.integers(0, 40, len(games)) * (300 if f == "length" else 1)
+        games[f"baseline_{f}"] = rng.integers(0, 40, len(games)) * (300 if f == "length" else 1)
+    res = arena_hard_score(games, "base", weight=3, style_control=True, style_version="v2", n_rounds=0)
+    assert res.style_version == "v2"
+    rows = []  # the exploded table: a strong verdict's copies as rows, ties as 0.5 (v2 keeps soft outcomes)
+    for _, g in games.iterrows():
+        rows += [g] * (3 if abs(g["grade"]) == 2 else 1)
+    t = pd.DataFrame(rows).reset_index(drop=True)
+    y = np.where(t["grade"] > 0, 1.0, np.where(t["grade"] < 0, 0.0, 0.5))
+    m_len, b_len = t["length"].astype(float), t["baseline_length"].astype(float)
+    feats = [(m_len - b_len) / (m_len + b_len)]
+    for f in STYLE_FEATURES[1:]:
+        dm, db = t[f] / (m_len + 1), t[f"baseline_{f}"] / (b_len + 1)
+        feats.append((dm - db) / (dm + db + 1))
+    raw = np.column_stack(feats)
+    z = (raw - raw.mean(axis=0)) / raw.std(axis=0, ddof=1)
+    onehot = np.column_stack([(t["model"] == m).to_numpy(float) for m in ("a", "b")])
+    x = np.column_stack([math.log(10) * onehot, z])
+
+    def nll(w):
+        s = x @ w
+        return np.sum(np.logaddexp(0, s) - y * s)
+
+    opt = minimize(nll, np.zeros(x.shape[1]), method="BFGS", options={"gtol": 1e-9})
+    got = res.rows.set_index("model").loc[["a", "b"], "score"].to_numpy()
+    np.testing.assert_allclose(got, 100 * expit(math.log(10) * opt.x[:2]), atol=1e-4)
+    np.testing.assert_allclose(res.coefficients["coef"], opt.x[2:], atol=1e-5)
+
+
 def test_fit_logistic_agrees_with_scipy_on_weighted_soft_labels():
     rng = np.random.default_rng(2)
     x = rng.normal(size=(200, 3))
@@ -343,6 +379,9 @@ def test_the_cli_prints_the_score_as_json_and_refuses_a_dataset_without_grades(t
     styled = _cli("winrate", "--db", str(db), "--dataset", "ah", "--arena-hard", "--style-control", "--json")
     assert styled.returncode == 0, styled.stderr
     assert [c["feature"] for c in json.loads(styled.stdout)["coefficients"]] == list(STYLE_FEATURES)
+    assert json.loads(styled.stdout)["style_control"] == "v0.1"
+    v2 = _cli("winrate", "--db", str(db), "--dataset", "ah", "--arena-hard", "--style-control", "v2", "--json")
+    assert v2.returncode == 0 and json.loads(v2.stdout)["style_control"] == "v2", v2.stderr
     refused = _cli("winrate", "--db", str(db), "--dataset", "plain", "--arena-hard")
     assert refused.returncode != 0 and "error:" in refused.stderr and "Traceback" not in refused.stderr
     misuse = _cli("winrate", "--db", str(db), "--dataset", "ah", "--weight", "2")

@@ -18,6 +18,7 @@ from core.stats.arena_hard import (
     DEFAULT_ROUNDS,
     DEFAULT_WEIGHT,
     STYLE_FEATURES,
+    STYLE_VERSIONS,
     ArenaHardScore,
     arena_hard_score,
     interval_text,
@@ -36,6 +37,7 @@ STYLE_NOTE = (
     "here, in tokens in Arena-Hard."
 )
 # the columns of the style counts in Store.graded_games, per side, in STYLE_FEATURES order
+__all__ = ["DEFAULT_ROUNDS", "DEFAULT_WEIGHT", "STYLE_VERSIONS", "interval_text"]  # for the CLI, re-exported
 _STYLE_COLUMNS = dict(zip(STYLE_FEATURES, ("length", "headers", "lists", "bold")))
 
 
@@ -62,7 +64,9 @@ class ArenaHardView:
     @property
     def method(self) -> str:
         text = METHOD_NOTE.format(weight=self.result.weight, rounds=self.result.n_rounds)
-        return f"{text} {STYLE_NOTE}" if self.result.style_control else text
+        if not self.result.style_control:
+            return text
+        return f"{text} {STYLE_NOTE} Features built as Arena-Hard {self.result.style_version} builds them."
 
 
 def games_against(frame: pd.DataFrame, baseline: str) -> pd.DataFrame:
@@ -93,6 +97,7 @@ def arena_hard_view(
     *,
     weight: int = DEFAULT_WEIGHT,
     style_control: bool = False,
+    style_version: str = "v0.1",
     n_rounds: int = DEFAULT_ROUNDS,
     seed: int = 0,
 ) -> ArenaHardView:
@@ -125,7 +130,15 @@ def arena_hard_view(
     games = games_against(frame, baseline)
     if style_control and games[[c for f in STYLE_FEATURES for c in (f, f"baseline_{f}")]].isna().any().any():
         raise StoreError(f"some games of {dataset!r} lack an answer's text: style control needs both answers")
-    result = arena_hard_score(games, baseline, weight=weight, style_control=style_control, n_rounds=n_rounds, seed=seed)
+    result = arena_hard_score(
+        games,
+        baseline,
+        weight=weight,
+        style_control=style_control,
+        style_version=style_version,
+        n_rounds=n_rounds,
+        seed=seed,
+    )
     return ArenaHardView(dataset, judge, result)
 
 

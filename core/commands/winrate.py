@@ -33,8 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--style-control",
-        action="store_true",
-        help="with --arena-hard: control for answer length and markdown (headers, lists, bold)",
+        nargs="?",
+        const="v0.1",
+        default=None,
+        choices=("v0.1", "v2"),
+        help="with --arena-hard: control for answer length and markdown (headers, lists, bold), with the features "
+        "built as Arena-Hard v0.1's --style-control (the default) or v2.0's --control-features length markdown",
     )
     p.add_argument(
         "--rounds", type=int, default=None, help="with --arena-hard: bootstrap rounds (default 100, Arena-Hard's)"
@@ -63,7 +67,8 @@ def run_arena_hard(args: argparse.Namespace) -> int:
                 judge=args.judge,
                 baseline=args.baseline,
                 weight=weight,
-                style_control=args.style_control,
+                style_control=args.style_control is not None,
+                style_version=args.style_control or "v0.1",
                 n_rounds=rounds,
                 seed=args.seed,
             )
@@ -77,7 +82,7 @@ def run_arena_hard(args: argparse.Namespace) -> int:
             "judge": view.judge,
             "baseline": view.baseline,
             "weight": res.weight,
-            "style_control": res.style_control,
+            "style_control": res.style_version,
             "rounds": res.n_rounds,
             "seed": res.seed,
             "n_games": res.n_games,
@@ -90,7 +95,7 @@ def run_arena_hard(args: argparse.Namespace) -> int:
         }
         print_json(clean_json(out))
         return 0
-    kind = "style-controlled Arena-Hard score" if res.style_control else "Arena-Hard score"
+    kind = f"style-controlled ({res.style_version}) Arena-Hard score" if res.style_control else "Arena-Hard score"
     print(
         f"{view.dataset}: {kind} against {view.baseline} (judge {view.judge}; strong verdicts ×{res.weight}, "
         f"{res.n_rounds} bootstrap rounds, seed {res.seed})"
@@ -111,7 +116,7 @@ def run_arena_hard(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.arena_hard:
         return run_arena_hard(args)
-    if args.weight is not None or args.style_control or args.rounds is not None:
+    if args.weight is not None or args.style_control is not None or args.rounds is not None:
         raise UserError("--weight, --style-control and --rounds go with --arena-hard")
     from core.app import StoreError
     from core.app.winrate import DIFFICULTY_NOTE, default_judge, win_rate_view

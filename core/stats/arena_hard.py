@@ -37,6 +37,12 @@ is L2-regularised with strength 1 on every coefficient (scikit-learn's default
 ``C = 1``), on the duplicated table (so each row's log-likelihood counts twice),
 with a coefficient for the baseline as well as for each model; the features are
 standardised once on all rows and the bootstrap resamples the standardised rows.
+
+``style_version="v2"`` builds the features as Arena-Hard v2.0's ``--control-features
+length markdown`` does instead: length as (m − b)/(m + b), each markdown count as a
+density count/(length + 1) before the ratio, standard deviations with ddof 1, and an
+unpenalised fit without a baseline column.  The score and interval stay as above
+(v2.0's script reports the bootstrap median with 5% and 95% quantiles instead).
 """
 
 from __future__ import annotations
@@ -53,6 +59,8 @@ DEFAULT_ROUNDS = 100  # Arena-Hard's --num-rounds
 ELO_SCALE, ELO_BASE, ELO_ANCHOR = 400.0, 10.0, 1000.0
 STYLE_FEATURES: tuple[str, ...] = ("length", "headers", "lists", "bold")
 STYLE_RIDGE = 1.0  # L2 strength of the style-controlled fit: scikit-learn's LogisticRegression default (C = 1)
+# "v0.1": show_result.py's --style-control (Sept. 2024); "v2": the v2.0 script's --control-features length markdown
+STYLE_VERSIONS: tuple[str, ...] = ("v0.1", "v2")
 QUANTILES = (2.5, 97.5)
 ROW_COLUMNS: tuple[str, ...] = (
     "model",
@@ -92,6 +100,7 @@ class ArenaHardScore:
     n_dropped: int
     coefficients: pd.DataFrame | None
     notes: tuple[str, ...] = ()
+    style_version: str | None = None  # whose style control (STYLE_VERSIONS); None without it
 
     def score_of(self, model: str) -> float:
         return float(self.rows.set_index("model").loc[model, "score"])
@@ -122,13 +131,34 @@ def style_ratio(model_count: np.ndarray, baseline_count: np.ndarray) -> np.ndarr
     return (m - b) / (m + b + 1.0)
 
 
-def standardise(x: np.ndarray, mult: np.ndarray) -> np.ndarray:
-    """Columns of ``x`` centred and divided by their population standard deviation over the weighted rows
-    (a constant column becomes 0: it carries no information)."""
-    w = mult / mult.sum()
-    mean = w @ x
-    sd = np.sqrt(w @ (x - mean) ** 2)
+def standardise(x: np.ndarray, mult: np.ndarray, ddof: int = 0) -> np.ndarray:
+    """Columns of ``x`` centred and divided by their standard deviation over the weighted rows (``ddof`` 0: the
+    population's; a constant column becomes 0: it carries no information)."""
+    n = float(mult.sum())
+    mean = (mult / n) @ x
+    sd = np.sqrt(mult @ (x - mean) ** 2 / max(n - ddof, 1.0))
     return np.divide(x - mean, sd, out=np.zeros_like(x), where=sd > 0)
+
+
+def style_features(games: pd.DataFrame, version: str) -> np.ndarray:
+    """The raw style features of each game (columns in :data:`STYLE_FEATURES` order), as Arena-Hard builds them.
+
+    ``v0.1``: every count as :func:`style_ratio`.  ``v2``: length as (m − b)/(m + b) (0 when both are empty),
+    each markdown count first as a density per unit of length, count/(length + 1), then as :func:`style_ratio`
+    of the two densities."""
+    if version == "v0.1":
+        return np.column_stack([style_ratio(games[f], games[f"baseline_{f}"]) for f in STYLE_FEATURES])
+    m_len = games["length"].to_numpy(dtype=float)
+    b_len = games["baseline_length"].to_numpy(dtype=float)
+    total = m_len + b_len
+    length = np.divide(m_len - b_len, total, out=np.zeros_like(total), where=total > 0)
+    dens = [
+        style_ratio(
+            games[f].to_numpy(dtype=float) / (m_len + 1), games[f"baseline_{f}"].to_numpy(dtype=float) / (b_len + 1)
+        )
+        for f in STYLE_FEATURES[1:]
+    ]
+    return np.column_stack([np.where(np.isnan(total), np.nan, length), *dens])
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, ridge: float = 0.0) -> np.ndarray:
@@ -183,10 +213,15 @@ def _strengths(design: _Design, counts: np.ndarray, ridge: float) -> np.ndarray:
             x = ((keys // 3)[:, None] == cols[None, :]).astype(float)
             beta[cols] = fit_logistic(x, (keys % 3) / 2.0, weights)
         return beta
-    # style control, as Arena-Hard fits it: a coefficient per model *and* the baseline on columns of ±ln 10
-    # (every row has the baseline on the other side), the features, an L2 penalty on all, the rows doubled
     cols = np.flatnonzero(present)
     ln10 = math.log(ELO_BASE)
+    if ridge == 0:  # v2: unpenalised, a column per model (the baseline's strength is 0), the features
+        x = np.column_stack([ln10 * (mi[:, None] == cols[None, :]), design.features[used]])
+        coef = fit_logistic(x, y, w)
+        beta[cols] = ln10 * coef[: len(cols)]
+        return np.concatenate([beta, coef[len(cols) :]])
+    # v0.1, as Arena-Hard fits it: a coefficient per model *and* the baseline on columns of ±ln 10 (every row has
+    # the baseline on the other side), the features, an L2 penalty on all, the rows doubled
     x = np.column_stack([ln10 * (mi[:, None] == cols[None, :]), np.full(len(mi), -ln10), design.features[used]])
     coef = fit_logistic(x, y, 2.0 * w, ridge=ridge)
     beta[cols] = ln10 * (coef[: len(cols)] - coef[len(cols)])
@@ -209,6 +244,7 @@ def arena_hard_score(
     *,
     weight: int = DEFAULT_WEIGHT,
     style_control: bool = False,
+    style_version: str = "v0.1",
     n_rounds: int = DEFAULT_ROUNDS,
     seed: int = 0,
 ) -> ArenaHardScore:
@@ -217,7 +253,10 @@ def arena_hard_score(
     ``games``: one row per game, columns ``model`` (never the baseline) and ``grade`` (−2…2 in the model's
     terms, NaN when the game has no verdict); with ``style_control`` also, for each feature f of
     :data:`STYLE_FEATURES`, the model's count ``f`` and the baseline's ``baseline_f`` on that question.
+    ``style_version`` (:data:`STYLE_VERSIONS`): whose style control, v0.1's (the default) or v2.0's.
     """
+    if style_version not in STYLE_VERSIONS:
+        raise ValueError(f"style control is {' or '.join(STYLE_VERSIONS)}, not {style_version!r}")
     if weight < 1:
         raise ValueError(f"the weight of a strong verdict must be a positive integer, got {weight}")
     if n_rounds < 0:
@@ -242,14 +281,14 @@ def arena_hard_score(
     y, mult = outcomes(grade[graded], weight)
     notes: list[str] = []
     if style_control:
-        raw = np.column_stack([style_ratio(kept[f], kept[f"baseline_{f}"]) for f in STYLE_FEATURES])
+        raw = style_features(kept, style_version)
         if np.isnan(raw).any():
             raise ValueError("a game lacks the style counts of an answer: style control needs both answers' text")
-        features = standardise(raw, mult)
+        features = standardise(raw, mult, ddof=1 if style_version == "v2" else 0)
     else:
         features = np.zeros((len(kept), 0))
     design = _Design(model_index, y, mult, features, models)
-    ridge = STYLE_RIDGE if style_control else 0.0
+    ridge = STYLE_RIDGE if style_control and style_version == "v0.1" else 0.0
     k = len(models)
     fitted = _strengths(design, mult, ridge)
     beta = fitted[:k]
@@ -313,6 +352,7 @@ def arena_hard_score(
         rows=rows[list(ROW_COLUMNS)],
         weight=weight,
         style_control=style_control,
+        style_version=style_version if style_control else None,
         n_rounds=n_rounds,
         seed=seed,
         n_games=int(len(kept)),
