@@ -40,6 +40,7 @@ from app_pages._shared import (
 )
 from core import charts
 from core.app import Store, Unavailable, newmodel, report, winrate
+from core.app import arena_hard as app_arena_hard
 from core.app import diff as app_diff
 from core.app import leaderboard as lb
 from core.app import style as app_style
@@ -81,6 +82,11 @@ def load_pair_model(dataset: str, target: str, judge: str | None, tau: float | N
 @st.cache_data(show_spinner=False, max_entries=16)
 def load_win_rates(dataset: str, judge: str | None, token: str) -> winrate.WinRateView | Unavailable:
     return read_store(winrate.baseline_view, dataset, judge)
+
+
+@st.cache_data(show_spinner="Bootstrapping the Arena-Hard score…", max_entries=16)
+def load_arena_hard(dataset: str, judge: str | None, token: str) -> app_arena_hard.BaselineScores | Unavailable:
+    return read_store(app_arena_hard.baseline_scores, dataset, judge)
 
 
 @st.cache_data(show_spinner="Fitting every method on the slice…", max_entries=32)
@@ -541,6 +547,11 @@ with page_guard("The leaderboard"):
         )
         for note in rates.notes:
             notice(esc(note))
+        scores = load_arena_hard(dataset, judge, ctx.judge_token) if judge else None
+        if scores is not None and not isinstance(scores, Unavailable):
+            st.markdown("**Arena-Hard score**")
+            show_table(app_arena_hard.table(scores), hide_index=True, width="stretch")
+            st.caption(scores.plain.method + (" " + app_arena_hard.STYLE_NOTE if scores.styled else ""))
 
     # ------------------------------------------------------------ head to head
     st.subheader("Head to head")

@@ -9,6 +9,9 @@ Layout (``BUNDLE_FORMAT`` version ``BUNDLE_VERSION``)::
     leaderboards/<name>.csv       the leaderboard as printed (rank, Elo and intervals, rounded as the
                                   app shows them); <name> is the judge, or ``human`` without one
     leaderboards/<name>.json      the same view at full precision, its headline and coverage sentence
+    leaderboards/arena_hard_score.csv   when a judge graded its verdicts (an Arena-Hard import): the
+                                  Arena-Hard score per judge and model, plain and style-controlled, with
+                                  their 95% bootstrap bounds (METHODS §10)
     judges/<judge>.json           the judge's configuration (as stored: never a key)
 
 ``python -m core import --format bundle`` reads it back (:mod:`core.ingest.bundle`), checks every
@@ -111,6 +114,19 @@ def leaderboard_files(
     return table, record
 
 
+def arena_hard_files(store: Store, dataset: str, judges: list[str]) -> pd.DataFrame | None:
+    """The Arena-Hard score of every judge that graded its verdicts, one frame (None when no judge did)."""
+    from core.app import Unavailable
+    from core.app.arena_hard import baseline_scores, export_frame
+
+    frames = []
+    for name in judges:
+        scores = baseline_scores(store, dataset, name)
+        if not isinstance(scores, Unavailable):
+            frames.append(export_frame(scores))
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
 def export_bundle(
     store: Store,
     dataset: str,
@@ -150,6 +166,10 @@ def export_bundle(
         boards.append(board or "human")
         if board:
             taus[board] = record["tau"]
+    scores = arena_hard_files(store, dataset, judges)
+    if scores is not None:
+        files["leaderboards/arena_hard_score.csv"] = redact.redact_frame(scores).to_csv(index=False).encode()
+        rows["leaderboards/arena_hard_score.csv"] = len(scores)
     for name in judges:
         config = store.judge_config_json(name)
         if config:

@@ -300,6 +300,26 @@ class Report:
         return report_file_name(self.dataset, self.judge, self.tau, self.alpha, suffix)
 
 
+def _arena_hard_section(store: Store, dataset: str, judge: str | None) -> list[str]:
+    """The section "Arena-Hard score" when the judge graded its verdicts against a baseline (an Arena-Hard import)."""
+    from core.app.arena_hard import STYLE_NOTE, baseline_scores
+    from core.app.arena_hard import table as score_table
+
+    scores = baseline_scores(store, dataset, judge)
+    if isinstance(scores, Unavailable):
+        return []
+    parts = [
+        f"<h2>Arena-Hard score against {html.escape(scores.plain.baseline)}</h2>",
+        score_table(scores).to_html(index=False, na_rep="—", border=0, escape=True, classes="arena-hard"),
+        f'<p class="sub">{_md(scores.plain.method)}'
+        + (f" {_md(STYLE_NOTE)}" if scores.styled is not None else "")
+        + "</p>",
+    ]
+    for note in (*scores.plain.notes, *((scores.style_reason,) if scores.style_reason else ())):
+        parts.append(f'<div class="note">{_md(note)}</div>')
+    return parts
+
+
 def build_report(
     store: Store,
     dataset: str,
@@ -351,6 +371,7 @@ def build_report(
         drawn.frame, drawn.methods, interval=drawn.interval, interval_label=drawn.interval_label
     )
     parts.append(_figure(fig, first=True))
+    parts += _arena_hard_section(store, dataset, judge)
     if previous is not None:
         parts += _changes_since(store, dataset, judge, previous)
 

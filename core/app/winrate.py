@@ -53,20 +53,37 @@ def default_judge(store: Store, dataset: str) -> str | None:
     return judges[0] if judges else HUMAN
 
 
+BASELINE_SOURCES = ("arena-hard", "alpaca-eval")  # importers that put the baseline as model_a of every battle
+
+
+def infer_baseline(store: Store, dataset: str) -> str:
+    """The dataset's baseline: the one model in every battle; with several (a single judged model against its
+    baseline), the one its importer named (the dataset's meta ``baseline``, else ``model_a`` of every battle for
+    the importers that put it there).  A StoreError saying to name it otherwise."""
+    common = store.common_baselines(dataset)
+    if len(common) == 1:
+        return common[0]
+    if not common:
+        raise StoreError(f"dataset {dataset!r} has no model in every battle; name the baseline (--baseline MODEL)")
+    named = store.dataset_meta(dataset).get("baseline")
+    if isinstance(named, str) and named in common:
+        return named
+    if store.dataset(dataset).source in BASELINE_SOURCES:
+        first = [m for m in store.model_a_everywhere(dataset) if m in common]
+        if len(first) == 1:
+            return first[0]
+    raise StoreError(
+        f"several models are in every battle of {dataset!r} ({', '.join(common)}): name the baseline (--baseline)"
+    )
+
+
 def win_rate_view(store: Store, dataset: str, baseline: str | None = None, judge: str | None = HUMAN) -> WinRateView:
     """Per model: win rate against the baseline with its standard error, discrete win rate, length-controlled
     win rate with its standard error, average answer length and the number of instructions.
 
     ``baseline`` defaults to the model in every battle; a dataset without one needs it named."""
     if baseline is None:
-        common = store.common_baselines(dataset)
-        if len(common) != 1:
-            raise StoreError(
-                f"dataset {dataset!r} has no model in every battle; name the baseline (--baseline MODEL)"
-                if not common
-                else f"several models are in every battle of {dataset!r} ({', '.join(common)}): name the baseline"
-            )
-        baseline = common[0]
+        baseline = infer_baseline(store, dataset)
     models = set(store.models_frame(dataset)["model"])
     if baseline not in models:
         raise StoreError(f"no model {baseline!r} in dataset {dataset!r}")
@@ -102,11 +119,12 @@ def win_rate_view(store: Store, dataset: str, baseline: str | None = None, judge
 def baseline_view(store: Store, dataset: str, judge: str | None) -> WinRateView | Unavailable:
     """The Leaderboard's "Against the baseline" view: the win rates when the dataset's battles share one model
     (AlpacaEval, Arena-Hard), else why there is none."""
-    common = store.common_baselines(dataset)
-    if len(common) != 1:
+    try:
+        baseline = infer_baseline(store, dataset)
+    except StoreError:
         return Unavailable("no single model takes part in every battle of this dataset, so there is no baseline")
     try:
-        return win_rate_view(store, dataset, common[0], judge)
+        return win_rate_view(store, dataset, baseline, judge)
     except (StoreError, ValueError) as exc:
         return Unavailable(str(exc))
 

@@ -26,8 +26,11 @@ Scores ``A>>B, A>B, A=B (B=A), B>A, B>>A`` are converted to battle terms:
 unrecognised one is kept as an unparsed judgment: verdict None, its text in
 ``raw_output`` and the reason in ``parse_error``.  The hard label the
 leaderboard fits uses the direction only: Arena-Hard's own practice of
-counting a strong verdict (A>>B) as several wins is NOT applied; the grade
-is stored for analyses that want it.
+counting a strong verdict (A>>B) as several wins is NOT applied there; the
+grade is stored for the Arena-Hard score (``winrate --arena-hard``,
+:mod:`core.stats.arena_hard`), which applies it.  The dataset's meta names the
+baseline (``baseline``), which ``winrate`` uses when a single judged model is,
+like the baseline, in every battle.
 
 A record judging the baseline against itself makes no battle and is skipped
 (counted in the dataset's meta).  Both answers of every judged battle must be in model_answer/ (so the battle
@@ -140,6 +143,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         answered = set(zip(completions["prompt_key"].tolist(), completions["model"].tolist()))
         battles_df, judgments, skipped = _judged(jfiles, uid_key, answered, prompts)
         names = sorted(set(judgments["judge"]))
+        baselines = sorted(set(battles_df["model_a"]))  # the importer puts the baseline as model_a
         return DatasetTables(
             name=dataset or root.name,
             source="arena-hard",
@@ -157,6 +161,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
                 "dir": root.name,
                 "judgments": "games against the baseline; grade −2…2 kept, hard labels use its direction only",
                 "skipped_self_judgments": skipped,
+                "baseline": baselines[0] if len(baselines) == 1 else baselines,
             },
         )
     battles = []

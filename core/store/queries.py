@@ -681,6 +681,21 @@ class Queries(StoreBase):
         )
         return [r[0] for r in rows]
 
+    def model_a_everywhere(self, dataset: str) -> list[str]:
+        """Models that are ``model_a`` of every battle of the dataset: the importers of AlpacaEval and Arena-Hard
+        put the baseline there, which names it when a single judged model is in every battle too."""
+        ds = self.dataset(dataset).dataset_id
+        rows = (
+            self._cur()
+            .execute(
+                """SELECT model_a FROM battles WHERE dataset_id = ? GROUP BY model_a
+                   HAVING count(*) = (SELECT count(*) FROM battles WHERE dataset_id = ?) ORDER BY model_a""",
+                [ds, ds],
+            )
+            .fetchall()
+        )
+        return [r[0] for r in rows]
+
     def baseline_comparisons(self, dataset: str, baseline: str, judge: str | None = None) -> pd.DataFrame:
         """One row per battle of a model against ``baseline``, in the model's terms.
 
@@ -718,6 +733,30 @@ class Queries(StoreBase):
         if judge is not None:
             params.update(judge=judge_id, version=version)
         return self._cur().execute(query, params).df()
+
+    def graded_games(self, dataset: str, judge: str) -> pd.DataFrame:
+        """One row per game of ``judge`` (a judgment in one shown order; original variant, not a failed call),
+        for Arena-Hard's score.
+
+        Columns ``battle_id, prompt_id, model_a, model_b, order, grade`` (−2…2 in battle terms, 2 = model_a
+        much better; NULL when the judgment has no grade, e.g. no verdict was parsed), and the style counts of
+        both answers: ``length_a, headers_a, lists_a, bold_a`` and the same with ``_b`` (NULL without text).
+        """
+        ds = self.dataset(dataset).dataset_id
+        judge_id, version = self._judge_filter(judge, ds)
+        query = """
+            SELECT g.battle_id, b.prompt_id, b.model_a, b.model_b, g."order", g.grade,
+                   ca.length AS length_a, ca.n_headers AS headers_a, ca.n_list_items AS lists_a, ca.n_bold AS bold_a,
+                   cb.length AS length_b, cb.n_headers AS headers_b, cb.n_list_items AS lists_b, cb.n_bold AS bold_b
+            FROM judgments g JOIN battles b USING (battle_id)
+            LEFT JOIN completions ca ON ca.completion_id = b.completion_a
+            LEFT JOIN completions cb ON cb.completion_id = b.completion_b
+            WHERE b.dataset_id = $ds AND g.judge_id = $judge AND g.variant = 'original'
+              AND ($version IS NULL OR g.prompt_version = $version) AND NOT coalesce(g.call_failed, false)
+            ORDER BY g.battle_id, g."order"
+        """
+        frame = self._cur().execute(query, {"ds": ds, "judge": judge_id, "version": version}).df()
+        return frame.astype({"grade": "Float64"})
 
     def languages_frame(self, dataset: str) -> pd.DataFrame:
         ds = self.dataset(dataset).dataset_id
