@@ -5,10 +5,11 @@ Layout (``BUNDLE_FORMAT`` version ``BUNDLE_VERSION``)::
     manifest.json                 what is inside: dataset, judges, parameters, code version, and the
                                   SHA-256 and row count of every other file
     tables/<table>.parquet        the dataset as it is stored (models, prompts, completions, battles,
-                                  votes, annotators, judges, judgments), keys as stored
+                                  votes, annotators, judges, judgments, grades), keys as stored
     leaderboards/<name>.csv       the leaderboard as printed (rank, Elo and intervals, rounded as the
                                   app shows them); <name> is the judge, or ``human`` without one
     leaderboards/<name>.json      the same view at full precision, its headline and coverage sentence
+    leaderboards/mtbench-<judge>.csv   the MT-Bench score table of a dataset with single-answer grades
     judges/<judge>.json           the judge's configuration (as stored: never a key)
 
 ``python -m core import --format bundle`` reads it back (:mod:`core.ingest.bundle`), checks every
@@ -32,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from core import redact
+from core.app.mtbench import MTBenchView, display_table, grade_judges, mtbench_view
 from core.store import Store
 from core.version import code_version
 
@@ -140,7 +142,8 @@ def export_bundle(
         rows[f"tables/{name}.parquet"] = len(clean)
     boards: list[str] = []
     taus: dict[str, float | None] = {}
-    views: list[str | None] = [*judges] if judges else [None]
+    # a dataset of single-answer grades only has no battles to rate: its leaderboard is the MT-Bench score
+    views: list[str | None] = ([*judges] if judges else [None]) if len(tables.battles) else []
     for board in views:
         table, record = leaderboard_files(store, dataset, board, alpha)
         stem = f"leaderboards/{safe_name(board) if board else 'human'}"
@@ -150,6 +153,14 @@ def export_bundle(
         boards.append(board or "human")
         if board:
             taus[board] = record["tau"]
+    for grader in grade_judges(store, dataset):
+        view = mtbench_view(store, dataset, grader)
+        if isinstance(view, MTBenchView):
+            stem = f"leaderboards/mtbench-{safe_name(grader)}"
+            table = display_table(view)
+            files[f"{stem}.csv"] = redact.redact_frame(table).to_csv(index=False).encode()
+            rows[f"{stem}.csv"] = len(table)
+            boards.append(f"mtbench-{grader}")
     for name in judges:
         config = store.judge_config_json(name)
         if config:

@@ -176,6 +176,8 @@ def write_import(store: Store, prepared: PreparedImport) -> ImportResult:
         _count(tables.votes),
         _count(tables.judgments),
         _count(tables.completions),
+        _count(tables.grades),
+        tuple(str(n) for n in tables.meta.get("notes", ())),
     )
 
 
@@ -200,7 +202,14 @@ def _add(store: Store, prepared: PreparedImport, tables: DatasetTables) -> Impor
         raise IngestError(prepared.path, str(exc)) from None
     t = add.tables
     return ImportResult(
-        tables.name, "added", len(t.battles), _count(t.votes), _count(t.judgments), _count(t.completions)
+        tables.name,
+        "added",
+        len(t.battles),
+        _count(t.votes),
+        _count(t.judgments),
+        _count(t.completions),
+        _count(t.grades),
+        tuple(str(n) for n in tables.meta.get("notes", ())),
     )
 
 

@@ -223,6 +223,8 @@ class ImportResult:
     n_votes: int
     n_judgments: int
     n_completions: int
+    n_grades: int = 0  # single-answer grades (FastChat's MT-Bench scores)
+    notes: tuple[str, ...] = ()  # what the reader skipped and why (an empty judgment file)
 
 
 def content_hash(path: str | Path) -> str:

@@ -128,7 +128,8 @@ class Queries(StoreBase):
                   (SELECT count(DISTINCT annotator) FROM votes v JOIN battles b USING (battle_id)
                      WHERE b.dataset_id = $1 AND annotator IS NOT NULL),
                   (SELECT count(*) FROM completions WHERE dataset_id = $1),
-                  (SELECT count(*) FROM judge_runs WHERE dataset_id = $1)
+                  (SELECT count(*) FROM judge_runs WHERE dataset_id = $1),
+                  (SELECT count(*) FROM grades WHERE dataset_id = $1)
                 """,
                 [ds_id],
             )
@@ -144,6 +145,7 @@ class Queries(StoreBase):
                     "n_annotators": row[4],
                     "n_completions": row[5],
                     "n_judge_runs": row[6],
+                    "n_grades": row[7],
                     "judges": [
                         {
                             "name": r.judge,
@@ -156,6 +158,23 @@ class Queries(StoreBase):
                 }
             )
         return out
+
+    def grades_frame(self, dataset: str, judge: str | None = None) -> pd.DataFrame:
+        """A dataset's single-answer grades: model, judge, prompt_version, turn, run, score (NaN: unread), the
+        prompt's external id, in the order they were imported; ``judge``: only that judge's."""
+        ds = self.dataset(dataset).dataset_id
+        where, params = ("AND g.judge = ?", [judge]) if judge is not None else ("", [])
+        return (
+            self._cur()
+            .execute(
+                f"""SELECT g.model, g.judge, g.prompt_version, coalesce(g.turn, 1) AS turn, g.run, g.score,
+                           p.external_id, g.parse_error
+                    FROM grades g JOIN prompts p USING (prompt_id)
+                    WHERE g.dataset_id = ? {where} ORDER BY g.grade_id""",
+                [ds, *params],
+            )
+            .df()
+        )
 
     def version_token(self) -> str:
         """Changes whenever data changes: a cache key for derived results."""
@@ -175,6 +194,7 @@ class Queries(StoreBase):
             """SELECT (SELECT count(*) FROM datasets), (SELECT max(dataset_id) FROM datasets),
                       (SELECT max(battle_id) FROM battles), (SELECT count(*) FROM battles),
                       (SELECT count(*) FROM completions), (SELECT count(*) FROM models),
+                      (SELECT count(*) FROM grades), (SELECT max(grade_id) FROM grades),
                       (SELECT coalesce(sum(hash(name, family, model, template, prompt_version)), 0) FROM judges),
                       (SELECT count(*) FROM votes), (SELECT max(voted_at) FROM votes),
                       (SELECT count(*) FROM annotators)"""
