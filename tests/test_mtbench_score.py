@@ -8,6 +8,7 @@ travels through a bundle, and the CLI's JSON equals a recomputation from the raw
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -168,3 +169,44 @@ def test_adding_the_same_grades_again_skips_them_and_a_changed_grade_is_an_error
     _jsonl(root / "model_judgment" / "gpt-4_single.jsonl", [_single(81, "vicuna-13b", 3), *SINGLES[1:]])
     with pytest.raises(IngestError, match="grades"):
         addition(stored, load(root, "fastchat-mtbench"), root)
+
+
+# ------------------------------------------------------------------ the app on a dataset of grades only
+def test_the_leaderboard_is_available_on_grades_and_the_other_pages_say_no_battles():
+    from app_pages._registry import PAGES
+    from core.app.availability import DatasetFacts, unavailable_pages
+
+    facts = DatasetFacts(0, 0, 0, (), None, False, False, False, False, None, None, 0, 480, n_grades=564)
+    why = unavailable_pages(facts, {p.key: p.needs for p in PAGES})
+    assert "leaderboard" not in why and why["calibration"] == "no battles"
+    no_grades = dataclasses.replace(facts, n_grades=0)
+    assert unavailable_pages(no_grades, {p.key: p.needs for p in PAGES})["leaderboard"] == "no battles"
+
+
+@pytest.mark.shared
+def test_the_report_of_a_grades_only_dataset_is_the_score_table(ja_store):
+    from core.app.report import build_report
+
+    db, _, _ = ja_store
+    with Store.open(db, read_only=True) as s:
+        rep = build_report(s, JA, None)
+        fingerprint = s.provenance(JA)["fingerprint"]
+    assert "<h2>MT-Bench score</h2>" in rep.html and "4.753" in rep.html and "No battles" in rep.html
+    assert "no judgments in this file" in rep.html and len(fingerprint.split(":")) == 4  # the grades' part
+
+
+@pytest.mark.shared
+@pytest.mark.integration
+def test_the_leaderboard_page_shows_the_score_table_and_a_notice(ja_store, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    db, _, _ = ja_store
+    monkeypatch.setenv("ARENA_DB", str(db))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.run()
+    at.switch_page("app_pages/leaderboard.py")
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
+    shown = at.dataframe[0].value
+    assert shown["MT-Bench score"].tolist() == list(PUBLISHED.values())
+    assert any("No battles" in i.value for i in at.info)

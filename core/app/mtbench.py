@@ -6,6 +6,7 @@ the store's grades (``Store.grades_frame``) into :func:`core.stats.mtbench.mtben
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -32,6 +33,17 @@ class MTBenchView:
     @property
     def judge(self) -> str | None:
         return self.scores.judge
+
+    def headline(self) -> str:
+        """One sentence: who leads, by how much, on how many grades."""
+        t = self.scores.table.dropna(subset=["score"])
+        if t.empty:
+            return f"No model has a readable grade from {self.judge}."
+        top = t.iloc[0]
+        lead = f"{top['score']:.3f}"
+        if len(t) > 1:
+            lead += f", {top['score'] - t.iloc[1]['score']:.3f} ahead of **{t.iloc[1]['model']}**"
+        return f"**{top['model']}** has the highest MT-Bench score, {lead} ({int(top['n'])} grades by {self.judge})."
 
     def caption(self) -> str:
         s = self.scores
@@ -81,3 +93,9 @@ def display_table(view: MTBenchView) -> pd.DataFrame:
     if out["Turn 2"].isna().all():
         out = out.drop(columns=["Turn 2"])
     return out
+
+
+def file_stem(view: MTBenchView) -> str:
+    """``mtbench_<dataset>_<judge>``: the download's name (letters, digits, ``.``, ``_``, ``-`` kept)."""
+    parts = ["mtbench", view.dataset, *([view.judge] if view.judge else [])]
+    return "_".join(re.sub(r"[^A-Za-z0-9._-]+", "-", p).strip("-.")[:60] or "x" for p in parts)

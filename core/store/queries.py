@@ -78,7 +78,7 @@ class Queries(StoreBase):
     def provenance(self, dataset: str) -> dict:
         """Where a dataset came from and a fingerprint of what the store holds for it.
 
-        ``fingerprint``: a hash over every battle, vote and judgment row (order-free
+        ``fingerprint``: a hash over every battle, vote, judgment and grade row (order-free
         sums of DuckDB row hashes), so two stores that print the same fingerprint
         hold the same data; ``imports``: the SHA-256 of each imported file.
         """
@@ -96,6 +96,14 @@ class Queries(StoreBase):
                     WHERE b.dataset_id = $1)""",
             [ds],
         )
+        n_grades, grade_sum = self._one(
+            """SELECT count(*), coalesce(sum(hash(p.external_id, g.model, g.judge, g.prompt_version, g.turn, g.run,
+                                                  g.score)), 0)
+               FROM grades g JOIN prompts p USING (prompt_id) WHERE g.dataset_id = ?""",
+            [ds],
+        )
+        if n_grades:  # a fourth part only where there are grades: every other dataset's fingerprint is unchanged
+            sums = (*sums, grade_sum)
         imports = (
             self._cur()
             .execute(
