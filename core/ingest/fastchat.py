@@ -6,7 +6,8 @@ Files read:
 * ``model_answer/<model>.jsonl``: ``{question_id, model_id, choices: [{turns: [answer 1, answer 2]}]}``;
 * ``model_judgment/<judge>_pair.jsonl``: ``{question_id, model_1, model_2, g1_winner, g2_winner,
   judge: [judge model, prompt name], g1_judgment, g2_judgment, turn, tstamp}``;
-* ``model_judgment/<judge>_single.jsonl`` (optional): ``{question_id, model, judge, judgment, score, turn}``.
+* ``model_judgment/<judge>_single.jsonl``: ``{question_id, model, judge, judgment, score, turn}``
+  (pair files, single files or both).
 
 A battle is one (question, model_1, model_2, turn) of the pair judgments,
 model_a = model_1 of the first record that names the pair (a later record
@@ -26,16 +27,25 @@ completion's ``turns`` both answers (``text`` = the answers joined).  Prompts
 are kept per (question, turn), completions per (prompt, model).
 
 Single-answer grades (1–10 per model, question and turn; ``-1`` when FastChat
-could not parse the grade) are not comparisons.  They are kept only where they
-compare the two sides of a pair battle: for each battle whose two models were
-both graded by the same judge at that question and turn, one judgment of the
-judge ``"<judge>-single"`` (order ``ab``; the answers were graded apart, so
-no order was shown), verdict = the higher grade (equal grades: tie), and both
-grades and both grading texts in ``raw_output`` as JSON; a ``-1`` grade gives
-a judgment with no verdict and a ``parse_error``.  Grades that meet no pair
-battle are counted in the dataset's meta (``single_grades_unused``), never
-dropped silently.  A directory without pair judgments forms no battles (two
-answers nobody compared are not a battle) and is refused with that reason.
+could not parse the grade) are kept as grades (``DatasetTables.grades``: the
+MT-Bench score, :mod:`core.stats.mtbench`), ``-1`` as no score with a
+``parse_error``.  A second grade of the same answer by the same judge (a run
+appended to the file) is ``run`` 2, 3, …; a grade whose answer the directory
+lacks is kept without a completion.  They also compare the two sides of a pair
+battle: for each battle whose two models were both graded (first run) by the
+same judge at that question and turn, one judgment of the judge
+``"<judge>-single"`` (order ``ab``; the answers were graded apart, so no order
+was shown), verdict = the higher grade (equal grades: tie), and both grades and
+both grading texts in ``raw_output`` as JSON; a ``-1`` grade gives a judgment
+with no verdict and a ``parse_error``.
+
+A second pair judgment of the same battle by the same judge, prompt and order
+(FastChat's ``gen_judgment`` appends a new run to the file) is the variant
+``repeat-1`` (then ``repeat-2``, …), never an error.  An empty judgment file
+(FastChat creates ``<judge>_pair.jsonl`` when pair judging starts) is skipped
+with a note in the meta (``notes``).  A directory with grades and no pair
+judgments is a dataset without battles; one with no judgment rows at all is
+refused.
 """
 
 from __future__ import annotations
