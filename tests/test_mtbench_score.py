@@ -210,3 +210,18 @@ def test_the_leaderboard_page_shows_the_score_table_and_a_notice(ja_store, monke
     shown = at.dataframe[0].value
     assert shown["MT-Bench score"].tolist() == list(PUBLISHED.values())
     assert any("No battles" in i.value for i in at.info)
+
+
+def test_a_dataset_with_battles_and_grades_reports_both(tmp_path):
+    from core.app.report import build_report
+    from tests.test_fastchat_mtbench import _write
+
+    with Store.open(tmp_path / "s.duckdb") as s:
+        import_path(s, _write(tmp_path / "mt_bench"), "fastchat-mtbench")
+        rep = build_report(s, "mt_bench", "gpt-4")
+        view = mtbench_view(s, "mt_bench")
+    assert "<h2>Leaderboard</h2>" in rep.html and "<h2>MT-Bench score</h2>" in rep.html
+    # the fixture's grades: llama-13b 9 and 4 (mean 6.5); gpt-3.5-turbo's only grade is -1
+    t = view.scores.table.set_index("model")
+    assert t.loc["llama-13b", "score"] == 6.5 and t.loc["gpt-3.5-turbo", "n_dropped"] == 1
+    assert np.isnan(t.loc["gpt-3.5-turbo", "score"]) and view.scores.table["model"].iloc[-1] == "gpt-3.5-turbo"
