@@ -225,3 +225,34 @@ def test_a_dataset_with_battles_and_grades_reports_both(tmp_path):
     t = view.scores.table.set_index("model")
     assert t.loc["llama-13b", "score"] == 6.5 and t.loc["gpt-3.5-turbo", "n_dropped"] == 1
     assert np.isnan(t.loc["gpt-3.5-turbo", "score"]) and view.scores.table["model"].iloc[-1] == "gpt-3.5-turbo"
+
+
+@pytest.mark.shared
+@pytest.mark.integration
+def test_every_page_on_a_grades_only_dataset_shows_a_notice_not_an_error(ja_store, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from app_pages._registry import PAGES
+
+    db, _, _ = ja_store
+    monkeypatch.setenv("ARENA_DB", str(db))
+    for page in PAGES:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+        at.run()
+        at.switch_page(str(page.path))
+        at.run()
+        assert not at.exception and not at.error, (page.key, [e.value for e in (*at.exception, *at.error)])
+        if page.needs and page.key != "leaderboard":
+            assert any("no battles" in i.value for i in at.info), page.key
+
+
+@pytest.mark.shared
+@pytest.mark.integration
+def test_cli_names_an_unknown_judge_or_dataset_with_exit_2(ja_store):
+    db, _, _ = ja_store
+    run = _cli("mtbench", "--db", str(db), "--dataset", JA, "--judge", "claude")
+    assert run.returncode == 2 and "has no grades" in run.stderr and "gpt-4" in run.stderr
+    run = _cli("mtbench", "--db", str(db), "--dataset", "nope")
+    assert run.returncode == 2 and "no dataset named 'nope'" in run.stderr
+    run = _cli("mtbench", "--db", str(db), "--dataset", JA)  # the table as printed
+    assert run.returncode == 0 and "4.753" in run.stdout and "MT-Bench score" in run.stdout
