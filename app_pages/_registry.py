@@ -44,7 +44,8 @@ _DATA = ("battles",)
 
 PAGES: tuple[Page, ...] = (
     Page("overview", "Overview", ":material/dashboard:"),
-    Page("leaderboard", "Leaderboard", ":material/leaderboard:", needs=(*_DATA, "votes-or-judge")),
+    # a dataset of single-answer grades only (FastChat's MT-Bench) has no battles: its leaderboard is the score
+    Page("leaderboard", "Leaderboard", ":material/leaderboard:", needs=("battles-or-grades", "votes-judge-or-grades")),
     Page("calibration", "Calibration", ":material/tune:", needs=(*_DATA, "judge", "votes")),
     Page("residuals", "Residuals", ":material/scatter_plot:", needs=(*_DATA, "judge", "votes")),
     Page("bias", "Judge bias", ":material/balance:", needs=(*_DATA, "judge", "order-or-texts")),

@@ -8,6 +8,7 @@ Slice    → core.app.leaderboard.view_parts(where=…) → Store.battle_frame /
          → core.charts.leaderboard_intervals
 Style control → core.app.style.style_controlled_leaderboard → Store.battle_frame / votes_frame → a table
 Compare with… → core.app.diff.compare_datasets / compare_with_bundle → Store.dataset_tables → a table
+MT-Bench score → core.app.mtbench.mtbench_view → Store.grades_frame → a table (a dataset of grades only: all)
 """
 
 import dataclasses
@@ -20,6 +21,7 @@ from app_pages._shared import (
     ALPHA_RANGE,
     back_to_fitted_tau_button,
     bound_slider,
+    dataset_facts,
     dataset_options,
     default_judge,
     esc,
@@ -39,7 +41,7 @@ from app_pages._shared import (
     update,
 )
 from core import charts
-from core.app import Store, Unavailable, newmodel, report, winrate
+from core.app import Store, Unavailable, mtbench, newmodel, report, winrate
 from core.app import arena_hard as app_arena_hard
 from core.app import diff as app_diff
 from core.app import leaderboard as lb
@@ -245,6 +247,36 @@ def load_method(
     return read_store(lb.method_ratings, dataset, method, judge, tau)
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def load_mtbench(dataset: str, judge: str | None, token: str) -> mtbench.MTBenchView | Unavailable:
+    return read_store(mtbench.mtbench_view, dataset, judge)
+
+
+def mtbench_section(dataset: str, token: str) -> bool:
+    """The MT-Bench score table when the dataset has single-answer grades; whether it had."""
+    first = load_mtbench(dataset, None, token)
+    if isinstance(first, Unavailable):
+        return False
+    st.subheader("MT-Bench score")
+    grader = first.judge
+    if len(first.judges) > 1:
+        grader = st.selectbox("Grading judge", first.judges, index=first.judges.index(first.judge), key="mt_judge")
+    view = first if grader == first.judge else load_mtbench(dataset, grader, token)
+    if isinstance(view, Unavailable):
+        notice(esc(view.reason))
+        return True
+    table = mtbench.display_table(view)
+    show_table(table, hide_index=True, width="stretch")
+    st.caption(esc(view.caption()))
+    export_buttons(
+        lambda: table,
+        mtbench.file_stem(view),
+        f"MT-Bench score of {dataset}",
+        key="mt_export",
+    )
+    return True
+
+
 def shown_methods(available: list[str]) -> list[str]:
     """The method toggles (``Selection.show``, in the URL as ``?show=human,hard``): every registered method the
     data can be rated by; the ones not drawn by default (``dashboard``) are rated when first drawn."""
@@ -272,6 +304,15 @@ def shown_methods(available: list[str]) -> list[str]:
 with page_guard("The leaderboard"):
     ctx = require_selection()
     dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
+    if dataset_facts(dataset, judge).n_battles == 0:  # single-answer grades only: the score is the leaderboard
+        if not mtbench_section(dataset, ctx.token):
+            notice(f"dataset **{esc(dataset)}** has no battles and no grades to rank its models by.")
+        else:
+            notice(
+                "no battles: the Elo leaderboards need pairwise judgments or human votes; this dataset has "
+                "single-answer grades only, scored above."
+            )
+        st.stop()
     present = selection().present
     human_fit = load_human(dataset)
     tau: float | None = None
@@ -533,6 +574,10 @@ with page_guard("The leaderboard"):
                 "group (95% sandwich intervals; each group has its own centring, so compare models within a column, "
                 "and a model's change of rank across columns)."
             )
+
+    # ------------------------------------------------------------ MT-Bench score (single-answer grades)
+    if not where:
+        mtbench_section(dataset, ctx.token)
 
     # ------------------------------------------------------------ against the baseline (AlpacaEval's numbers)
     rates = None if where else load_win_rates(dataset, judge, ctx.judge_token if judge else ctx.votes_token)

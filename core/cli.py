@@ -34,6 +34,7 @@ COMMAND_MODULES = [
     "bias",
     "agreement",
     "winrate",
+    "mtbench",
     "judge",
     "runs",
     "generate",

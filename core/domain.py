@@ -516,6 +516,13 @@ TABLE_SPEC: dict[str, dict[str, tuple[str, ...]]] = {
             "grade",
         ),
     },
+    # single-answer grades (FastChat's MT-Bench ``--mode single``): one judge's grade of one model's answer to a
+    # prompt (a question at a turn); ``score`` missing when the judge's grade could not be read, ``run`` 1 for the
+    # first grade of that answer by that judge, 2, 3, … for the grades of runs appended later
+    "grades": {
+        "required": ("prompt_key", "model", "judge"),
+        "optional": ("prompt_version", "turn", "run", "score", "raw_output", "parse_error"),
+    },
 }
 
 
@@ -539,6 +546,7 @@ class DatasetTables:
     annotators: pd.DataFrame | None = None
     judges: pd.DataFrame | None = None
     judgments: pd.DataFrame | None = None
+    grades: pd.DataFrame | None = None
     meta: dict = field(default_factory=dict)
 
     def tables(self) -> dict[str, pd.DataFrame]:

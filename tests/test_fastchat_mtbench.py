@@ -108,7 +108,7 @@ def _write(root, pairs=PAIRS, other=OTHER, singles=SINGLES, answers=None):
                 for q in QUESTIONS
             ]
         _jsonl(root / "model_answer" / f"{model}.jsonl", recs)
-    if pairs:
+    if pairs is not None:  # [] writes the empty file FastChat leaves
         _jsonl(root / "model_judgment" / "gpt-4_pair.jsonl", pairs)
     if other:
         _jsonl(root / "model_judgment" / "palm-2_pair.jsonl", other)  # read after gpt-4's
@@ -181,8 +181,9 @@ def test_turn_two_keeps_both_turns_of_prompt_and_answers(tmp_path):
     both = [_answer("vicuna-13b", 81, 1), _answer("vicuna-13b", 81, 2)]
     assert json.loads(two["turns"]) == both and two["text"] == "\n\n".join(both)
     assert two["length"] == len(two["text"])
-    # one prompt per (question, turn) and one completion per (prompt, model)
-    assert len(t.prompts) == 4 and not t.completions.duplicated(["prompt_key", "model"]).any()
+    # one prompt per (question, turn) and one completion per (prompt, model); a grade outside the battles (121 at
+    # turn 1) brings its prompt
+    assert len(t.prompts) == 5 and not t.completions.duplicated(["prompt_key", "model"]).any()
 
 
 @pytest.mark.integration
@@ -206,11 +207,24 @@ def test_auto_detects_it_and_the_cli_imports_it_once(tmp_path):
         assert len(s.datasets()) == 1 and len(s.judgments_frame("mt_bench")) == 15
 
 
-def test_answers_without_pair_judgments_are_refused(tmp_path):
+def test_grades_without_pair_judgments_form_a_dataset_without_battles(tmp_path):
     root = _write(tmp_path / "mt_bench", pairs=None, other=None)
     assert detect(root) == "fastchat-mtbench"
-    with pytest.raises(IngestError, match="no pairwise judgments"):
+    t = load(root, "fastchat-mtbench")
+    assert t.battles.empty and t.judgments is None and t.grades is not None and len(t.grades) == 6
+    assert set(t.grades["model"]) <= set(t.models["model"]) and t.grades["score"].isna().sum() == 1
+
+
+def test_answers_without_any_judgments_are_refused(tmp_path):
+    root = _write(tmp_path / "mt_bench", pairs=[], other=None, singles=None)
+    with pytest.raises(IngestError, match="no judgments"):
         load(root, "fastchat-mtbench")
+
+
+def test_the_same_games_twice_are_a_repeat_not_an_error(tmp_path):
+    root = _write(tmp_path / "mt_bench", pairs=[PAIRS[0], PAIRS[0]], other=None, singles=None)
+    j = load(root, "fastchat-mtbench").judgments
+    assert sorted(j["variant"]) == ["original", "original", "repeat-1", "repeat-1"]
 
 
 @pytest.mark.integration
@@ -224,7 +238,6 @@ def test_answers_without_pair_judgments_are_refused(tmp_path):
         ([PAIRS[0], _pair(81, "vicuna-13b", "vicuna-13b", "tie", "tie")], 2, "model_2"),  # battles itself
         ([PAIRS[0], _pair(81, "vicuna-13b", "alpaca-13b", "tie", "tie", turn=3)], 2, "turn"),  # no third turn
         ([PAIRS[0], _pair(81, "vicuna-13b", "nobody-7b", "tie", "tie")], 2, "model_2"),  # no answer
-        ([PAIRS[0], PAIRS[0]], 2, "g1_winner"),  # the same games twice
     ],
 )
 def test_a_bad_pair_judgment_names_file_row_and_field_and_writes_nothing(tmp_path, pairs, row, field):

@@ -28,6 +28,7 @@ class DatasetFacts:
     judge_description: str | None
     n_graded: int  # completions with a correctness label
     n_measured: int = 0  # completions with a length (style and verbosity need them)
+    n_grades: int = 0  # single-answer grades (the MT-Bench score)
 
 
 def dataset_facts(store: Store, dataset: str, judge: str | None) -> DatasetFacts:
@@ -53,6 +54,7 @@ def dataset_facts(store: Store, dataset: str, judge: str | None) -> DatasetFacts
         judge_description=None if row is None else _text(row["profile"]),
         n_graded=int(comps["correct"].notna().sum()) if len(comps) else 0,
         n_measured=int(comps["length"].notna().sum()) if len(comps) else 0,
+        n_grades=int(info.get("n_grades", 0)),
     )
 
 
@@ -110,6 +112,15 @@ def _battles(f: DatasetFacts) -> Reason | None:
     return ("no battles", IMPORT) if f.n_battles == 0 else None
 
 
+def _battles_or_grades(f: DatasetFacts) -> Reason | None:
+    """Battles to rate, or single-answer grades to score (the Leaderboard shows the MT-Bench score)."""
+    return None if f.n_grades else _battles(f)
+
+
+def _votes_judge_or_grades(f: DatasetFacts) -> Reason | None:
+    return None if f.n_grades else _votes_or_judge(f)
+
+
 def _votes_or_judge(f: DatasetFacts) -> Reason | None:
     if f.n_votes == 0 and f.judge is None:
         return "no human votes and no judgments", f"{ADD_VOTES}, or {RUN_JUDGE}"
@@ -163,6 +174,8 @@ def _any_signal(f: DatasetFacts) -> Reason | None:
 # None when the dataset has it, else why not and what would make it work.
 REQUIREMENTS: dict[str, Callable[[DatasetFacts], Reason | None]] = {
     "battles": _battles,
+    "battles-or-grades": _battles_or_grades,
+    "votes-judge-or-grades": _votes_judge_or_grades,
     "votes-or-judge": _votes_or_judge,
     "judge": _judge,
     "votes": _votes,

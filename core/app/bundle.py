@@ -5,13 +5,14 @@ Layout (``BUNDLE_FORMAT`` version ``BUNDLE_VERSION``)::
     manifest.json                 what is inside: dataset, judges, parameters, code version, and the
                                   SHA-256 and row count of every other file
     tables/<table>.parquet        the dataset as it is stored (models, prompts, completions, battles,
-                                  votes, annotators, judges, judgments), keys as stored
+                                  votes, annotators, judges, judgments, grades), keys as stored
     leaderboards/<name>.csv       the leaderboard as printed (rank, Elo and intervals, rounded as the
                                   app shows them); <name> is the judge, or ``human`` without one
     leaderboards/<name>.json      the same view at full precision, its headline and coverage sentence
     leaderboards/arena_hard_score.csv   when a judge graded its verdicts (an Arena-Hard import): the
                                   Arena-Hard score per judge and model, plain and style-controlled, with
                                   their 95% bootstrap bounds (METHODS §10)
+    leaderboards/mtbench-<judge>.csv   the MT-Bench score table of a dataset with single-answer grades
     judges/<judge>.json           the judge's configuration (as stored: never a key)
 
 ``python -m core import --format bundle`` reads it back (:mod:`core.ingest.bundle`), checks every
@@ -35,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from core import redact
+from core.app.mtbench import MTBenchView, display_table, grade_judges, mtbench_view
 from core.store import Store
 from core.version import code_version
 
@@ -127,6 +129,47 @@ def arena_hard_files(store: Store, dataset: str, judges: list[str]) -> pd.DataFr
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
+@dataclass(frozen=True)
+class Printed:
+    """Every leaderboard a bundle prints: ``tables`` (member → the CSV's frame), ``records`` (member →
+    the full-precision JSON), the board names for the manifest and each judge's τ."""
+
+    tables: dict[str, pd.DataFrame]
+    records: dict[str, dict]
+    boards: list[str]
+    taus: dict[str, float | None]
+
+
+def printed_leaderboards(
+    store: Store, dataset: str, judges: list[str], alpha: float, has_battles: bool = True
+) -> Printed:
+    """The leaderboards of one dataset as a bundle prints them: a view per judge (or the human votes), the
+    Arena-Hard score where a judge graded its verdicts, the MT-Bench score where there are grades.  The export
+    writes these and the import recomputes them from the bundle's own tables (:func:`check_leaderboards`)."""
+    tables: dict[str, pd.DataFrame] = {}
+    records: dict[str, dict] = {}
+    boards: list[str] = []
+    taus: dict[str, float | None] = {}
+    # a dataset of single-answer grades only has no battles to rate: its leaderboard is the MT-Bench score
+    views: list[str | None] = ([*judges] if judges else [None]) if has_battles else []
+    for board in views:
+        table, record = leaderboard_files(store, dataset, board, alpha)
+        stem = f"leaderboards/{safe_name(board) if board else 'human'}"
+        tables[f"{stem}.csv"], records[f"{stem}.json"] = table, record
+        boards.append(board or "human")
+        if board:
+            taus[board] = record["tau"]
+    scores = arena_hard_files(store, dataset, judges)
+    if scores is not None:
+        tables["leaderboards/arena_hard_score.csv"] = scores
+    for grader in grade_judges(store, dataset):
+        view = mtbench_view(store, dataset, grader)
+        if isinstance(view, MTBenchView):
+            tables[f"leaderboards/mtbench-{safe_name(grader)}.csv"] = display_table(view)
+            boards.append(f"mtbench-{grader}")
+    return Printed(tables, records, boards, taus)
+
+
 def export_bundle(
     store: Store,
     dataset: str,
@@ -154,22 +197,13 @@ def export_bundle(
         clean = redact.redact_frame(df)
         files[f"tables/{name}.parquet"] = _parquet(clean)
         rows[f"tables/{name}.parquet"] = len(clean)
-    boards: list[str] = []
-    taus: dict[str, float | None] = {}
-    views: list[str | None] = [*judges] if judges else [None]
-    for board in views:
-        table, record = leaderboard_files(store, dataset, board, alpha)
-        stem = f"leaderboards/{safe_name(board) if board else 'human'}"
-        files[f"{stem}.csv"] = redact.redact_frame(table).to_csv(index=False).encode()
-        files[f"{stem}.json"] = redact.redact(json.dumps(record, ensure_ascii=False, indent=1)).encode()
-        rows[f"{stem}.csv"] = len(table)
-        boards.append(board or "human")
-        if board:
-            taus[board] = record["tau"]
-    scores = arena_hard_files(store, dataset, judges)
-    if scores is not None:
-        files["leaderboards/arena_hard_score.csv"] = redact.redact_frame(scores).to_csv(index=False).encode()
-        rows["leaderboards/arena_hard_score.csv"] = len(scores)
+    printed = printed_leaderboards(store, dataset, judges, alpha, has_battles=len(tables.battles) > 0)
+    for member, table in printed.tables.items():
+        files[member] = redact.redact_frame(table).to_csv(index=False).encode()
+        rows[member] = len(table)
+    for member, record in printed.records.items():
+        files[member] = redact.redact(json.dumps(record, ensure_ascii=False, indent=1)).encode()
+    boards, taus = printed.boards, printed.taus
     for name in judges:
         config = store.judge_config_json(name)
         if config:
@@ -220,9 +254,10 @@ def check_leaderboards(path: str | Path, tables: Any) -> None:
     """Recompute every leaderboard a bundle prints from the bundle's own tables and compare, digit for digit.
 
     ``tables``: the bundle's dataset as read (:class:`core.domain.DatasetTables`).  The tables are
-    written to a store in memory and each ``leaderboards/<name>.csv`` is recomputed with the
-    manifest's α (τ fitted as the export fitted it); raises :class:`LeaderboardMismatch` at the
-    first printed cell that differs, naming the member, row and column.
+    written to a store in memory and :func:`printed_leaderboards` recomputes every
+    ``leaderboards/*.csv`` with the manifest's α and judges; raises :class:`LeaderboardMismatch` at
+    the first printed cell that differs (or a member one side has and the other has not), naming
+    the member, row and column.
     """
     with zipfile.ZipFile(path) as zf:
         manifest = json.loads(zf.read("manifest.json"))
@@ -231,29 +266,27 @@ def check_leaderboards(path: str | Path, tables: Any) -> None:
             for member in manifest.get("files", {})
             if member.startswith("leaderboards/") and member.endswith(".csv")
         }
-    if not printed:
-        return
     alpha = float(manifest.get("parameters", {}).get("alpha", DEFAULT_ALPHA))
-    boards = {safe_name(b) if b != "human" else "human": b for b in manifest.get("leaderboards", [])}
+    judges = [str(j) for j in manifest.get("judges", [])]
     with Store.open(":memory:") as store:
         store.write_dataset(tables)
-        for member, table in sorted(printed.items()):
-            stem = member.removeprefix("leaderboards/").removesuffix(".csv")
-            board = boards.get(stem)
-            if board is None:
-                raise LeaderboardMismatch(member, 0, "name", stem, "no leaderboard of that name in the manifest")
-            judge = None if board == "human" else board
-            again, _ = leaderboard_files(store, tables.name, judge, alpha)
-            redone = pd.read_csv(
-                io.BytesIO(redact.redact_frame(again).to_csv(index=False).encode()), dtype=str, keep_default_na=False
-            )
-            if list(redone.columns) != list(table.columns):
-                raise LeaderboardMismatch(member, 0, "columns", list(table.columns), list(redone.columns))
-            if len(redone) != len(table):
-                raise LeaderboardMismatch(member, 0, "rows", len(table), len(redone))
-            for i in range(len(table)):
-                for col in table.columns:
-                    if table.iat[i, table.columns.get_loc(col)] != redone.iat[i, redone.columns.get_loc(col)]:
-                        raise LeaderboardMismatch(
-                            member, i + 1, col, table.iat[i, table.columns.get_loc(col)], redone.at[i, col]
-                        )
+        again = printed_leaderboards(store, tables.name, judges, alpha, has_battles=len(tables.battles) > 0)
+    for member in sorted(set(printed) | set(again.tables)):
+        if member not in again.tables:
+            raise LeaderboardMismatch(member, 0, "file", "printed", "no such leaderboard from these tables")
+        if member not in printed:
+            raise LeaderboardMismatch(member, 0, "file", "missing", "a leaderboard these tables give")
+        table = printed[member]
+        redone = pd.read_csv(
+            io.BytesIO(redact.redact_frame(again.tables[member]).to_csv(index=False).encode()),
+            dtype=str,
+            keep_default_na=False,
+        )
+        if list(redone.columns) != list(table.columns):
+            raise LeaderboardMismatch(member, 0, "columns", list(table.columns), list(redone.columns))
+        if len(redone) != len(table):
+            raise LeaderboardMismatch(member, 0, "rows", len(table), len(redone))
+        for i in range(len(table)):
+            for col in table.columns:
+                if table.at[i, col] != redone.at[i, col]:
+                    raise LeaderboardMismatch(member, i + 1, col, table.at[i, col], redone.at[i, col])

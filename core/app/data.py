@@ -205,6 +205,7 @@ def write_import(store: Store, prepared: PreparedImport) -> ImportResult:
         _count(tables.votes),
         _count(tables.judgments),
         _count(tables.completions),
+        _count(tables.grades),
         _notes(tables),
     )
 
@@ -241,6 +242,7 @@ def _add(store: Store, prepared: PreparedImport, tables: DatasetTables) -> Impor
         _count(t.votes),
         _count(t.judgments),
         _count(t.completions),
+        _count(t.grades),
         _notes(tables),
     )
 

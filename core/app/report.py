@@ -30,6 +30,8 @@ from core import charts
 from core.app import Unavailable
 from core.app.calibration import reliability_curves
 from core.app.leaderboard import LeaderboardView, chart_input, display_table, view_for
+from core.app.mtbench import MTBenchView, mtbench_view
+from core.app.mtbench import display_table as mtbench_display_table
 from core.redact import redact
 from core.stats.bias import position_bias
 from core.stats.calibration import Reliability, TauFit, fit_tau
@@ -340,6 +342,9 @@ def build_report(
     if not 0 < alpha < 1:
         raise ValueError(f"α must be in (0, 1), got {alpha}")
     now = now or datetime.now(UTC)
+    graded = mtbench_view(store, dataset)
+    if store.dataset_counts(dataset)["battles"] == 0 and isinstance(graded, MTBenchView):
+        return _grades_report(store, dataset, graded, alpha, now)
     view, frame = view_for(store, dataset, judge, tau, alpha)
     human = ratings(store, dataset, "human", ci="sandwich")
     human_issues = () if isinstance(human, Unavailable) else human.issues
@@ -372,6 +377,8 @@ def build_report(
     )
     parts.append(_figure(fig, first=True))
     parts += _arena_hard_section(store, dataset, judge)
+    if isinstance(graded, MTBenchView):
+        parts += _mtbench_parts(graded)
     if previous is not None:
         parts += _changes_since(store, dataset, judge, previous)
 
@@ -401,11 +408,7 @@ def build_report(
         parts.append(f'<div class="note">{_md(c)}</div>')
 
     parts.append("<h2>Provenance</h2><dl>")
-    rows: list[tuple[str, str]] = [
-        ("dataset", f"{prov['dataset']} (source: {prov['source']})"),
-        ("data fingerprint", prov["fingerprint"]),
-    ]
-    rows += [(f"imported file ({i['format']})", f"{i['path']} sha256 {i['sha256']}") for i in prov["imports"]]
+    rows = _provenance_rows(prov)
     if prov["meta"].get("seed") is not None:
         rows.append(("simulation seed", str(prov["meta"]["seed"])))
     if judge is not None:
@@ -432,6 +435,63 @@ def build_report(
     parts.append("</dl></body></html>")
     text = redact("\n".join(parts))  # names, notes and the configuration come from the store and files
     return Report(text, dataset, judge, view.tau if "soft_elo" in view.table else None, alpha)
+
+
+def _provenance_rows(prov: dict) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = [
+        ("dataset", f"{prov['dataset']} (source: {prov['source']})"),
+        ("data fingerprint", prov["fingerprint"]),
+    ]
+    rows += [(f"imported file ({i['format']})", f"{i['path']} sha256 {i['sha256']}") for i in prov["imports"]]
+    return rows
+
+
+def _mtbench_parts(view: MTBenchView) -> list[str]:
+    """The MT-Bench score section: its table and how it is computed."""
+    table = mtbench_display_table(view)
+    return [
+        "<h2>MT-Bench score</h2>",
+        table.to_html(index=False, na_rep="—", border=0, escape=True, classes="leaderboard"),
+        f'<p class="sub">{_md(view.caption())}</p>',
+    ]
+
+
+def _grades_report(store: Store, dataset: str, view: MTBenchView, alpha: float, now: datetime) -> Report:
+    """The report of a dataset of single-answer grades only (no battles to rate): the MT-Bench score."""
+    title = f"MT-Bench score of {dataset}, judge {view.judge}"
+    prov = store.provenance(dataset)
+    meta = prov["meta"]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        f'<p class="sub">Generated {now:%Y-%m-%d %H:%M} UTC</p>',
+        f'<p class="headline">{_md(view.headline())}</p>',
+        *_mtbench_parts(view),
+        "<h2>Caveats</h2>",
+        '<div class="note">No battles: the dataset holds single-answer grades only, so there is no Elo, no '
+        "confidence interval and no calibration; the score is a mean of grades, not a comparison.</div>",
+    ]
+    for key, what in (
+        (
+            "grades_repeated",
+            "grades repeat an answer already graded (a run appended to the file); counted, as "
+            "FastChat counts every row",
+        ),
+        ("grades_without_answer", "grades are of answers the directory does not hold (their text is unknown)"),
+        ("grades_unread", "grades could not be read (FastChat's -1) and are left out"),
+    ):
+        if meta.get(key):
+            parts.append(f'<div class="note">{int(meta[key]):,} {html.escape(what)}.</div>')
+    for note in meta.get("notes") or ():
+        parts.append(f'<div class="note">{html.escape(str(note))}.</div>')
+    rows = _provenance_rows(prov)
+    rows += [("code version", code_version()), ("generated", now.isoformat(timespec="seconds"))]
+    parts.append("<h2>Provenance</h2><dl>")
+    parts += [f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in rows]
+    parts.append("</dl></body></html>")
+    return Report(redact("\n".join(parts)), dataset, view.judge, None, alpha)
 
 
 # ------------------------------------------------------------------ PDF

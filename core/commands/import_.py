@@ -65,6 +65,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     finally:
         store.close()
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    graded = f", {result.n_grades} single-answer grades" if result.n_grades else ""
     if args.json:
         print_json(result.__dict__)
     elif result.status == "already-imported":
@@ -72,12 +75,12 @@ def run(args: argparse.Namespace) -> int:
     elif result.status == "added":
         print(
             f"added {args.path} to dataset {result.dataset!r}: {result.n_battles} new battles, "
-            f"{result.n_votes} votes, {result.n_judgments} judgments, {result.n_completions} completions"
+            f"{result.n_votes} votes, {result.n_judgments} judgments, {result.n_completions} completions{graded}"
         )
     else:
         print(
             f"imported {args.path} as dataset {result.dataset!r}: {result.n_battles} battles, "
-            f"{result.n_votes} votes, {result.n_judgments} judgments, {result.n_completions} completions"
+            f"{result.n_votes} votes, {result.n_judgments} judgments, {result.n_completions} completions{graded}"
         )
     if not args.json:
         for note in result.notes:

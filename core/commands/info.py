@@ -29,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
             f"- {d['name']} [{d['source']}]: {d['n_models']} models, {d['n_prompts']} prompts, "
             f"{d['n_battles']} battles, {d['n_human_votes']} human votes by {d['n_annotators']} annotators, "
             f"{d['n_completions']} completions"
+            + (f", {d['n_grades']} single-answer grades" if d.get("n_grades") else "")
         )
         for j in d["judges"]:
             print(f"    judge {j['name']}: {j['n_judgments']} judgments, orders {','.join(j['orders'])}")

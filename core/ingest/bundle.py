@@ -134,6 +134,8 @@ _KINDS: dict[str, tuple[str, tuple[float, float]]] = {
     **dict.fromkeys(("length", "n_headers", "n_bold", "n_list_items"), ("int", (0, _INT32[1]))),
     **dict.fromkeys(("prompt_tokens", "completion_tokens"), ("int", (0, _INT32[1]))),
     "turn": ("int", (1, _INT32[1])),
+    "run": ("int", (1, _INT32[1])),
+    "score": ("float", (0.0, 10.0)),  # a single-answer grade (FastChat's 1–10)
     "grade": ("int", (-2, 2)),
     "battle_key": ("int", (-(2**63), 2**63 - 1)),
     "prompt_key": ("int", (-(2**63), 2**63 - 1)),
@@ -281,6 +283,8 @@ def _check_links(path: Path, frames: dict[str, pd.DataFrame]) -> None:
     unknown("completions", "model", models, "models")
     unknown("votes", "battle_key", battles, "battles")
     unknown("judgments", "battle_key", battles, "battles")
+    unknown("grades", "prompt_key", prompts, "prompts")
+    unknown("grades", "model", models, "models")
     comp = frames.get("completions")
     if comp is not None:
         twice = _first_repeat(comp, ["prompt_key", "model"])
@@ -303,6 +307,15 @@ def _check_links(path: Path, frames: dict[str, pd.DataFrame]) -> None:
         if twice is not None:
             i, first = (int(named[k]) for k in twice)
             _fail(path, "votes", "annotator", i, None, second_vote(votes["annotator"].iloc[i], first + 1))
+    grades = frames.get("grades")
+    if grades is not None:
+        keys = grades.reindex(columns=["prompt_key", "model", "judge", "run"]).astype(object)
+        keys["run"] = keys["run"].where(keys["run"].notna(), 1)
+        twice = _first_repeat(keys, list(keys.columns))
+        if twice is not None:
+            i, first = twice
+            why = f"the same judge graded the same answer twice in one run (the first: row {first + 1})"
+            _fail(path, "grades", "judge", i, None, why)
     judgments = frames.get("judgments")
     if judgments is not None:
         keys = judgments.reindex(columns=["battle_key", "judge", "order", "prompt_version", "variant"]).astype(object)

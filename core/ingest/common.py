@@ -223,8 +223,9 @@ class ImportResult:
     n_votes: int
     n_judgments: int
     n_completions: int
+    n_grades: int = 0  # single-answer grades (FastChat's MT-Bench scores)
     # What the reader decided and the user should know (a duplicate file skipped, a file scored against its
-    # own baseline outputs): the reader's ``meta["notes"]``.
+    # own baseline outputs, an empty judgment file): the reader's ``meta["notes"]``.
     notes: tuple[str, ...] = ()
 
 

@@ -6,7 +6,8 @@ Files read:
 * ``model_answer/<model>.jsonl``: ``{question_id, model_id, choices: [{turns: [answer 1, answer 2]}]}``;
 * ``model_judgment/<judge>_pair.jsonl``: ``{question_id, model_1, model_2, g1_winner, g2_winner,
   judge: [judge model, prompt name], g1_judgment, g2_judgment, turn, tstamp}``;
-* ``model_judgment/<judge>_single.jsonl`` (optional): ``{question_id, model, judge, judgment, score, turn}``.
+* ``model_judgment/<judge>_single.jsonl``: ``{question_id, model, judge, judgment, score, turn}``
+  (pair files, single files or both).
 
 A battle is one (question, model_1, model_2, turn) of the pair judgments,
 model_a = model_1 of the first record that names the pair (a later record
@@ -26,16 +27,25 @@ completion's ``turns`` both answers (``text`` = the answers joined).  Prompts
 are kept per (question, turn), completions per (prompt, model).
 
 Single-answer grades (1–10 per model, question and turn; ``-1`` when FastChat
-could not parse the grade) are not comparisons.  They are kept only where they
-compare the two sides of a pair battle: for each battle whose two models were
-both graded by the same judge at that question and turn, one judgment of the
-judge ``"<judge>-single"`` (order ``ab``; the answers were graded apart, so
-no order was shown), verdict = the higher grade (equal grades: tie), and both
-grades and both grading texts in ``raw_output`` as JSON; a ``-1`` grade gives
-a judgment with no verdict and a ``parse_error``.  Grades that meet no pair
-battle are counted in the dataset's meta (``single_grades_unused``), never
-dropped silently.  A directory without pair judgments forms no battles (two
-answers nobody compared are not a battle) and is refused with that reason.
+could not parse the grade) are kept as grades (``DatasetTables.grades``: the
+MT-Bench score, :mod:`core.stats.mtbench`), ``-1`` as no score with a
+``parse_error``.  A second grade of the same answer by the same judge (a run
+appended to the file) is ``run`` 2, 3, …; a grade whose answer the directory
+lacks is kept without a completion.  They also compare the two sides of a pair
+battle: for each battle whose two models were both graded (first run) by the
+same judge at that question and turn, one judgment of the judge
+``"<judge>-single"`` (order ``ab``; the answers were graded apart, so no order
+was shown), verdict = the higher grade (equal grades: tie), and both grades and
+both grading texts in ``raw_output`` as JSON; a ``-1`` grade gives a judgment
+with no verdict and a ``parse_error``.
+
+A second pair judgment of the same battle by the same judge, prompt and order
+(FastChat's ``gen_judgment`` appends a new run to the file) is the variant
+``repeat-1`` (then ``repeat-2``, …), never an error.  An empty judgment file
+(FastChat creates ``<judge>_pair.jsonl`` when pair judging starts) is skipped
+with a note in the meta (``notes``).  A directory with grades and no pair
+judgments is a dataset without battles; one with no judgment rows at all is
+refused.
 """
 
 from __future__ import annotations
@@ -65,6 +75,8 @@ ANSWERS = "model_answer"
 JUDGMENTS = "model_judgment"
 PAIR_WINNERS = ("model_1", "model_2", "tie", "error")
 MAX_TURN = 100
+BATTLE_FIELDS = ("battle_key", "model_a", "model_b", "external_id", "turn", "tstamp", "language")
+GRADE_FIELDS = ("prompt_key", "model", "judge", "prompt_version", "turn", "run", "score", "raw_output", "parse_error")
 
 
 def _int(path: Path, value: Any, row: int, field: str, lo: int, hi: int) -> int:
@@ -200,19 +212,19 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         raise IngestError(adir, f"missing {ANSWERS}/*.jsonl")
     questions = _read_questions(qfile)
     answers = _read_answers(adir, questions)
-    pair_files = sorted(jdir.glob("*_pair.jsonl")) if jdir.is_dir() else []
-    single_files = sorted(jdir.glob("*_single.jsonl")) if jdir.is_dir() else []
-    if not pair_files:
-        graded = " and single-answer grades" if single_files else ""
+    notes: list[str] = []
+    pair_files = _with_judgments(sorted(jdir.glob("*_pair.jsonl")) if jdir.is_dir() else [], notes)
+    single_files = _with_judgments(sorted(jdir.glob("*_single.jsonl")) if jdir.is_dir() else [], notes)
+    if not pair_files and not single_files:
         raise IngestError(
             root,
-            f"the directory has answers{graded} but no pairwise judgments ({JUDGMENTS}/*_pair.jsonl); "
-            "answers nobody compared form no battles",
+            f"the directory has answers but no judgments ({JUDGMENTS}/*_pair.jsonl or *_single.jsonl"
+            f"{' with rows' if notes else ''}); answers nobody compared or graded form no battles and no scores",
         )
 
     battles: dict[tuple[str, str, str, int], dict] = {}  # (qid, model_a, model_b, turn) → battle row
     judgments: list[dict] = []
-    seen: dict[tuple[int, str, str, str], tuple[Path, int]] = {}
+    runs: dict[tuple[int, str, str, str], int] = {}  # judgments of a battle by a judge in an order so far
 
     def battle_of(f: Path, row: int, qid: str, m1: str, m2: str, turn: int, tstamp: float | None) -> tuple[dict, bool]:
         """The battle of (qid, m1, m2, turn) and whether m1 is its model_a (created when new)."""
@@ -239,17 +251,12 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         battles[(qid, m1, m2, turn)] = b
         return b, True
 
-    def add(f: Path, row: int, field: str, j: dict) -> None:
+    def add(j: dict) -> None:
+        """A judgment; a second one of the same battle by the same judge, prompt and order (a run appended to
+        the file, as FastChat's gen_judgment does) is kept as the variant 'repeat-1', a third 'repeat-2', …"""
         key = (j["battle_key"], j["judge"], j["prompt_version"], j["order"])
-        if key in seen:
-            first, first_row = seen[key]
-            raise IngestError(
-                f,
-                f"a second {j['judge']} judgment of this battle in this order ({first.name} row {first_row})",
-                row=row,
-                field=field,
-            )
-        seen[key] = (f, row)
+        runs[key] = runs.get(key, 0) + 1
+        j["variant"] = "original" if runs[key] == 1 else f"repeat-{runs[key] - 1}"
         judgments.append(j)
 
     for f in pair_files:
@@ -290,9 +297,6 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
                     winner
                 )
                 add(
-                    f,
-                    row,
-                    f"{game}_winner",
                     {
                         "battle_key": battle["battle_key"],
                         "judge": name,
@@ -303,47 +307,80 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
                         "parse_error": None if verdict else "FastChat could not read a verdict (winner 'error')",
                     },
                 )
-    if not battles:
-        raise IngestError(jdir, "the pairwise judgment files hold no judgments")
-
-    singles, unused = _single_judgments(single_files, questions, answers, battles)
-    for f, row, j in singles:
-        add(f, row, "score", j)
+    grades = _read_grades(single_files, questions, answers)
+    singles, unused = _single_judgments(grades, battles)
+    for j in singles:
+        add(j)
 
     battle_rows = sorted(battles.values(), key=lambda b: b["battle_key"])
-    prompts, comps = _texts(battle_rows, questions, answers)
+    needed = [(b["external_id"], b["turn"], m) for b in battle_rows for m in (b["model_a"], b["model_b"])]
+    needed += [(g["qid"], g["turn"], g["model"]) for g in grades]
+    prompts, comps = _texts(needed, questions, answers)
     for b in battle_rows:
         b["prompt_key"] = prompts.index[(b["external_id"], b["turn"])]
     judges = sorted({j["judge"] for j in judgments})
-    battles_df = pd.DataFrame(battle_rows)
+    battles_df = pd.DataFrame(battle_rows, columns=[*BATTLE_FIELDS, "prompt_key"])
     battles_df = battles_df.astype({"battle_key": np.int64, "prompt_key": np.int64})
     battles_df["turn"] = battles_df["turn"].astype("Int32")
     battles_df["tstamp"] = pd.array(battles_df["tstamp"].tolist(), dtype="Float64")
-    graded_models = {m for (_, m) in answers}
+    grades_df = pd.DataFrame(
+        [
+            {
+                "prompt_key": prompts.index[(g["qid"], g["turn"])],
+                **{k: g[k] for k in ("model", "judge", "prompt_version", "turn", "run", "score")},
+                "raw_output": g["text"],
+                "parse_error": None if g["score"] is not None else "FastChat could not read a grade (score -1)",
+            }
+            for g in grades
+        ],
+        columns=list(GRADE_FIELDS),
+    ).astype({"prompt_key": np.int64, "turn": np.int64, "run": np.int64, "score": np.float64})
+    answered = {m for (_, m) in answers}
     in_battles = set(battles_df["model_a"]) | set(battles_df["model_b"])
+    graded = set(grades_df["model"])
     return DatasetTables(
         name=dataset or root.name,
         source="fastchat-mtbench",
-        models=models_frame(in_battles),
+        models=models_frame(in_battles | graded),
         battles=battles_df,
         prompts=prompts.frame,
         completions=comps,
-        judges=pd.DataFrame({"judge": judges}),
-        judgments=pd.DataFrame(judgments),
+        judges=pd.DataFrame({"judge": judges}) if judges else None,
+        judgments=pd.DataFrame(judgments) if judgments else None,
+        grades=grades_df if len(grades_df) else None,
         meta={
             "format": "fastchat-mtbench",
             "dir": root.name,
             "questions": len(questions),
             "answers": len(answers),
-            "models_without_pair_judgments": sorted(graded_models - in_battles),
+            "models_without_pair_judgments": sorted(answered - in_battles),
             "pair_files": [f.name for f in pair_files],
             "single_files": [f.name for f in single_files],
+            "pair_judgments_repeated": sum(1 for j in judgments if j["variant"] != "original"),
+            "grades": len(grades),
+            "grades_unread": sum(1 for g in grades if g["score"] is None),
+            "grades_repeated": sum(1 for g in grades if g["run"] > 1),
+            "grades_without_answer": sum(1 for g in grades if (g["qid"], g["model"]) not in answers),
             "single_grades_used": len(singles),
             "single_grades_unused": unused,
-            "single_grades": "a '<judge>-single' judgment (order ab) per pair battle whose two models were both "
-            "graded: the higher grade wins, equal grades tie; both grades in raw_output",
+            "single_grades": "kept as grades (the MT-Bench score); also a '<judge>-single' judgment (order ab) per "
+            "pair battle whose two models were both graded: the higher first-run grade wins, equal grades tie; "
+            "both grades in raw_output",
+            "notes": notes,
         },
     )
+
+
+def _with_judgments(files: list[Path], notes: list[str]) -> list[Path]:
+    """The judgment files that hold something; an empty one (FastChat creates the pair file when pair judging
+    starts) is skipped with a note."""
+    kept = []
+    for f in files:
+        if f.is_file() and not f.read_bytes().strip():
+            notes.append(f"{JUDGMENTS}/{f.name}: no judgments in this file")
+        else:
+            kept.append(f)
+    return kept
 
 
 class _Prompts:
@@ -363,13 +400,13 @@ def _turns_json(turns: list[str]) -> str | None:
 
 
 def _texts(
-    battle_rows: list[dict], questions: dict[str, dict], answers: dict[tuple[str, str], list[str]]
+    needed: list[tuple[str, int, str]], questions: dict[str, dict], answers: dict[tuple[str, str], list[str]]
 ) -> tuple[_Prompts, pd.DataFrame]:
-    """Prompts per (question, turn) and completions per (prompt, model) of the battles: turns 1..turn."""
+    """Prompts per (question, turn) and completions per (prompt, model) of each needed (question, turn, model)
+    that has an answer, in the order first needed: turns 1..turn."""
     prompts = _Prompts()
     comps: dict[tuple[int, str], dict] = {}
-    for b in battle_rows:
-        qid, turn = b["external_id"], b["turn"]
+    for qid, turn, model in needed:
         q = questions[qid]
         if (qid, turn) not in prompts.index:
             key = prompts.index[(qid, turn)] = len(prompts.rows)
@@ -387,26 +424,26 @@ def _texts(
                 }
             )
         key = prompts.index[(qid, turn)]
-        for model in (b["model_a"], b["model_b"]):
-            if (key, model) not in comps:
-                said = answers[(qid, model)][:turn]
-                comps[(key, model)] = {
-                    "prompt_key": key,
-                    "model": model,
-                    "text": "\n\n".join(said),
-                    "turns": _turns_json(said),
-                }
+        if (key, model) not in comps and (qid, model) in answers:
+            said = answers[(qid, model)][:turn]
+            comps[(key, model)] = {
+                "prompt_key": key,
+                "model": model,
+                "text": "\n\n".join(said),
+                "turns": _turns_json(said),
+            }
     return prompts, with_style(pd.DataFrame(list(comps.values())))
 
 
-def _single_judgments(
-    files: list[Path],
-    questions: dict[str, dict],
-    answers: dict[tuple[str, str], list[str]],
-    battles: dict[tuple[str, str, str, int], dict],
-) -> tuple[list[tuple[Path, int, dict]], int]:
-    """Judgments from single-answer grades (see the module docstring) and how many grades no battle used."""
-    grades: dict[tuple[str, str, str, int], tuple[float, str | None, str, Path, int]] = {}
+def _read_grades(
+    files: list[Path], questions: dict[str, dict], answers: dict[tuple[str, str], list[str]]
+) -> list[dict]:
+    """Every single-answer grade, in file order: judge, prompt name, question, model, turn, run, score (None for
+    FastChat's -1), the judge's text.  A second grade of the same answer by the same judge (a run appended to
+    the file) is run 2, and so on: FastChat's ``show_result`` counts every row, and so does the score.  A grade
+    whose answer the directory lacks (published directories do) is kept; the answer's text is then unknown."""
+    grades: list[dict] = []
+    runs: dict[tuple[str, str, str, int], int] = {}
     for f in files:
         for row, rec in read_jsonl_lines(f):
             qid = _qid(f, rec, row)
@@ -414,46 +451,68 @@ def _single_judgments(
                 raise IngestError(f, f"grade of unknown question_id {quote(qid)}", row=row, field="question_id")
             model = _name(f, rec.get("model"), row, "model")
             turn = _int(f, rec.get("turn"), row, "turn", 1, MAX_TURN)
+            answer = answers.get((qid, model))
+            if turn > len(questions[qid]["turns"]) or (answer is not None and turn > len(answer)):
+                raise IngestError(
+                    f,
+                    f"turn {turn} of question {quote(qid)}, which {quote(model)} did not answer",
+                    row=row,
+                    field="turn",
+                )
             name, prompt = _judge(f, rec, row)
             score = rec.get("score")
             if isinstance(score, bool) or not isinstance(score, (int, float)) or not (score == -1 or 0 <= score <= 10):
                 raise IngestError(f, f"expected a grade in [0, 10] or -1, got {quote(score)}", row=row, field="score")
             key = (name, qid, model, turn)
-            if key in grades:
-                raise IngestError(
-                    f,
-                    f"a second {name} grade of {quote(model)} on question {quote(qid)} turn {turn}",
-                    row=row,
-                    field="model",
-                )
-            grades[key] = (float(score), _optional_text(f, rec, row, "judgment"), prompt, f, row)
+            runs[key] = runs.get(key, 0) + 1
+            grades.append(
+                {
+                    "judge": name,
+                    "prompt_version": prompt,
+                    "qid": qid,
+                    "model": model,
+                    "turn": turn,
+                    "run": runs[key],
+                    "score": None if score == -1 else float(score),
+                    "text": _optional_text(f, rec, row, "judgment"),
+                }
+            )
+    return grades
+
+
+def _single_judgments(grades: list[dict], battles: dict[tuple[str, str, str, int], dict]) -> tuple[list[dict], int]:
+    """Judgments from the first-run grades (see the module docstring) and how many grades no battle used."""
+    first = {(g["judge"], g["qid"], g["model"], g["turn"]): g for g in grades if g["run"] == 1}
     used: set[tuple[str, str, str, int]] = set()
     out = []
+    names = sorted({k[0] for k in first})
     for (qid, ma, mb, turn), b in battles.items():
-        for name in sorted({k[0] for k in grades}):
-            ga, gb = grades.get((name, qid, ma, turn)), grades.get((name, qid, mb, turn))
+        for name in names:
+            ga, gb = first.get((name, qid, ma, turn)), first.get((name, qid, mb, turn))
             if ga is None or gb is None:
                 continue
             used |= {(name, qid, ma, turn), (name, qid, mb, turn)}
-            sa, sb = ga[0], gb[0]
-            failed = sa < 0 or sb < 0
+            sa, sb = ga["score"], gb["score"]
+            failed = sa is None or sb is None
             verdict = None if failed else "a" if sa > sb else "b" if sb > sa else "tie"
             raw = json.dumps(
-                {"score_a": sa, "score_b": sb, "judgment_a": ga[1], "judgment_b": gb[1]}, ensure_ascii=False
+                {
+                    "score_a": -1.0 if sa is None else sa,
+                    "score_b": -1.0 if sb is None else sb,
+                    "judgment_a": ga["text"],
+                    "judgment_b": gb["text"],
+                },
+                ensure_ascii=False,
             )
             out.append(
-                (
-                    ga[3],
-                    ga[4],
-                    {
-                        "battle_key": b["battle_key"],
-                        "judge": f"{name}-single",
-                        "order": "ab",
-                        "prompt_version": ga[2],
-                        "verdict": verdict,
-                        "raw_output": raw,
-                        "parse_error": "FastChat could not read a grade (score -1)" if failed else None,
-                    },
-                )
+                {
+                    "battle_key": b["battle_key"],
+                    "judge": f"{name}-single",
+                    "order": "ab",
+                    "prompt_version": ga["prompt_version"],
+                    "verdict": verdict,
+                    "raw_output": raw,
+                    "parse_error": "FastChat could not read a grade (score -1)" if failed else None,
+                }
             )
     return out, len(grades) - len(used)

@@ -54,11 +54,13 @@ class Addition:
     skipped_votes: int
     skipped_judgments: int
     skipped_completions: int
+    skipped_grades: int = 0
 
     @property
     def empty(self) -> bool:
         t = self.tables
-        return all(df is None or df.empty for df in (t.battles, t.completions, t.votes, t.judgments, t.prompts))
+        frames = (t.battles, t.completions, t.votes, t.judgments, t.prompts, t.grades)
+        return all(df is None or df.empty for df in frames)
 
 
 def can_add(stored_source: str, new_source: str) -> str | None:
@@ -88,6 +90,7 @@ def addition(stored: DatasetTables, new: DatasetTables, path: str | Path) -> Add
     battle_of, flipped, new_battles = _battles(path, stored, new, prompt_of)
     votes, skipped_votes = _votes(path, stored, new, battle_of, flipped)
     judgments, skipped_judgments = _judgments(path, stored, new, battle_of, flipped)
+    grades, skipped_grades = _grades(path, stored, new, prompt_of)
     known_models = set(stored.models["model"])
     models = new.models[~new.models["model"].isin(known_models)].reset_index(drop=True)
     annotators = None
@@ -106,10 +109,19 @@ def addition(stored: DatasetTables, new: DatasetTables, path: str | Path) -> Add
         annotators=annotators,
         judges=new.judges,
         judgments=judgments,
+        grades=grades,
         meta=new.meta,
     )
     matched = sum(1 for k in battle_of.values() if k >= 0)
-    return Addition(delta, matched, int(sum(flipped.values())), skipped_votes, skipped_judgments, skipped_completions)
+    return Addition(
+        delta,
+        matched,
+        int(sum(flipped.values())),
+        skipped_votes,
+        skipped_judgments,
+        skipped_completions,
+        skipped_grades,
+    )
 
 
 def combine(parts: list[tuple[Path, DatasetTables]]) -> DatasetTables:
@@ -153,6 +165,7 @@ def apply(stored: DatasetTables, add: Addition) -> DatasetTables:
         battles["prompt_key"] = prompt_keys(battles["prompt_key"])
     votes = None if t.votes is None else t.votes.assign(battle_key=battle_keys(t.votes["battle_key"]))
     judgments = None if t.judgments is None else t.judgments.assign(battle_key=battle_keys(t.judgments["battle_key"]))
+    grades = None if t.grades is None else t.grades.assign(prompt_key=prompt_keys(t.grades["prompt_key"]))
     judges = cat(stored.judges, t.judges)
     if judges is not None:
         judges = judges.drop_duplicates("judge").reset_index(drop=True)
@@ -172,6 +185,7 @@ def apply(stored: DatasetTables, add: Addition) -> DatasetTables:
         annotators=cat(stored.annotators, t.annotators),
         judges=judges,
         judgments=cat(stored.judgments, judgments),
+        grades=cat(stored.grades, grades),
         meta=meta,
     )
 
@@ -411,3 +425,48 @@ def _judgments(
             keep.append(i)
             known[k] = outcome(j, i)
     return j.iloc[keep].reset_index(drop=True), skipped
+
+
+def _grades(
+    path: Path, stored: DatasetTables, new: DatasetTables, prompt_of: dict[int, int]
+) -> tuple[pd.DataFrame | None, int]:
+    """The single-answer grades to add: one already stored (same prompt, model, judge and run) with the same
+    score is counted and skipped; with another score it is an error."""
+    if new.grades is None or new.grades.empty:
+        return None, 0
+    g = new.grades.assign(prompt_key=new.grades["prompt_key"].map(prompt_of))
+
+    def key(frame: pd.DataFrame, i: int) -> tuple:
+        run: Any = frame["run"].iloc[i] if "run" in frame else None
+        return (
+            int(frame["prompt_key"].iloc[i]),
+            frame["model"].iloc[i],
+            frame["judge"].iloc[i],
+            1 if is_missing(run) else int(run),
+        )
+
+    def score(frame: pd.DataFrame, i: int) -> float | None:
+        v: Any = frame["score"].iloc[i] if "score" in frame else None
+        return None if is_missing(v) else round(float(v), 9)
+
+    known: dict[tuple, float | None] = {}
+    if stored.grades is not None:
+        for i in range(len(stored.grades)):
+            known.setdefault(key(stored.grades, i), score(stored.grades, i))
+    keep, skipped = [], 0
+    for i in range(len(g)):
+        k = key(g, i)
+        if k[0] >= 0 and k in known:
+            if known[k] != score(g, i):
+                raise IngestError(
+                    path,
+                    f"judge {quote(k[2])} grades {quote(k[1])}'s answer to prompt {k[0]} {quote(score(g, i))} here "
+                    f"and {quote(known[k])} in the dataset",
+                    row=i + 1,
+                    field="score",
+                )
+            skipped += 1
+        else:
+            keep.append(i)
+            known[k] = score(g, i)
+    return g.iloc[keep].reset_index(drop=True), skipped

@@ -140,6 +140,11 @@ class DatasetWrites(StoreBase):
             ),
             judges=judge_rows,
             judgments=judgments,
+            grades=frame(
+                """SELECT prompt_id AS prompt_key, model, judge, prompt_version, turn, run, score, raw_output,
+                          parse_error
+                   FROM grades WHERE dataset_id = ? ORDER BY grade_id"""
+            ),
             meta=meta,
         )
 
@@ -161,6 +166,7 @@ class DatasetWrites(StoreBase):
             [ds_id],
         )
         for table in (
+            "grades",
             "battles",
             "generations",
             "completions",
@@ -322,6 +328,19 @@ class DatasetWrites(StoreBase):
             j = j.drop(columns=["battle_key", "judge"])
             bulk_insert(cur, "judgments", j)
 
+        if t.grades is not None and len(t.grades):
+            g = _with_columns(t.grades, "grades")
+            base = next_id(cur, "grades", "grade_id")
+            g.insert(0, "grade_id", np.arange(base, base + len(g), dtype=np.int64))
+            g.insert(1, "dataset_id", ds_id)
+            g["prompt_id"] = prompt_ids.reindex(g["prompt_key"].to_numpy()).to_numpy()
+            if g["prompt_id"].isna().any():
+                raise StoreError("grades reference unknown prompts")
+            g["prompt_version"] = g["prompt_version"].astype(object).fillna("imported")
+            g["run"] = g["run"].astype(object).fillna(1)
+            g = g.drop(columns=["prompt_key"])
+            bulk_insert(cur, "grades", g)
+
 
 def _counts(cur: duckdb.DuckDBPyConnection, ds_id: int) -> dict[str, int]:
     row = cur.execute(
@@ -329,11 +348,12 @@ def _counts(cur: duckdb.DuckDBPyConnection, ds_id: int) -> dict[str, int]:
                   (SELECT count(*) FROM completions WHERE dataset_id = $1),
                   (SELECT count(*) FROM battles WHERE dataset_id = $1),
                   (SELECT count(*) FROM votes v JOIN battles b USING (battle_id) WHERE b.dataset_id = $1),
-                  (SELECT count(*) FROM judgments g JOIN battles b USING (battle_id) WHERE b.dataset_id = $1)""",
+                  (SELECT count(*) FROM judgments g JOIN battles b USING (battle_id) WHERE b.dataset_id = $1),
+                  (SELECT count(*) FROM grades WHERE dataset_id = $1)""",
         [ds_id],
     ).fetchone()
     assert row is not None
-    return dict(zip(("prompts", "completions", "battles", "votes", "judgments"), (int(x) for x in row)))
+    return dict(zip(("prompts", "completions", "battles", "votes", "judgments", "grades"), (int(x) for x in row)))
 
 
 def _with_columns(df: pd.DataFrame, table: str) -> pd.DataFrame:
@@ -361,6 +381,8 @@ def _check_tables(t: DatasetTables) -> None:
         df = getattr(t, name)
         if df is not None and len(df) and not set(df["battle_key"].tolist()) <= keys:
             raise StoreError(f"{name} reference unknown battles")
+    if t.grades is not None and len(t.grades) and not set(t.grades["model"]) <= models:
+        raise StoreError(f"grades reference unknown models: {sorted(set(t.grades['model']) - models)[:5]}")
     for name, column, allowed in (
         ("votes", "winner", HUMAN_WINNERS),
         ("judgments", "verdict", VERDICTS),

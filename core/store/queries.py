@@ -78,7 +78,7 @@ class Queries(StoreBase):
     def provenance(self, dataset: str) -> dict:
         """Where a dataset came from and a fingerprint of what the store holds for it.
 
-        ``fingerprint``: a hash over every battle, vote and judgment row (order-free
+        ``fingerprint``: a hash over every battle, vote, judgment and grade row (order-free
         sums of DuckDB row hashes), so two stores that print the same fingerprint
         hold the same data; ``imports``: the SHA-256 of each imported file.
         """
@@ -96,6 +96,14 @@ class Queries(StoreBase):
                     WHERE b.dataset_id = $1)""",
             [ds],
         )
+        n_grades, grade_sum = self._one(
+            """SELECT count(*), coalesce(sum(hash(p.external_id, g.model, g.judge, g.prompt_version, g.turn, g.run,
+                                                  g.score)), 0)
+               FROM grades g JOIN prompts p USING (prompt_id) WHERE g.dataset_id = ?""",
+            [ds],
+        )
+        if n_grades:  # a fourth part only where there are grades: every other dataset's fingerprint is unchanged
+            sums = (*sums, grade_sum)
         imports = (
             self._cur()
             .execute(
@@ -128,7 +136,8 @@ class Queries(StoreBase):
                   (SELECT count(DISTINCT annotator) FROM votes v JOIN battles b USING (battle_id)
                      WHERE b.dataset_id = $1 AND annotator IS NOT NULL),
                   (SELECT count(*) FROM completions WHERE dataset_id = $1),
-                  (SELECT count(*) FROM judge_runs WHERE dataset_id = $1)
+                  (SELECT count(*) FROM judge_runs WHERE dataset_id = $1),
+                  (SELECT count(*) FROM grades WHERE dataset_id = $1)
                 """,
                 [ds_id],
             )
@@ -144,6 +153,7 @@ class Queries(StoreBase):
                     "n_annotators": row[4],
                     "n_completions": row[5],
                     "n_judge_runs": row[6],
+                    "n_grades": row[7],
                     "judges": [
                         {
                             "name": r.judge,
@@ -156,6 +166,23 @@ class Queries(StoreBase):
                 }
             )
         return out
+
+    def grades_frame(self, dataset: str, judge: str | None = None) -> pd.DataFrame:
+        """A dataset's single-answer grades: model, judge, prompt_version, turn, run, score (NaN: unread), the
+        prompt's external id, in the order they were imported; ``judge``: only that judge's."""
+        ds = self.dataset(dataset).dataset_id
+        where, params = ("AND g.judge = ?", [judge]) if judge is not None else ("", [])
+        return (
+            self._cur()
+            .execute(
+                f"""SELECT g.model, g.judge, g.prompt_version, coalesce(g.turn, 1) AS turn, g.run, g.score,
+                           p.external_id, g.parse_error
+                    FROM grades g JOIN prompts p USING (prompt_id)
+                    WHERE g.dataset_id = ? {where} ORDER BY g.grade_id""",
+                [ds, *params],
+            )
+            .df()
+        )
 
     def version_token(self) -> str:
         """Changes whenever data changes: a cache key for derived results."""
@@ -175,6 +202,7 @@ class Queries(StoreBase):
             """SELECT (SELECT count(*) FROM datasets), (SELECT max(dataset_id) FROM datasets),
                       (SELECT max(battle_id) FROM battles), (SELECT count(*) FROM battles),
                       (SELECT count(*) FROM completions), (SELECT count(*) FROM models),
+                      (SELECT count(*) FROM grades), (SELECT max(grade_id) FROM grades),
                       (SELECT coalesce(sum(hash(name, family, model, template, prompt_version)), 0) FROM judges),
                       (SELECT count(*) FROM votes), (SELECT max(voted_at) FROM votes),
                       (SELECT count(*) FROM annotators)"""

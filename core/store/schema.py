@@ -318,6 +318,25 @@ CREATE TABLE prompt_attributes (
     PRIMARY KEY (prompt_id, key)
 );
 """,
+    # v14: single-answer grades (FastChat's MT-Bench scores): one judge's grade of one model's answer to a prompt
+    # (a question at a turn), 1–10, NULL when the judge's grade could not be read (FastChat's -1, with the reason
+    # in parse_error).  ``run`` numbers the grades of one answer by one judge: a run appended later is 2, 3, …
+    """
+CREATE TABLE grades (
+    grade_id BIGINT PRIMARY KEY,
+    dataset_id INTEGER NOT NULL,
+    prompt_id BIGINT NOT NULL,
+    model VARCHAR NOT NULL,
+    judge VARCHAR NOT NULL,
+    prompt_version VARCHAR NOT NULL DEFAULT 'imported',
+    turn INTEGER,
+    run INTEGER NOT NULL DEFAULT 1,
+    score DOUBLE,
+    raw_output VARCHAR,
+    parse_error VARCHAR,
+    UNIQUE (prompt_id, model, judge, run)
+);
+""",
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
