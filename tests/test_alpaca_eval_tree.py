@@ -161,3 +161,18 @@ def test_the_cli_takes_the_only_judge_and_ranks_with_ties(ae_store, tmp_path):
     assert run.returncode == 0, run.stderr
     html = out.read_text(encoding="utf-8")
     assert "No model could be rated" not in html and "FuseChat-Gemma-2-9B-Instruct" in html
+
+
+def test_lc_follows_the_published_column_and_flags_what_rests_on_the_length_term(ae_store):
+    """One length slope for all models: the length-gaming model lands near AlpacaEval's 12.2 (it was 27.7 with
+    a slope per model), and the models whose LC moves with the length term's form carry the caveat."""
+    db, _, _ = ae_store
+    published = pd.read_csv(shared_path("alpaca_eval_more") / "leaderboard_alpaca_eval_2.csv", index_col=0)
+    with Store.open(db, read_only=True) as s:
+        rows = win_rate_view(s, "ae", judge=AE2).rows.set_index("model").drop("gpt4_1106_preview")
+    delta = (rows["lc_win_rate"] - published.loc[rows.index, "length_controlled_winrate"]).abs()
+    assert rows.loc["gpt4_gamed", "lc_win_rate"] == pytest.approx(12.2, abs=1.5)
+    assert delta.mean() <= 2.5 and delta.max() <= 5.0, delta.to_dict()
+    flagged = set(rows.index[rows["lc_caveat"].astype(bool)])
+    assert {"gpt4_gamed", "jina-chat", "claude-instant-1.2"} <= flagged
+    assert "FuseChat-Gemma-2-9B-Instruct" not in flagged  # near the baseline's length: nothing to say

@@ -284,6 +284,7 @@ def test_winrate_reproduces_the_published_alpaca_eval_leaderboard(alpaca_db):
         "lc_standard_error",
         "avg_length",
         "n",
+        "lc_caveat",
     ]
     board = pd.read_csv(shared_path("alpaca_eval_2") / "leaderboard.csv", index_col=0).loc[rows.index]
     for ours, theirs in (("win_rate", "win_rate"), ("standard_error", "standard_error")):

@@ -181,7 +181,7 @@ def test_baseline_row_and_sorting():
     res = win_rates(frame, "base")
     assert list(res.rows["model"]) == ["strong", "base", "weak", "solo"]  # NaN LC last
     base = res.rows.set_index("model").loc["base"]
-    assert base.tolist() == [50.0, 0.0, 50.0, 50.0, 0.0, pytest.approx(150 + 1.5), 4]
+    assert base.tolist() == [50.0, 0.0, 50.0, 50.0, 0.0, pytest.approx(150 + 1.5), 4, ""]
     solo = res.rows.set_index("model").loc["solo"]
     assert solo["win_rate"] == pytest.approx(40.0) and solo["n"] == 1
     assert math.isnan(solo["standard_error"]) and math.isnan(solo["lc_win_rate"])

@@ -154,8 +154,12 @@ def run(args: argparse.Namespace) -> int:
         length = "—" if r["avg_length"] != r["avg_length"] else f"{r['avg_length']:.0f}"
         print(
             f"{r['model'][:32]:32s} {pct(r['win_rate'], r['standard_error']):>13s} {r['discrete_win_rate']:9.1f} "
-            f"{pct(r['lc_win_rate'], r['lc_standard_error']):>13s} {length:>8s} {int(r['n']):6d}"
+            f"{pct(r['lc_win_rate'], r['lc_standard_error']):>13s}{'*' if r.get('lc_caveat') else ' '}"
+            f"{length:>8s} {int(r['n']):6d}"
         )
+    for r in rows.to_dict("records"):
+        if r.get("lc_caveat"):
+            print(f"* {r['model']}: {r['lc_caveat']}")
     for note in view.notes:
         print(f"note: {note}")
     return 0
