@@ -216,3 +216,35 @@ def test_bradley_terry_on_a_star_design_matches_scipy(baseline_theta: float, sha
     )[0]
     assert np.isfinite(placed)
     assert placed == pytest.approx(fit.theta[1], abs=0.05)
+
+
+def test_a_fit_that_did_not_converge_is_never_shown_as_numbers(tmp_path, monkeypatch):
+    """The ratings dispatcher turns a non-converged fit into 'unavailable' with its reason (METHODS §10)."""
+    import dataclasses
+    import sys
+
+    import core.app.leaderboard  # noqa: F401 - the package re-exports the function under the module's name
+    from core.app import Unavailable
+    from core.simulate import DemoConfig, simulate_arena
+    from core.store import Store
+
+    ratings_module = sys.modules["core.app.leaderboard.ratings"]
+    demo_db = tmp_path / "demo.duckdb"
+    with Store.open(demo_db) as s:
+        s.write_dataset(simulate_arena(0, DemoConfig.small()))
+
+    real = ratings_module.resolve
+
+    def stalled(path):
+        fit = real(path)
+
+        def run(*args, **kwargs):
+            res = fit(*args, **kwargs)
+            return dataclasses.replace(res, converged=False, issues=("Newton did not converge in 3 iterations",))
+
+        return run
+
+    monkeypatch.setattr(ratings_module, "resolve", stalled)
+    with Store.open(demo_db, read_only=True) as s:
+        got = ratings_module.ratings(s, "demo", "human")
+    assert isinstance(got, Unavailable) and "did not converge" in got.reason and "no Elo is shown" in got.reason

@@ -150,6 +150,8 @@ def style_controlled_ratings(
     ctl = bt.fit_with_ci(ctl_cells, ci="sandwich", lam=lam)
     raw = bt.fit_with_ci(raw_cells, ci="sandwich", lam=lam)
     for label, f in (("style-controlled", ctl.fit), ("raw", raw.fit)):
+        if not f.converged:  # METHODS §10: never a number from a fit that did not converge
+            raise ValueError(f"the {label} fit did not converge in {f.iterations} iterations: no leaderboard")
         issues.extend(f"{label} fit: {issue}" for issue in f.issues)
     cf = ctl.frame().set_index("model")
     rf = raw.frame().set_index("model")

@@ -96,6 +96,10 @@ def ratings(
         if where and votes["battle_id"].nunique() < MIN_SLICE_BATTLES:
             return too_few(where, int(votes["battle_id"].nunique()), "human votes")
         res = fit_fn(votes, ci=ci, n_boot=n_boot, seed=seed, progress=progress)
+    if not res.converged:
+        # METHODS §10: a fit that did not converge is never shown as numbers
+        why = next((i for i in res.issues if "converge" in i), f"no convergence in {res.iterations} iterations")
+        return Unavailable(f"the {method} fit of {dataset!r} did not converge ({why}): no Elo is shown")
     return dataclasses.replace(res, method=method, tau=tau if m.needs_tau else None)
 
 
