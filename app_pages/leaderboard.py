@@ -252,11 +252,14 @@ def load_mtbench(dataset: str, judge: str | None, token: str) -> mtbench.MTBench
     return read_store(mtbench.mtbench_view, dataset, judge)
 
 
-def mtbench_section(dataset: str, token: str) -> bool:
-    """The MT-Bench score table when the dataset has single-answer grades; whether it had."""
+def mtbench_section(dataset: str, token: str, lead: bool = False) -> bool:
+    """The MT-Bench score table when the dataset has single-answer grades; whether it had.  ``lead``: the
+    page's first answer (FastChat's headline number), its sentence as the page's headline."""
     first = load_mtbench(dataset, None, token)
     if isinstance(first, Unavailable):
         return False
+    if lead:
+        st.markdown(f"### {first.headline(lambda x: esc(x, at_line_start=False))}")
     st.subheader("MT-Bench score")
     grader = first.judge
     if len(first.judges) > 1:
@@ -275,6 +278,27 @@ def mtbench_section(dataset: str, token: str) -> bool:
         key="mt_export",
     )
     return True
+
+
+def baseline_section(
+    rates: winrate.WinRateView, scores: app_arena_hard.BaselineScores | Unavailable | None, judge: str | None
+) -> None:
+    """The peer's own numbers on a star design: the Arena-Hard score (an Arena-Hard import), then AlpacaEval's
+    win rates against the baseline."""
+    if scores is not None and not isinstance(scores, Unavailable):
+        st.subheader(f"Arena-Hard score against {esc(scores.plain.baseline)}")
+        show_table(app_arena_hard.table(scores), hide_index=True, width="stretch")
+        st.caption(scores.plain.method + (" " + app_arena_hard.STYLE_NOTE if scores.styled else ""))
+    who = f"judge **{esc(judge)}**" if judge else "the human votes"
+    st.subheader(f"Against the baseline, {esc(rates.baseline)}")
+    show_table(winrate.table(rates), hide_index=True, width="stretch")
+    st.caption(
+        f"By {who}, over {rates.n_battles:,} battles with the baseline. Win rate: the mean probability of "
+        "beating the baseline (a tie counts half), ± one standard error over instructions; discrete: each "
+        "comparison counted as a win, half or loss. " + winrate.DIFFICULTY_NOTE
+    )
+    for note in rates.notes:
+        notice(esc(note))
 
 
 def shown_methods(available: list[str]) -> list[str]:
@@ -402,11 +426,29 @@ with page_guard("The leaderboard"):
         )
 
     # ------------------------------------------------------------ the answer
+    # A star design without human votes (AlpacaEval, Arena-Hard: every battle against one baseline) leads with
+    # the peer's own metric, the number its users compare with; the Elo leaderboards follow.
+    rates = None if where else load_win_rates(dataset, judge, ctx.judge_token if judge else ctx.votes_token)
+    against = rates if rates is not None and not isinstance(rates, Unavailable) and rates.result is not None else None
+    scores = load_arena_hard(dataset, judge, ctx.judge_token) if against is not None and judge else None
+    peer_first = against is not None and human_fit is None
+    # FastChat's headline is the single-answer grade: a graded dataset without human votes leads with it
+    graded_first = not where and human_fit is None and against is None and mtbench_section(dataset, ctx.token, True)
+    if graded_first:
+        st.subheader("Elo leaderboards")
+        peer_first = True
+    if against is not None and peer_first:
+        st.markdown(
+            "### " + winrate.peer_headline(against, None if isinstance(scores, Unavailable | None) else scores.plain)
+        )
+        baseline_section(against, scores, judge)
+        st.subheader("Elo leaderboards")
     headline = view.headline()
+    level = "####" if peer_first else "###"
     st.markdown(
-        f"### {esc(headline, at_line_start=False)}"
+        f"{level} {esc(headline, at_line_start=False)}"
         if headline
-        else f"### No model can be ranked on this {'slice' if where else 'dataset'} yet"
+        else f"{level} No model can be ranked on this {'slice' if where else 'dataset'} yet"
     )
     tau_note = view.tau_note()
     if tau_note:
@@ -576,27 +618,12 @@ with page_guard("The leaderboard"):
             )
 
     # ------------------------------------------------------------ MT-Bench score (single-answer grades)
-    if not where:
+    if not where and not graded_first:
         mtbench_section(dataset, ctx.token)
 
     # ------------------------------------------------------------ against the baseline (AlpacaEval's numbers)
-    rates = None if where else load_win_rates(dataset, judge, ctx.judge_token if judge else ctx.votes_token)
-    if rates is not None and not isinstance(rates, Unavailable) and rates.result is not None:
-        who = f"judge **{esc(judge)}**" if judge else "the human votes"
-        st.subheader(f"Against the baseline, {esc(rates.baseline)}")
-        show_table(winrate.table(rates), hide_index=True, width="stretch")
-        st.caption(
-            f"By {who}, over {rates.n_battles:,} battles with the baseline. Win rate: the mean probability of "
-            "beating the baseline (a tie counts half), ± one standard error over instructions; discrete: each "
-            "comparison counted as a win, half or loss. " + winrate.DIFFICULTY_NOTE
-        )
-        for note in rates.notes:
-            notice(esc(note))
-        scores = load_arena_hard(dataset, judge, ctx.judge_token) if judge else None
-        if scores is not None and not isinstance(scores, Unavailable):
-            st.markdown("**Arena-Hard score**")
-            show_table(app_arena_hard.table(scores), hide_index=True, width="stretch")
-            st.caption(scores.plain.method + (" " + app_arena_hard.STYLE_NOTE if scores.styled else ""))
+    if against is not None and not peer_first:  # with human votes the human Elo leads; the peer's numbers here
+        baseline_section(against, scores, judge)
 
     # ------------------------------------------------------------ head to head
     st.subheader("Head to head")

@@ -319,7 +319,7 @@ def test_the_leaderboard_page_shows_the_win_rates_against_the_baseline(alpaca_db
     shown = dict(zip(table["model"], table["win rate (%)"]))
     for model, rate, se in zip(view.rows["model"], view.rows["win_rate"], view.rows["standard_error"]):
         assert shown[model] == f"{rate:.1f} ± {se:.1f}"
-    assert any("fitted jointly over this dataset's own models" in c.value for c in at.caption)
+    assert any("difficulties over this dataset's own models" in c.value for c in at.caption)
 
 
 @pytest.mark.integration

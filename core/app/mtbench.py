@@ -7,6 +7,7 @@ the store's grades (``Store.grades_frame``) into :func:`core.stats.mtbench.mtben
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -34,16 +35,20 @@ class MTBenchView:
     def judge(self) -> str | None:
         return self.scores.judge
 
-    def headline(self) -> str:
-        """One sentence: who leads, by how much, on how many grades."""
+    def headline(self, name: Callable[[object], str] = str) -> str:
+        """One sentence: who leads, by how much, on how many grades.  ``name`` renders a model or judge name
+        (the page passes its Markdown escape; the report escapes the whole sentence as HTML)."""
         t = self.scores.table.dropna(subset=["score"])
         if t.empty:
-            return f"No model has a readable grade from {self.judge}."
+            return f"No model has a readable grade from {name(self.judge)}."
         top = t.iloc[0]
         lead = f"{top['score']:.3f}"
         if len(t) > 1:
-            lead += f", {top['score'] - t.iloc[1]['score']:.3f} ahead of **{t.iloc[1]['model']}**"
-        return f"**{top['model']}** has the highest MT-Bench score, {lead} ({int(top['n'])} grades by {self.judge})."
+            lead += f", {top['score'] - t.iloc[1]['score']:.3f} ahead of **{name(t.iloc[1]['model'])}**"
+        return (
+            f"**{name(top['model'])}** has the highest MT-Bench score, {lead} "
+            f"({int(top['n'])} grades by {name(self.judge)})."
+        )
 
     def caption(self) -> str:
         s = self.scores

@@ -8,6 +8,7 @@ baseline (``Store.baseline_comparisons``), averaged per (instruction, model), in
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,9 @@ import pandas as pd
 from core.app import Unavailable
 from core.stats.winrate import COLUMNS, WinRates, win_rates
 from core.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from core.app.arena_hard import ArenaHardView
 
 HUMAN = None  # judge=None: the human votes
 DIFFICULTY_NOTE = (
@@ -151,3 +155,43 @@ def table(view: WinRateView) -> pd.DataFrame:
             "LC caveat": r.get("lc_caveat", ""),
         }
     )
+
+
+def peer_headline(view: WinRateView, arena_hard: ArenaHardView | None = None) -> str:
+    """The first sentence of a star-design dataset's Leaderboard, in the peer's own metric (markdown, every
+    name escaped).
+
+    Arena-Hard's score when the judge graded its verdicts (an Arena-Hard import), else AlpacaEval's
+    length-controlled win rate (its headline column), with the raw win rate beside it.
+    """
+    from core.app.safe_text import escape_markdown as esc
+
+    if arena_hard is not None:
+        rows = arena_hard.rows.dropna(subset=["score"])
+        rows = rows[rows["model"] != arena_hard.baseline]
+        if len(rows):
+            top = rows.sort_values("score", ascending=False, kind="stable").iloc[0]
+            what = "has the highest Arena-Hard score" if len(rows) > 1 else "has an Arena-Hard score of"
+            return (
+                f"**{esc(top['model'])}** {what} {top['score']:.1f} (95% CI {top['lower']:.1f} – "
+                f"{top['upper']:.1f}) against **{esc(arena_hard.baseline)}**, by {esc(arena_hard.judge)}."
+            )
+    rows = view.rows[view.rows["model"] != view.baseline]
+    lc = rows.dropna(subset=["lc_win_rate"])
+    who = "the human votes" if view.judge is None else view.judge
+    if len(lc):
+        top = lc.iloc[0]  # rows are sorted by LC win rate
+        caveat = " (read with its caveat below)" if top.get("lc_caveat") else ""
+        what = "has the highest length-controlled win rate" if len(lc) > 1 else "has a length-controlled win rate of"
+        return (
+            f"**{esc(top['model'])}** {what} {top['lc_win_rate']:.1f}% ± {top['lc_standard_error']:.1f} "
+            f"(win rate {top['win_rate']:.1f}%) against **{esc(view.baseline)}**, by {esc(who)}{caveat}."
+        )
+    raw = rows.dropna(subset=["win_rate"]).sort_values("win_rate", ascending=False, kind="stable")
+    if len(raw):
+        top = raw.iloc[0]
+        return (
+            f"**{esc(top['model'])}** has the highest win rate against **{esc(view.baseline)}**: "
+            f"{top['win_rate']:.1f}% ± {top['standard_error']:.1f}, by {esc(who)}."
+        )
+    return f"No model has an outcome against **{esc(view.baseline)}** yet."
