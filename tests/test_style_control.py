@@ -156,7 +156,10 @@ def test_cli_style_control_json(demo_db, method, capsys):
     assert {c["feature"] for c in d["coefficients"]} >= {"log_length"}
     assert all({"coef", "lower", "upper"} <= set(c) for c in d["coefficients"])
     assert "conformal" in d["note"]
-    assert [m["rank"] for m in d["models"]] == sorted(m["rank"] for m in d["models"])
+    # METHODS §10's rank (ties on the intervals); the order by Elo is the position
+    assert [m["position"] for m in d["models"]] == sorted(m["position"] for m in d["models"])
+    lo, hi = np.array([m["lower"] for m in d["models"]]), np.array([m["upper"] for m in d["models"]])
+    assert [m["rank"] for m in d["models"]] == (1 + (lo[None, :] > hi[:, None]).sum(axis=1)).tolist()
 
 
 def test_cli_style_control_text_and_refusals(demo_db, capsys):

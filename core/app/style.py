@@ -141,7 +141,7 @@ def display_table(res: StyleControlledLeaderboard) -> pd.DataFrame:
             "Elo, style controlled": f["elo"].round(1),
             "95% CI": [interval(lo, hi, n) for lo, hi, n in zip(f["lower"], f["upper"], f["interval_note"])],
             "Elo without": f["elo_raw"].round(1),
-            "Rank without": f["rank_raw"].astype(int),
+            "Rank without": f["rank_raw"].astype(int),  # both ranks with ties; "Moves" counts places by Elo
             "Moves": [_signed_places(c) for c in f["rank_change"].tolist()],
             "Battles": f["n_battles"].astype(int),
         }

@@ -31,6 +31,8 @@ FRAME_COLUMNS = (
     "upper_raw",
     "rank_raw",
     "rank_change",
+    "position",
+    "position_raw",
     "n_battles",
 )
 
@@ -41,7 +43,7 @@ class StyleControlled:
 
     ``frame``: model, elo, lower, upper, rank (style-controlled, 95% sandwich),
     elo_raw, lower_raw, upper_raw, rank_raw (no covariates), rank_change =
-    rank_raw − rank (positive: the model climbs once style is controlled),
+    position_raw − position (places by Elo; positive: the model climbs once style is controlled),
     n_battles, interval_note; best controlled Elo first.
     ``coefficients``: feature, coef (logit per standard deviation of the
     feature difference), se, lower, upper.
@@ -105,6 +107,15 @@ def _rank(elo: np.ndarray) -> np.ndarray:
     return pd.Series(elo).rank(ascending=False, method="min").fillna(0).astype(int).to_numpy()
 
 
+def _tied_rank(lower: np.ndarray, upper: np.ndarray, position: pd.Series) -> np.ndarray:
+    """Rank with ties on the intervals where there are intervals; the position where there are none."""
+    from core.domain import rank_with_ties
+
+    if not np.any(np.isfinite(lower) & np.isfinite(upper)):
+        return position.to_numpy()
+    return rank_with_ties(lower, upper)
+
+
 def style_controlled_ratings(
     model_a: ArrayLike,
     model_b: ArrayLike,
@@ -162,9 +173,15 @@ def style_controlled_ratings(
     out["elo_raw"] = out["model"].map(rf["elo"])
     out["lower_raw"] = out["model"].map(rf["lower"])
     out["upper_raw"] = out["model"].map(rf["upper"])
-    out["rank"] = _rank(out["elo"].to_numpy())
-    out["rank_raw"] = _rank(out["elo_raw"].to_numpy())
-    out["rank_change"] = out["rank_raw"] - out["rank"]
+    # rank: METHODS §10's, with ties on the 95% intervals (as every leaderboard); position: by Elo alone, which
+    # is what "the places each model moves" counts
+    out["position"] = _rank(out["elo"].to_numpy())
+    out["position_raw"] = _rank(out["elo_raw"].to_numpy())
+    out["rank"] = _tied_rank(out["lower"].to_numpy(float), out["upper"].to_numpy(float), out["position"])
+    out["rank_raw"] = _tied_rank(
+        out["lower_raw"].to_numpy(float), out["upper_raw"].to_numpy(float), out["position_raw"]
+    )
+    out["rank_change"] = out["position_raw"] - out["position"]
     per_model = np.bincount(ctl_cells.i, minlength=len(ctl_cells.models)) + np.bincount(
         ctl_cells.j, minlength=len(ctl_cells.models)
     )
