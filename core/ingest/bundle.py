@@ -73,10 +73,14 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         _check_table(path, table, df)
     _check_links(path, frames)
     ds = manifest["dataset"]
+    meta = dict(ds.get("meta") or {})
+    # the notes of the import that made the dataset stay with it, but are not this import's news
+    if "notes" in meta:
+        meta["original_import_notes"] = meta.pop("notes")
     return DatasetTables(
         name=dataset or str(ds["name"]),
         source=str(ds.get("source") or "bundle"),
-        meta={**(ds.get("meta") or {}), "bundle": {"file": path.name, "code_version": manifest.get("code_version")}},
+        meta={**meta, "bundle": {"file": path.name, "code_version": manifest.get("code_version")}},
         **frames,
     )
 
