@@ -503,3 +503,18 @@ def test_the_gap_agreement_warning_never_prints_an_undefined_slope(gap, human_y)
 
     res = gap_agreement(pd.Series(gap), pd.Series(human_y), 0.001)  # was: "z = nan", or a singular-matrix error
     assert res.warning is not None and "nan" not in res.warning.lower() and "inf" not in res.warning.lower()
+
+
+def test_the_report_writes_no_missing_value_as_text(tmp_path):
+    """A set-apart model's rank and Elo are missing: the report shows "—", never "<NA>", "None" or "nan"."""
+    import re
+
+    from core.app.report import build_report
+
+    db = tmp_path / "pr.duckdb"
+    with Store.open(db) as s:
+        s.write_dataset(_perfect_record_arena())
+        report = build_report(s, "pr", None, None, 0.1)
+    cells = re.findall(r"<td>(.*?)</td>", report.html)
+    assert cells and "lucky" in report.html
+    assert not [c for c in cells if c.strip() in ("&lt;NA&gt;", "<NA>", "None", "nan", "NaN")], cells

@@ -85,6 +85,13 @@ dd { margin: 0; font-family: ui-monospace, monospace; font-size: .85rem; word-br
 PAPER_WIDTH_PX = 680  # a chart's width on paper: A4 (186 mm) and Letter (194 mm) inside the page margins, at 96 px/in
 
 
+def _html_table(frame: pd.DataFrame, classes: str) -> str:
+    """A table as HTML with every missing value as "—": pandas writes a nullable integer's NA as "<NA>"
+    whatever ``na_rep`` says, and a person should never read that."""
+    shown = frame.astype(object).where(frame.notna(), "—")
+    return shown.to_html(index=False, border=0, escape=True, classes=classes)
+
+
 def _md(text: str) -> str:
     """The few Markdown marks the app's sentences use (**bold**, `code`), as HTML."""
     out = html.escape(text)
@@ -271,7 +278,7 @@ def _changes_since(store: Store, dataset: str, judge: str | None, previous: str 
             continue
         parts.append(f"<h3>On the {html.escape(comparison.what)}</h3>")
         parts.append(f"<p>{html.escape(comparison.summary())}</p>")
-        parts.append(comparison.table().to_html(index=False, na_rep="—", border=0, escape=True, classes="changes"))
+        parts.append(_html_table(comparison.table(), "changes"))
         parts.append(f'<p class="sub">{html.escape(comparison.method())}.</p>')
     return parts
 
@@ -312,7 +319,7 @@ def _arena_hard_section(store: Store, dataset: str, judge: str | None) -> list[s
         return []
     parts = [
         f"<h2>Arena-Hard score against {html.escape(scores.plain.baseline)}</h2>",
-        score_table(scores).to_html(index=False, na_rep="—", border=0, escape=True, classes="arena-hard"),
+        _html_table(score_table(scores), "arena-hard"),
         f'<p class="sub">{_md(scores.plain.method)}'
         + (f" {_md(STYLE_NOTE)}" if scores.styled is not None else "")
         + "</p>",
@@ -370,7 +377,7 @@ def build_report(
     if tau_note:
         parts.append(f'<p class="sub">{_md(tau_note)}</p>')
     parts.append("<h2>Leaderboard</h2>")
-    parts.append(display_table(view).to_html(index=False, na_rep="—", border=0, escape=True, classes="leaderboard"))
+    parts.append(_html_table(display_table(view), "leaderboard"))
     drawn = chart_input(view, ("human", "hard", "soft"))
     fig = charts.leaderboard_intervals(
         drawn.frame, drawn.methods, interval=drawn.interval, interval_label=drawn.interval_label
@@ -399,7 +406,7 @@ def build_report(
                 for c in curves
             ]
         )
-        parts.append(ece.to_html(index=False, border=0, classes="ece"))
+        parts.append(_html_table(ece, "ece"))
 
     parts.append("<h2>Caveats</h2>")
     if tau_caveat is not None:
@@ -451,7 +458,7 @@ def _mtbench_parts(view: MTBenchView) -> list[str]:
     table = mtbench_display_table(view)
     return [
         "<h2>MT-Bench score</h2>",
-        table.to_html(index=False, na_rep="—", border=0, escape=True, classes="leaderboard"),
+        _html_table(table, "leaderboard"),
         f'<p class="sub">{_md(view.caption())}</p>',
     ]
 
