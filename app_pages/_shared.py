@@ -125,6 +125,7 @@ from app_pages._widgets import (
     show_chart,
     show_table,
     slice_picker,
+    snap_selected_tau,
     tau_control,
 )
 from core.app.safe_text import escape_markdown as esc
@@ -213,6 +214,7 @@ __all__ = [
     "store_available",
     "store_state",
     "sync_url",
+    "snap_selected_tau",
     "tau_control",
     "unavailable_pages",
     "update",

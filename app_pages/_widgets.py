@@ -17,7 +17,7 @@ import streamlit as st
 
 from app_pages._loaders import dataset_facts, load_slices, unavailable_pages
 from app_pages._registry import page_needs, page_title
-from app_pages._selection import selection, update
+from app_pages._selection import selection, sync_url, update
 from app_pages._store import busy_notice, judge_version, store_available, store_state, version, votes_version
 from core.app import StoreLockedError, Unavailable
 from core.app import availability as app_availability
@@ -242,6 +242,23 @@ def export_buttons(
     )
 
 
+def snap_selected_tau(fit: Any) -> None:
+    """One link, one τ: a τ from a link (any number) becomes the grid value the slider shows, in the
+    selection and at once in the URL, in every mode (presentation mode draws no slider but reads the same τ).
+    The fitted τ's grid value is stored as "the fitted τ" (None), as the slider's own callback does."""
+    chosen = selection().tau
+    if chosen is None:
+        return
+    fitted = float(fit.tau) if fit.ok else None
+    grid = app_leaderboard.tau_grid(fitted)
+    snapped = app_leaderboard.snap_tau(chosen, grid)
+    at_fit = app_leaderboard.snap_tau(fitted, grid) if fitted is not None else None
+    home = None if at_fit is not None and snapped == at_fit else snapped
+    if home != chosen:
+        update(tau=home)
+        sync_url()
+
+
 def tau_control(fit: Any, label: str, disabled: bool = False, help: str | None = None) -> tuple[float, bool]:
     """The τ slider shared by Leaderboard and Calibration: a log-spaced grid that contains the fitted τ.
 
@@ -249,6 +266,7 @@ def tau_control(fit: Any, label: str, disabled: bool = False, help: str | None =
     (``Selection.tau`` is None), else the chosen grid value.  Without a
     fitted τ the slider starts at 1.
     """
+    snap_selected_tau(fit)
     fitted = float(fit.tau) if fit.ok else None
     grid = app_leaderboard.tau_grid(fitted)
     at_fit = app_leaderboard.snap_tau(fitted, grid) if fitted is not None else None

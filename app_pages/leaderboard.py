@@ -37,6 +37,7 @@ from app_pages._shared import (
     show_chart,
     show_table,
     slice_picker,
+    snap_selected_tau,
     tau_control,
     update,
 )
@@ -370,6 +371,7 @@ with page_guard("The leaderboard"):
                     help="The intervals cover a new model's human Elo with probability ≥ 1 − α.",
                 )
         else:
+            snap_selected_tau(tau_fit)  # the τ the slider would show, as in the interactive page
             tau, tau_fitted = (selection().tau, False) if selection().tau is not None else (tau_fit.tau, True)
         if not tau_fit.ok and selection().tau is None:
             # τ cannot be fitted: no Soft-Elo at a τ nobody chose (the slider's resting place is not a τ)

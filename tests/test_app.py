@@ -155,6 +155,28 @@ def test_query_params_reproduce_the_view(demo_db, monkeypatch):
     assert any(f"fitted τ = {tau:.3f}" in c.value for c in at.caption)  # beside the τ slider, in the page header
 
 
+@pytest.mark.parametrize("present", [False, True])
+def test_a_tau_off_the_grid_in_a_link_is_snapped_and_the_url_rewritten(demo_db, monkeypatch, present):
+    """One link, one τ (#45): ?tau=0.777 showed 0.794 on the slider while the URL kept 0.777, and presentation
+    mode computed at 0.777 — other Soft-Elo numbers for the same link."""
+    from core.app.leaderboard import snap_tau, tau_grid
+    from core.stats.calibration import fit_tau
+
+    with Store.open(demo_db, read_only=True) as s:
+        f = s.battle_frame("demo", "judge-position")
+    grid = tau_grid(fit_tau(f["gap"], f["human_y"]).tau)
+    want = snap_tau(0.777, grid)
+    assert want != 0.777  # off the grid, or the test proves nothing
+    params = {"dataset": "demo", "judge": "judge-position", "tau": "0.777"}
+    if present:
+        params["present"] = "1"
+    at = _app(demo_db, monkeypatch, "app_pages/leaderboard.py", params=params)
+    _no_errors(at)
+    assert at.query_params["tau"] == f"{want:.3g}"
+    if not present:
+        assert at.select_slider(key="tau").value == pytest.approx(want)
+
+
 def test_softelo_store_says_why_intervals_are_missing_or_shows_them(softelo_db, monkeypatch):
     at = _app(softelo_db, monkeypatch, "app_pages/leaderboard.py")
     _no_errors(at)
