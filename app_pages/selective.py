@@ -212,7 +212,7 @@ with page_guard("The selective judging page", page="selective"):
     else:
         for note in at.notes:
             st.warning(note)
-        show_table(at.leaderboard, width="stretch")
+        show_table(selective.leaderboard_display(at), width="stretch")
         st.caption(
             "Bradley–Terry Elo on all hard judge labels, on the accepted judgments only, and on the accepted "
             "ones plus the abstained battles handed to their human vote. Battles used: "

@@ -218,7 +218,7 @@ def test_the_share_of_splits_over_alpha_counts_every_split():
 
 
 def test_the_accepted_only_leaderboard_prints_no_ridge_bound_as_an_elo(demo_db):
-    from core.app.selective import scope_at_alpha
+    from core.app.selective import leaderboard_display, scope_at_alpha
     from core.stats import selective
 
     with Store.open(demo_db, read_only=True) as s:
@@ -235,6 +235,10 @@ def test_the_accepted_only_leaderboard_prints_no_ridge_bound_as_an_elo(demo_db):
         absent = set(col.index) - {str(m) for m in fit.models}  # no battle left in this leaderboard
         assert set(col[col.isna()].index) == (no_mle & set(col.index)) | absent  # blank exactly where no MLE
         assert all("no Elo in accepted only" in at.leaderboard.loc[m, "caveat"] for m in no_mle & set(col.index))
+        # what the page shows: a blank there, as its caption says, never "None"
+        shown = leaderboard_display(at)["accepted only"]
+        assert set(shown[shown == ""].index) == set(col[col.isna()].index)
+        assert not any(v is None or v is pd.NA for v in shown)
         found |= bool(no_mle)
     assert found, "no α left a model with a perfect record in the accepted-only fit"
 

@@ -182,6 +182,13 @@ def scope_at_alpha(frame: pd.DataFrame, source: str, alpha: float, method: str =
     return ScopeAtAlpha(alpha, th, ex, wide, sl.counts(), notes)
 
 
+def leaderboard_display(at: ScopeAtAlpha) -> pd.DataFrame:
+    """The selective leaderboard as a person reads it: a blank where a model has no Elo (a grid would write
+    "None" for a missing integer), the numbers as whole Elo."""
+    t = at.leaderboard
+    return t.astype(object).where(t.notna(), "")
+
+
 def threshold_statement(at: ScopeAtAlpha) -> tuple[str, str]:
     """(level, sentence) on what λ̂ accepts at this α; an infeasible threshold says why instead."""
     th = at.threshold
