@@ -281,3 +281,84 @@ def test_judge_human_agreement_under_the_mt_bench_papers_two_setups(tmp_path):
     assert (out["without_ties"]["n"], out["without_ties"]["agreement"]) == (5, pytest.approx(0.8))
     assert (out["unanimous_battles"]["n"], out["unanimous_battles"]["agreement"]) == (2, pytest.approx(0.5))
     assert all(out[k]["definition"] for k in ("with_ties", "without_ties", "unanimous_battles"))
+
+
+def _fastchat_procedure(rows):
+    """The MT-Bench paper's agreement, computed here from its description: per turn, per (question, model pair)
+    with the pair sorted by name, GPT-4's one vote against each expert's (authors left out); a vote containing
+    'tie' is a tie; S1 counts all pairs, S2 drops pairs where either side tied."""
+
+    def side(vote, swapped):
+        if "tie" in vote:
+            return "tie"
+        flip = {"model_a": "model_b", "model_b": "model_a"}
+        return flip[vote] if swapped else vote
+
+    keyed = {}
+    for r in rows:
+        swapped = r["model_a"] > r["model_b"]
+        key = (r["turn"], r["question_id"], *sorted((r["model_a"], r["model_b"])))
+        who = "gpt4" if r["judge"] == "gpt4_pair" else ("expert" if r["judge"].startswith("expert") else "author")
+        keyed.setdefault(key, {}).setdefault(who, []).append(side(r["winner"], swapped))
+    out = {}
+    for turn in (1, 2):
+        s1 = s2 = n1 = n2 = 0
+        for key, votes in keyed.items():
+            if key[0] != turn or "gpt4" not in votes or "expert" not in votes:
+                continue
+            g = votes["gpt4"][0]
+            for h in votes["expert"]:
+                n1 += 1
+                s1 += g == h
+                if g != "tie" and h != "tie":
+                    n2 += 1
+                    s2 += g == h
+        out[f"turn_{turn}_with_ties"] = (n1, s1 / n1 if n1 else None)
+        out[f"turn_{turn}_without_ties"] = (n2, s2 / n2 if n2 else None)
+    return out
+
+
+@pytest.mark.integration
+def test_agreement_setup_mt_bench_is_the_papers_procedure(tmp_path):
+    """Experts only, per turn, an inconsistent GPT-4 tie as a tie: on random files in the published layout the
+    command equals the procedure computed independently, and differs from the pooled default."""
+    import random
+
+    rng = random.Random(7)
+    models = ["alpaca-13b", "claude-v1", "gpt-3.5-turbo", "vicuna-13b-v1.2"]
+    rows = []
+    for qid in (81, 82):
+        for turn in (1, 2):
+            for i in range(len(models)):
+                for j in range(i + 1, len(models)):
+                    a, b = (models[i], models[j]) if rng.random() < 0.5 else (models[j], models[i])
+                    rows.append(_row(qid, a, b, rng.choice(JUDGE_CHOICES), "gpt4_pair", turn=turn))
+                    for judge in rng.sample(["expert_1", "expert_2", "expert_5", "author_0", "author_3"], 3):
+                        x, y = (a, b) if rng.random() < 0.7 else (b, a)  # a human row may name the pair swapped
+                        rows.append(_row(qid, x, y, rng.choice(HUMAN_CHOICES), judge, turn=turn))
+    db = tmp_path / "s.duckdb"
+    assert _cli(db, _write(tmp_path / "both.jsonl", rows), "--dataset", "mt").returncode == 0
+
+    def agreement(*extra):
+        done = subprocess.run(
+            [sys.executable, "-m", "core", "agreement", "--db", str(db), "--dataset", "mt", "--judge", "gpt-4"]
+            + [*extra, "--json"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    got = agreement("--setup", "mt-bench")
+    want = _fastchat_procedure(rows)
+    assert got["setup"] == "mt-bench"
+    for key, (n, share) in want.items():
+        assert got[key]["n"] == n, key
+        assert got[key]["agreement"] == pytest.approx(share), key
+    pooled = agreement()
+    assert pooled["with_ties"]["n"] > got["turn_1_with_ties"]["n"] + got["turn_2_with_ties"]["n"]  # authors too
+
+
+JUDGE_CHOICES = ["model_a", "model_b", "tie", "tie (inconsistent)"]
+HUMAN_CHOICES = ["model_a", "model_b", "tie", "tie (bothbad)"]

@@ -13,7 +13,7 @@ from core.app import Unavailable
 from core.app.data import REPLAY_SAMPLE
 from core.datahome import shared_file
 from core.domain import Z95
-from core.stats.agreement import AgreementFigure, judge_human_agreement
+from core.stats.agreement import EXPERT_PREFIX, AgreementFigure, judge_human_agreement, mt_bench_agreement
 from core.stats.amelo import fit_amelo
 from core.stats.consistency import ConsistencyStudy, study
 from core.stats.ratings import ShuffleStudy, online_elo_shuffles
@@ -172,8 +172,20 @@ def contests(store: Store, dataset: str) -> pd.DataFrame:
     return store.contests_frame(dataset)
 
 
-def human_agreement(store: Store, dataset: str, judge: str) -> dict[str, AgreementFigure] | Unavailable:
-    """The judge's agreement with the human votes, as the MT-Bench paper defines it and battle by battle."""
+AGREEMENT_SETUPS = ("votes", "mt-bench")
+
+
+def human_agreement(
+    store: Store, dataset: str, judge: str, setup: str = "votes"
+) -> dict[str, AgreementFigure] | Unavailable:
+    """The judge's agreement with the human votes.
+
+    ``setup='votes'``: every vote (all annotators, all turns pooled) under the MT-Bench paper's two definitions,
+    and battle by battle.  ``setup='mt-bench'``: the paper's own procedure (FastChat's compute_agreement: experts
+    only, per turn, inconsistent ties as ties), :func:`core.stats.agreement.mt_bench_agreement`.
+    """
+    if setup not in AGREEMENT_SETUPS:
+        raise ValueError(f"unknown agreement setup {setup!r}; expected one of {', '.join(AGREEMENT_SETUPS)}")
     votes = store.votes_frame(dataset)
     if votes.empty:
         return Unavailable(f"dataset {dataset!r} has no human votes to compare judge {judge!r} with")
@@ -181,7 +193,18 @@ def human_agreement(store: Store, dataset: str, judge: str) -> dict[str, Agreeme
     judged = bf[bf["judge_hard"].notna()]
     if judged.empty:
         return Unavailable(f"judge {judge!r} labelled no battle of {dataset!r}")
-    return judge_human_agreement(votes["winner"], votes["battle_id"], judged["judge_hard"], judged["battle_id"])
+    if setup == "votes":
+        return judge_human_agreement(votes["winner"], votes["battle_id"], judged["judge_hard"], judged["battle_id"])
+    turn = votes["battle_id"].map(dict(zip(bf["battle_id"], bf["turn"])))
+    experts = votes["annotator"].astype(str).str.startswith(EXPERT_PREFIX)
+    if not experts.any():
+        return Unavailable(
+            f"dataset {dataset!r} has no expert votes (annotators named {EXPERT_PREFIX}_*): the MT-Bench setup "
+            "compares the judge with the experts only"
+        )
+    return mt_bench_agreement(
+        votes["winner"], votes["battle_id"], votes["annotator"], turn, judged["judge_hard"], judged["battle_id"]
+    )
 
 
 AGREEMENT_LABELS = {
@@ -195,7 +218,7 @@ def agreement_table(figures: dict[str, AgreementFigure]) -> pd.DataFrame:
     """One row per figure: its name, the agreement ('undefined' when it counts nothing), n and definition."""
     return pd.DataFrame(
         {
-            "figure": [AGREEMENT_LABELS[k] for k in figures],
+            "figure": [AGREEMENT_LABELS.get(k, k.replace("_", " ")) for k in figures],
             "agreement": ["undefined" if f.n == 0 else f"{f.agreement:.1%}" for f in figures.values()],
             "pairs counted": [f.n for f in figures.values()],
             "definition": [f.definition for f in figures.values()],

@@ -14,6 +14,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_db_arg(p)
     p.add_argument("--dataset", required=True)
     p.add_argument("--judge", required=True)
+    p.add_argument(
+        "--setup",
+        choices=("votes", "mt-bench"),
+        default="votes",
+        help="votes: every vote, turns pooled (default); mt-bench: the MT-Bench paper's procedure (FastChat's "
+        "compute_agreement: expert votes only, per turn, an inconsistent GPT-4 tie counted as a tie)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
@@ -25,10 +32,15 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     with open_store(args.db, read_only=True) as store:
         try:
-            figures = required(human_agreement(store, args.dataset, args.judge))
+            figures = required(human_agreement(store, args.dataset, args.judge, args.setup))
         except StoreError as exc:
             raise UserError(str(exc)) from None
-    out = {"dataset": args.dataset, "judge": args.judge, **{k: f.as_dict() for k, f in figures.items()}}
+    out = {
+        "dataset": args.dataset,
+        "judge": args.judge,
+        "setup": args.setup,
+        **{k: f.as_dict() for k, f in figures.items()},
+    }
     out["seconds"] = time.perf_counter() - t0
     if args.json:
         print_json(clean_json(out))

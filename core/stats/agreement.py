@@ -136,3 +136,45 @@ def judge_human_agreement(
         "battle level: battles whose human votes all pick the same side, the judge's ties skipped",
     )
     return out
+
+
+EXPERT_PREFIX = "expert"  # FastChat's compute_agreement counts judges named expert_* as "human"; author_* apart
+
+
+def mt_bench_agreement(
+    vote_winner: ArrayLike,
+    vote_battle: ArrayLike,
+    vote_annotator: ArrayLike,
+    vote_turn: ArrayLike,
+    judge_y: ArrayLike,
+    judge_battle: ArrayLike,
+) -> dict[str, AgreementFigure]:
+    """Judge–human agreement as the MT-Bench paper computes it (FastChat's ``compute_agreement.py``).
+
+    Only the experts' votes (annotators named ``expert_*``; the authors' ``author_*`` votes are left out), per
+    conversation turn, each expert vote against the judge's one label of its battle; a tie — the judge's
+    ``tie (inconsistent)`` (its two orders disagreed, stored as a tie) and a human both-bad vote included —
+    matches a tie.  ``turn_<t>_with_ties`` counts every pair (setup S1); ``turn_<t>_without_ties`` leaves out
+    the pairs where either side said tie (setup S2).  Arguments as :func:`judge_human_agreement`, plus each
+    vote's annotator and its battle's turn.
+    """
+    annotators = np.asarray(vote_annotator, dtype=object)
+    expert = np.array([isinstance(a, str) and a.startswith(EXPERT_PREFIX) for a in annotators], bool)
+    turns = np.asarray(vote_turn, dtype=float)
+    winners, battles = np.asarray(vote_winner, dtype=object), np.asarray(vote_battle)
+    out: dict[str, AgreementFigure] = {}
+    for t in sorted({int(x) for x in turns[expert & np.isfinite(turns)]}):
+        sel = expert & (turns == t)
+        figs = judge_human_agreement(winners[sel], battles[sel], judge_y, judge_battle)
+        out[f"turn_{t}_with_ties"] = AgreementFigure(
+            figs["with_ties"].agreement,
+            figs["with_ties"].n,
+            f"MT-Bench setup S1, turn {t}: each expert vote against the judge's label (a, b or tie; an "
+            "inconsistent tie is a tie), authors' votes left out",
+        )
+        out[f"turn_{t}_without_ties"] = AgreementFigure(
+            figs["without_ties"].agreement,
+            figs["without_ties"].n,
+            f"MT-Bench setup S2, turn {t}: the same pairs where neither the expert nor the judge said tie",
+        )
+    return out
