@@ -109,6 +109,20 @@ def _manifest(path: Path, zf: zipfile.ZipFile) -> dict:
     ds = manifest.get("dataset")
     if not isinstance(ds, dict) or not isinstance(ds.get("name"), str) or not ds["name"].strip():
         raise IngestError(path, "the manifest names no dataset", field="manifest.json:dataset")
+    if "meta" in ds and ds["meta"] is not None and not isinstance(ds["meta"], dict):
+        raise IngestError(path, f"expected an object, got {quote(ds['meta'])}", field="manifest.json:dataset.meta")
+    # what the import's leaderboard check reads (core.app.bundle.check_leaderboards): its α and judges
+    params = manifest.get("parameters", {})
+    if not isinstance(params, dict):
+        raise IngestError(path, f"expected an object, got {quote(params)}", field="manifest.json:parameters")
+    alpha = params.get("alpha", 0.1)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise IngestError(
+            path, f"expected a number in (0, 1), got {quote(alpha)}", field="manifest.json:parameters.alpha"
+        )
+    judges = manifest.get("judges", [])
+    if not isinstance(judges, list) or not all(isinstance(j, str) for j in judges):
+        raise IngestError(path, f"expected a list of judge names, got {quote(judges)}", field="manifest.json:judges")
     listed = set(files) | {"manifest.json"}
     extra = sorted(set(zf.namelist()) - listed)
     if extra:
