@@ -61,7 +61,7 @@ def access() -> Access:
         table = role_table(_secret("roles"))
     except RolesError as exc:
         return Access(sign_in=True, signed_in=True, error=str(exc))
-    who = identity_of(claims, table.groups_claim)
+    who = identity_of(claims, table.groups_claim, table.trust_unverified_email)
     return Access(sign_in=True, signed_in=True, identity=who, role=role_of(table, who))
 
 

@@ -46,7 +46,18 @@ def test_roles_from_emails_domains_groups_and_everyone():
 
 
 def test_claims_an_unverified_address_and_malformed_tables():
-    assert identity_of({"email": "Ada@Example.org", "sub": "1"}).email == "ada@example.org"
+    assert identity_of({"email": "Ada@Example.org", "email_verified": True, "sub": "1"}).email == "ada@example.org"
+    assert identity_of({"email": "a@b.org", "email_verified": "true"}).email == "a@b.org"
+    # absent, null, 0, "0", "false": not verified, so the address matches no entry (#43)
+    unclear = ({}, {"email_verified": None}, {"email_verified": 0}, {"email_verified": "0"}, {"email_verified": "no"})
+    for claim in unclear:
+        who = identity_of({"email": "ada@example.org", "sub": "9", **claim})  # the admins' address, unverified
+        assert who.email is None and role_of(role_table(ROLES), who) is None, claim
+    # a provider trusted by a documented setting: its addresses count without the claim
+    trusted = role_table({**ROLES, "trust_unverified_email": True})
+    assert identity_of({"email": "a@b.org"}, trusted.groups_claim, trusted.trust_unverified_email).email == "a@b.org"
+    with pytest.raises(RolesError):
+        role_table({"admins": ["a@b.org"], "trust_unverified_email": "yes"})
     unverified = identity_of({"email": "ada@example.org", "email_verified": False, "sub": "7"})
     assert unverified.email is None and unverified.name == "sub:7"
     assert role_of(role_table(ROLES), unverified) is None  # an unverified address matches no entry

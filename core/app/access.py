@@ -7,14 +7,20 @@ The dashboard's ``[roles]`` table (Streamlit secrets) lists, per role, who has i
     annotators = ["@example.org", "group:raters"]
     viewers = ["*"]
     groups_claim = "groups"   # optional: the ID-token claim that lists a person's groups
+    trust_unverified_email = false   # optional: see below
 
 An entry is an email address (any case), ``@domain`` (every address at
 exactly that domain, not its subdomains), ``group:NAME`` (everyone whose
 groups claim lists NAME) or ``*`` (everyone the identity provider signs in).
 Roles are cumulative: an admin may also vote and view, an annotator may also
 view.  A person listed nowhere has no role and sees nothing but a sign-out
-button.  An address the provider marks as unverified (``email_verified`` is
-false) matches no email or domain entry.
+button.  An address counts only when the provider says it is verified
+(``email_verified`` is true): absent, null, 0 or false, it matches no email or
+domain entry (a provider that omits the claim, or lets users edit their email,
+would otherwise let anyone claim an admin's address).  A provider whose
+addresses are verified by construction (a company directory that sends no
+claim) can be trusted with ``trust_unverified_email = true``; groups and ``*``
+never depend on the email.
 
 This module only decides; the pages ask it (``app_pages/_shared.py``).
 """
@@ -41,6 +47,7 @@ class RoleTable:
     annotators: tuple[str, ...] = ()
     viewers: tuple[str, ...] = ()
     groups_claim: str = DEFAULT_GROUPS_CLAIM
+    trust_unverified_email: bool = False
 
     def entries(self, role: str) -> tuple[str, ...]:
         return {ADMIN: self.admins, ANNOTATOR: self.annotators, VIEWER: self.viewers}[role]
@@ -54,9 +61,12 @@ def role_table(mapping: Mapping[str, Any] | None) -> RoleTable:
     """The ``[roles]`` secrets table, checked: each role a list of strings (a single string is a list of one)."""
     if not mapping:
         return RoleTable()
-    unknown = sorted(set(mapping) - set(_TABLE_KEYS) - {"groups_claim"})
+    unknown = sorted(set(mapping) - set(_TABLE_KEYS) - {"groups_claim", "trust_unverified_email"})
     if unknown:
-        raise RolesError(f"[roles]: unknown key {unknown[0]!r}; use admins, annotators, viewers, groups_claim")
+        raise RolesError(
+            f"[roles]: unknown key {unknown[0]!r}; use admins, annotators, viewers, groups_claim, "
+            "trust_unverified_email"
+        )
     lists: dict[str, tuple[str, ...]] = {}
     for key in _TABLE_KEYS:
         value = mapping.get(key, ())
@@ -72,7 +82,10 @@ def role_table(mapping: Mapping[str, Any] | None) -> RoleTable:
     claim = mapping.get("groups_claim", DEFAULT_GROUPS_CLAIM)
     if not isinstance(claim, str) or not claim:
         raise RolesError("[roles]: groups_claim must be a claim name")
-    return RoleTable(lists["admins"], lists["annotators"], lists["viewers"], claim)
+    trust = mapping.get("trust_unverified_email", False)
+    if not isinstance(trust, bool):
+        raise RolesError("[roles]: trust_unverified_email must be true or false")
+    return RoleTable(lists["admins"], lists["annotators"], lists["viewers"], claim, trust)
 
 
 def _valid_entry(entry: str) -> bool:
@@ -110,11 +123,18 @@ class Identity:
         return self.email or f"sub:{self.subject}"
 
 
-def identity_of(claims: Mapping[str, Any], groups_claim: str = DEFAULT_GROUPS_CLAIM) -> Identity:
-    """The identity in an ID token's claims (``st.user``): a verified email, the groups, the subject."""
+def identity_of(
+    claims: Mapping[str, Any], groups_claim: str = DEFAULT_GROUPS_CLAIM, trust_unverified_email: bool = False
+) -> Identity:
+    """The identity in an ID token's claims (``st.user``): a verified email, the groups, the subject.
+
+    The email counts only when ``email_verified`` is true (the boolean, or the string "true" some providers
+    send); absent, null, 0 or false it is dropped, unless the roles table trusts the provider's addresses.
+    """
     email = claims.get("email")
-    verified = claims.get("email_verified", True)
-    if verified is False or str(verified).lower() == "false" or not isinstance(email, str) or "@" not in email:
+    verified = claims.get("email_verified")
+    trusted = verified is True or (isinstance(verified, str) and verified.strip().lower() == "true")
+    if not (trusted or trust_unverified_email) or not isinstance(email, str) or "@" not in email:
         email = None
     raw = claims.get(groups_claim) or ()
     groups = (raw,) if isinstance(raw, str) else tuple(str(g) for g in raw) if isinstance(raw, Sequence) else ()
