@@ -557,3 +557,30 @@ class DatasetTables:
             if df is not None:
                 out[name] = df
         return out
+
+
+# ============================================================ dataset names
+MAX_DATASET_NAME = 100
+
+
+def dataset_name_problem(name: object) -> str | None:
+    """Why ``name`` cannot name a dataset (None when it can).
+
+    A dataset name comes from a file's or folder's name, a bundle's manifest or ``--dataset``; it is shown on
+    every page, put in the URL and in export file names, so it is a line of printable text of at most
+    ``MAX_DATASET_NAME`` characters without path separators (a manifest naming ``../../etc/passwd`` or a
+    5,000-character name is refused like any bad field).
+    """
+    if not isinstance(name, str):
+        return f"expected text, got {type(name).__name__}"
+    if not name.strip():
+        return "empty"
+    if len(name) > MAX_DATASET_NAME:
+        return f"{len(name):,} characters (at most {MAX_DATASET_NAME})"
+    if name != name.strip():
+        return "leading or trailing spaces"
+    if any(ch in name for ch in "/\\") or name in (".", ".."):
+        return "a path, not a name (no '/' or '\\', not '.' or '..')"
+    if any(not ch.isprintable() for ch in name):
+        return "a control character"
+    return None

@@ -334,3 +334,26 @@ def test_cli_corrupted_real_files_are_rejected(tmp_path):
         assert r.returncode == 2, (fmt, r.stderr)
         assert needle in r.stderr and "Traceback" not in r.stderr
         assert _cli("info", "--db", str(db), "--json").stdout == before
+
+
+@pytest.mark.integration
+def test_dataset_names_are_validated_and_a_known_file_under_a_new_name_says_where_it_is(tmp_path):
+    """#43: a dataset name is a field like any other; a file imported as 'a' and asked for as 'b' says so."""
+    from tests.conftest import ROOT
+
+    src = tmp_path / "votes.csv"
+    src.write_text("model_a,model_b,winner\nx,y,model_a\ny,z,model_b\nx,z,tie\n")
+    db = tmp_path / "s.duckdb"
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, capture_output=True, text=True)
+
+    for bad in ("../../etc/passwd", "x" * 5000, " padded", "a\\b"):
+        run = cli("import", "--db", str(db), str(src), "--dataset", bad)
+        assert run.returncode == 2 and "field 'dataset'" in run.stderr and "cannot be used" in run.stderr, run.stderr
+        assert not db.exists()
+    assert cli("import", "--db", str(db), str(src), "--dataset", "a").returncode == 0
+    run = cli("import", "--db", str(db), str(src), "--dataset", "b")
+    assert run.returncode == 2 and "already in dataset 'a'" in run.stderr and "export" in run.stderr, run.stderr
+    same = cli("import", "--db", str(db), str(src), "--dataset", "a")
+    assert same.returncode == 0 and "nothing changed" in same.stderr

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from core.datahome import DEFAULT_DB
-from core.domain import DatasetTables, outcome_of_target
+from core.domain import DatasetTables, dataset_name_problem, outcome_of_target
 from core.ingest import ImportResult, IngestError, bulk_plan, content_hash, load
+from core.ingest.common import quote
 from core.ingest.detect import AUTO, detect
 from core.redact import redact_frame
 from core.store import Store, StoreError
@@ -153,13 +154,24 @@ def prepare_import(
     if annotator is not None:
         # one results/ tree holds several annotator configurations: each is its own import of the same bytes
         digest = hashlib.sha256(f"{digest}\nannotator={annotator}".encode()).hexdigest()
+    if dataset is not None:
+        _check_name(path, dataset)
     plan = None if path.is_dir() else bulk_plan(path, fmt, dataset=dataset, judge=judge)
     if plan is not None:
+        _check_name(path, plan.name if isinstance(plan, BulkBattles) else plan.dataset)
         return PreparedImport(path, fmt, digest, None, plan)
     tables = load(path, fmt, dataset=dataset, judge=judge, annotator=annotator)
+    _check_name(path, tables.name)
     if fmt == "bundle":
         tables = _checked_bundle(path, tables, leaderboards)
     return PreparedImport(path, fmt, digest, tables)
+
+
+def _check_name(path: Path, name: object) -> None:
+    """A dataset name from the file, its folder, a bundle's manifest or ``--dataset``, checked as any field."""
+    problem = dataset_name_problem(name)
+    if problem is not None:
+        raise IngestError(path, f"the dataset name {quote(name)} cannot be used: {problem}", field="dataset")
 
 
 def _checked_bundle(path: Path, tables: DatasetTables, leaderboards: str) -> DatasetTables:

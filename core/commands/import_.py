@@ -70,6 +70,14 @@ def run(args: argparse.Namespace) -> int:
     graded = f", {result.n_grades} single-answer grades" if result.n_grades else ""
     if args.json:
         print_json(result.__dict__)
+    elif result.status == "already-imported" and args.dataset is not None and args.dataset != result.dataset:
+        # the user asked for another dataset and would otherwise find it missing with exit 0
+        raise UserError(
+            f"{args.path} is already in dataset {result.dataset!r} (the same content was imported there); "
+            f"dataset {args.dataset!r} was not created. To have a copy under that name: python -m core export "
+            f"--db {args.db} --dataset {result.dataset} --bundle copy.zip, then import copy.zip --dataset "
+            f"{args.dataset}"
+        )
     elif result.status == "already-imported":
         print(f"{args.path} was already imported as dataset {result.dataset!r}; nothing changed", file=sys.stderr)
     elif result.status == "added":
