@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -74,15 +75,41 @@ class WorkerProcess:
 
 
 def _open_private(path: Path) -> int:
-    """A new file only its owner may read (0600 from its creation: no moment with wider rights)."""
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()  # a file left with wider rights is replaced, not reused
+    """A new file only its owner may read (0600 from its creation: no moment with wider rights).
+
+    Created exclusively: a file of that name already there (another worker's) raises FileExistsError and is
+    never deleted or reused (two starts in one second once shared a configuration and a log)."""
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
 
 
 def _write_private(path: Path, data: bytes) -> None:
     with os.fdopen(_open_private(path), "wb") as fh:
         fh.write(data)
+
+
+def _claim_files(
+    folder: Path, prefix: str, safe: str, config_toml: str | None, extra_files: dict[str, str] | None
+) -> tuple[list[tuple[str, Path, str]], Path, int]:
+    """This start's own files: a stem no other start has (time, pid and a random token), every file created
+    exclusively; returns the option files, the configuration path and the open log's descriptor."""
+    for _ in range(8):
+        token = secrets.token_hex(4)
+        stem = folder / f"{prefix}-{safe}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{token}"
+        config_path = stem.with_suffix(".toml")
+        files = [] if config_toml is None else [("--config", config_path, config_toml)]
+        for option, text in (extra_files or {}).items():
+            files.append((option, stem.with_name(f"{stem.name}-{option.strip('-')}.toml"), text))
+        written: list[Path] = []
+        try:
+            for _, path, text in files:
+                _write_private(path, text.encode("utf-8"))
+                written.append(path)
+            return files, config_path, _open_private(config_path.with_suffix(".log"))
+        except FileExistsError:  # another start took this stem: ours are removed, theirs untouched
+            for path in written:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+    raise RuntimeError(f"could not create a worker's files in {folder}: every name tried was taken")
 
 
 def spawn(
@@ -103,13 +130,7 @@ def spawn(
     folder.mkdir(parents=True, exist_ok=True)
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)[:40]
     prefix = "admin" if command == "judge" else command
-    stem = folder / f"{prefix}-{safe}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-    config_path = stem.with_suffix(".toml")
-    files = [] if config_toml is None else [("--config", config_path, config_toml)]
-    for option, text in (extra_files or {}).items():
-        files.append((option, stem.with_name(f"{stem.name}-{option.strip('-')}.toml"), text))
-    for _, path, text in files:
-        _write_private(path, text.encode("utf-8"))
+    files, config_path, log_fd = _claim_files(folder, prefix, safe, config_toml, extra_files)
     log_path = config_path.with_suffix(".log")
     cmd = [sys.executable, "-m", "core", command, "--db", str(db_path)]
     for option, path, _ in files:
@@ -117,7 +138,7 @@ def spawn(
     cmd += ["--dataset", dataset, *args]
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
-    with os.fdopen(_open_private(log_path), "wb") as log:
+    with os.fdopen(log_fd, "wb") as log:
         popen = subprocess.Popen(
             cmd,
             cwd=root,
