@@ -58,6 +58,7 @@ class FakeJudge:
         self.outage: str | None = None  # None, '503' or 'hang'
         self.log_path = log_path
         self.served = 0  # completions answered with 200
+        self.received = 0  # completion requests received, whatever the answer (an outage's 503s included)
         self.jitter = jitter  # each latency drawn uniformly from latency × [1 - jitter, 1 + jitter]
         self.rng = random.Random(seed)
         self.noise = noise  # rubric: the two answers' scores swapped with this probability (a judge that varies)
@@ -406,6 +407,8 @@ def make_handler(judge: FakeJudge, connections: set | None = None):
                 self._send(*batch)
                 return
             body = json.loads(raw)
+            with judge.lock:
+                judge.received += 1
             if judge.outage == "hang":
                 time.sleep(3600)
             fault = judge.next_fault()

@@ -164,3 +164,35 @@ def test_a_refused_key_stops_the_run_without_storing_failures(tmp_path):
     assert proc.returncode == 3 and "HTTP 401" in err
     j, runs = _judgments(db, "out")
     assert j.empty and runs.iloc[0]["status"] == "failed" and "refused the run" in runs.iloc[0]["message"]
+
+
+def test_a_cancel_while_paused_acts_within_seconds_and_the_run_resumes(tmp_path):
+    """#43: SIGTERM (the Admin page's Cancel) was honoured only when the outage wait ended (147 s of 150).
+    Now the paused run stops within seconds, keeps what it finished, and the same command completes it."""
+    import signal
+
+    db = _store(tmp_path, n_prompts=10)
+    judge = FakeJudge(latency_ms=150)
+    with FakeServer(judge) as srv:
+        cfg = _cfg(tmp_path, srv.url, max_outage=600)
+        proc = _judge(db, cfg)
+        _wait_served(judge, 10)
+        judge.outage = "503"
+        failing_from = judge.received
+        # the breaker opens after 3 failures in a row, then only its probes go out (backing off): the run is
+        # paused once a probe has failed too
+        wait_until(lambda: judge.received >= failing_from + 5, timeout=60, what="the outage's failing calls")
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+        assert proc.returncode in (130, 143), err
+        assert took < 20, f"cancel took {took:.1f} s while paused (max_outage 600 s)"
+        j, _ = _judgments(db, "out")
+        assert not j["call_failed"].any()
+        judge.outage = None
+        again = _judge(db, cfg)
+        _, err2 = again.communicate(timeout=120)
+    assert again.returncode == 0, err2
+    j, _ = _judgments(db, "out")
+    assert len(j) == 60 and not j.duplicated(["battle_id", "order"]).any()

@@ -11,7 +11,7 @@ from core.cli import UserError
 from core.commands._common import add_db_arg, open_store
 
 if TYPE_CHECKING:
-    from core.store import Store
+    from core.app import Store
 
 SUFFIXES = {"html": (".html", ".htm"), "pdf": (".pdf",)}
 

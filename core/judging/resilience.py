@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from core.judging.config import JudgeConfig
 from core.judging.units import RunStats
+
+# how often a paused run looks at its cancel flag while it waits out an outage
+CANCEL_POLL_S = 0.25
 
 
 class Breaker:
@@ -22,8 +26,10 @@ class Breaker:
     down for ``max_outage_s``: the run gives up, resumable.
     """
 
-    def __init__(self, threshold: int, max_outage_s: float, stats: RunStats):
+    def __init__(self, threshold: int, max_outage_s: float, stats: RunStats, cancel: threading.Event | None = None):
         self.threshold, self.max_outage_s, self.stats = threshold, max_outage_s, stats
+        # a cancel (SIGTERM from the Admin page) ends the wait within CANCEL_POLL_S, paused or not
+        self.cancel = cancel
         self.consecutive = 0
         self.is_open = False
         self.down_since: float | None = None  # monotonic time of the streak's first failure
@@ -71,6 +77,8 @@ class Breaker:
     async def admit(self) -> bool:
         """Wait until a call may go out (True), or the outage has lasted too long (False)."""
         while self.is_open:
+            if self.cancel is not None and self.cancel.is_set():
+                return False  # the run is cancelled: no call goes out, the run stays resumable
             now = time.monotonic()
             if self.gave_up or (self.down_since is not None and now - self.down_since >= self.max_outage_s):
                 self.gave_up = True
@@ -79,6 +87,8 @@ class Breaker:
                 self.probing = True
                 return True  # this call is the probe
             wait = max(0.05, self.next_probe - now) if not self.probing else 1.0
+            if self.cancel is not None:
+                wait = min(wait, CANCEL_POLL_S)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), timeout=wait)
         return True

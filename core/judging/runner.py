@@ -102,7 +102,7 @@ async def _run(
     )
     writer = _Writer(ledger, run_id, stats, progress, batch_rows=max(64, 2 * cfg.concurrency), window_s=0.5)
     writer.start()
-    breaker = Breaker(cfg.breaker_threshold, cfg.max_outage_s, stats)
+    breaker = Breaker(cfg.breaker_threshold, cfg.max_outage_s, stats, cancel)
     guard = CostGuard(cfg, stats)
     refused: list[str] = []
     try:
