@@ -199,14 +199,18 @@ class LeaderboardView:
                 f"bar is narrower than ±q̂·σ̂ = ±{q.qhat * q.sigma:.0f} Elo"
             )
             units = " (in units of √(SE² + σ̂²))"
+            exchangeable = (
+                ": a model judged on about as many battles as these; for one judged on far more, the floor keeps "
+                "the coverage under the disagreement model of METHODS §4, as measured there, not guaranteed"
+            )
             # the drawn interval contains the full-conformal one when q̂ ≥ 1, and the jackknife+ one always
             level = 1 - self.alpha if contains_full_conformal(q) else max(1 - 2 * self.alpha, 0.0)
         else:
-            shape, units, level = f"{label} ± q̂·SE", " SEs", 1 - self.alpha
+            shape, units, level, exchangeable = f"{label} ± q̂·SE", " SEs", 1 - self.alpha, ""
         text = (
             f"Each bar is a split-conformal interval for the model's **human** Elo, {shape}. With "
             f"α = {self.alpha:.2f}, it covers the human Elo of a new model with probability ≥ {level:.0%} "
-            f"(marginally, models exchangeable). Calibrated on {q.n} held-out models by {procedure}; "
+            f"(marginally, models exchangeable{exchangeable}). Calibrated on {q.n} held-out models by {procedure}; "
             f"q̂ = {q.qhat:.2f}{units}, median width {float(np.nanmedian(width)):.0f} Elo."
         )
         drawn = self.drawn_coverage()
