@@ -31,21 +31,32 @@ from core.stats.conformal_sim import simulate_coverage
 MULTIPLIERS = (0.1, 1.0, 4.0, 10.0)
 
 
+def _coverage(sigma: float) -> pd.DataFrame:
+    # 20 calibration models with SE ~ U(10, 30); 1,500 pools × 10 new models per multiplier: MC-SE ≈ 0.003
+    return simulate_coverage(
+        n_cal=20, sigma=sigma, multipliers=MULTIPLIERS, alphas=(0.1, 0.2), reps=1500, seed=46, forms=("se", "floor")
+    )
+
+
 @pytest.fixture(scope="module")
 def coverage() -> pd.DataFrame:
-    # 20 calibration models with SE ~ U(10, 30) and disagreement σ = 20 (the demo's Soft-Elo: σ̂ ≈ 2 SE);
-    # 1,500 pools × 10 new models per multiplier: MC-SE of a coverage ≈ 0.003
-    return simulate_coverage(
-        n_cal=20, sigma=20.0, multipliers=MULTIPLIERS, alphas=(0.1, 0.2), reps=1500, seed=46, forms=("se", "floor")
-    )
+    """Disagreement σ = 20, about the SEs (the demo's Soft-Elo: σ̂ ≈ 2 SE)."""
+    return _coverage(20.0)
+
+
+@pytest.fixture(scope="module")
+def coverage_small_sigma() -> pd.DataFrame:
+    """σ = 5, a quarter of a typical SE: σ² is hardly identified from 20 models, the floor's hard case."""
+    return _coverage(5.0)
 
 
 @pytest.mark.parametrize("alpha", [0.1, 0.2])
 @pytest.mark.parametrize("k", MULTIPLIERS)
-def test_the_floor_score_holds_nominal_coverage_at_every_battle_multiplier(coverage, alpha, k):
-    row = coverage[(coverage["form"] == "floor") & (coverage["alpha"] == alpha) & (coverage["multiplier"] == k)]
-    got, mc = float(row["coverage"].iloc[0]), float(row["mc_se"].iloc[0])
-    assert got >= 1 - alpha - 3 * mc, (alpha, k, got, mc)
+def test_the_floor_score_holds_nominal_coverage_at_every_battle_multiplier(coverage, coverage_small_sigma, alpha, k):
+    for sigma, table in ((20, coverage), (5, coverage_small_sigma)):
+        row = table[(table["form"] == "floor") & (table["alpha"] == alpha) & (table["multiplier"] == k)]
+        got, mc = float(row["coverage"].iloc[0]), float(row["mc_se"].iloc[0])
+        assert got >= 1 - alpha - 3 * mc, (sigma, alpha, k, got, mc)
 
 
 @pytest.mark.parametrize("alpha", [0.1, 0.2])
