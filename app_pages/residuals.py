@@ -84,8 +84,9 @@ with page_guard("The residuals page", page="residuals"):
         show_chart(
             partial(show.plain_chart, charts.width_decomposition, None, view.summary),
             key="width_decomposition",
-            how_to_read="interval width is 2·q̂·SE, so each dotted line is one width: a method narrows its "
-            "intervals by a smaller SE (left) or a smaller calibrated multiplier q̂ (down).",
+            how_to_read="interval width is 2·q̂·√(SE² + σ̂²) (σ̂: the judge–human disagreement, which more judged "
+            "battles do not shrink), so each dotted line is one width: a method narrows its intervals by a smaller "
+            "scale (left) or a smaller calibrated multiplier q̂ (down).",
         )
     st.subheader("Held-out accuracy and intervals over random splits")
     for note in view.notes:
@@ -113,6 +114,7 @@ with page_guard("The residuals page", page="residuals"):
                 "spearman",
                 "kendall",
                 "median_se",
+                "sigma",
                 "qhat",
                 "coverage",
                 "coverage_min",

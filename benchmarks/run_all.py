@@ -1,6 +1,6 @@
 """Run every benchmark in turn (``make bench``); each prints its figures against its own in-run baseline.
 
-    python benchmarks/run_all.py [--quick] [--only bt,sparse,heldout,scope,judging,app,load,first,scale]
+    python benchmarks/run_all.py [--quick] [--only bt,sparse,heldout,conformal,scope,judging,app,load,first,scale]
 
 Inputs the benchmarks need are generated first when missing (the 1M-battle
 LMArena file, the 25k SoftElo file, the demo store).  ``--quick`` uses smaller
@@ -31,7 +31,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small workloads (a smoke run)")
     ap.add_argument(
-        "--only", default="bt,sparse,heldout,scope,judging,app,load,first,scale", help="comma-separated subset"
+        "--only",
+        default="bt,sparse,heldout,conformal,scope,judging,app,load,first,scale",
+        help="comma-separated subset",
     )
     args = ap.parse_args()
     wanted = set(args.only.split(","))
@@ -51,6 +53,9 @@ def main() -> int:
         ok &= _run("Bradley–Terry at 10k and 100k models", ["benchmarks/bench_bt_sparse.py", *sizes])
     if "heldout" in wanted:
         ok &= _run("held-out protocol", ["benchmarks/bench_heldout.py"])
+    if "conformal" in wanted:
+        quick = ["--quick"] if args.quick else []
+        ok &= _run("conformal floor", ["benchmarks/bench_conformal_floor.py", *quick])
     if "scope" in wanted:
         splits = ["--splits", "200", "--repeats", "2"] if args.quick else []
         ok &= _run("SCOPE", ["benchmarks/bench_scope.py", "--no-write", *splits])

@@ -174,13 +174,23 @@ def _check_view(db, dataset: str, judge: str | None, tau: float | None, alpha: f
         held = heldout(frame, tau=None if view.tau_fitted or view.interval_method != "soft" else view.tau)
     m = view.interval_method
     r, se = held.table[f"{m}_resid"].to_numpy(float), held.table[f"{m}_se"].to_numpy(float)
-    from core.stats.conformal import SE_FLOOR
+    from core.stats.conformal import SE_FLOOR, deploy_variance
 
     ok = np.isfinite(r) & np.isfinite(se) & (se > SE_FLOOR)
-    scores = np.sort(np.abs(r[ok]) / se[ok])
+    r, se = r[ok], se[ok]
+    # the "floor" score by hand: |r_i| / √(SE_i² + σ̂²₍ᵢ₎), σ̂²₍ᵢ₎ = mean over the others of r² − SE², floored at 0
+    d = r**2 - se**2
+    loo = np.maximum((d.sum() - d) / (len(d) - 1), 0.0) if len(d) > 1 else np.zeros(len(d))
+    scores = np.sort(np.abs(r) / np.sqrt(se**2 + loo))
     k = math.ceil((len(scores) + 1) * (1 - alpha))
     assert f"Calibrated on {len(scores)} held-out models" in statement
-    assert f"q̂ = {scores[k - 1]:.2f} SEs" in statement
+    assert f"q̂ = {scores[k - 1]:.2f} (in units of √(SE² + σ̂²))" in statement
+    sigma = math.sqrt(float(deploy_variance(r, se)))
+    assert f"σ̂ = {sigma:.1f} Elo" in statement and f"±q̂·σ̂ = ±{scores[k - 1] * sigma:.0f} Elo" in statement
+    # every drawn bar is judge Elo ± q̂·√(SE² + σ̂²) around the method's Elo
+    drawn = t[t["interval_lower"].notna() & t[f"{m}_se"].notna()]
+    half = scores[k - 1] * np.sqrt(drawn[f"{m}_se"].astype(float) ** 2 + sigma**2)
+    np.testing.assert_allclose(drawn["interval_upper"].astype(float), drawn[f"{m}_elo"].astype(float) + half, rtol=1e-9)
     width = (t["interval_upper"] - t["interval_lower"]).astype(float)
     assert f"median width {float(np.nanmedian(width)):.0f} Elo" in statement
     both = t["human_elo"].notna() & t["interval_lower"].notna()

@@ -108,8 +108,10 @@ def test_deployed_intervals_are_unbounded_when_the_pool_is_too_small_whatever_th
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no "invalid value" from ∞ · 0
         small, q = deploy(np.arange(1.0, 9.0), np.ones(8), judge, 0.1)  # 8 calibration models < 9 needed
-        ok, q_ok = deploy(np.arange(1.0, 10.0), np.ones(9), judge, 0.1)
-    assert math.isinf(q.qhat)
+        small_se, q_se = deploy(np.arange(1.0, 9.0), np.ones(8), judge, 0.1, score="se")
+        ok, q_ok = deploy(np.arange(1.0, 10.0), np.ones(9), judge, 0.1, score="se")  # |r|/SE by hand below
+    assert math.isinf(q.qhat) and math.isinf(q_se.qhat)
+    pd.testing.assert_frame_equal(small, small_se)
     assert small["half_width"].tolist()[:2] == [math.inf, math.inf] and math.isnan(small["half_width"].iloc[2])
     assert small["lower"].iloc[0] == -math.inf and small["upper"].iloc[1] == math.inf
     assert q_ok.qhat == 9.0  # the ⌈(n + 1)(1 − α)⌉-th smallest score: the largest of 9 at α = 0.1
@@ -227,18 +229,21 @@ def demo_frame():
 
 @pytest.mark.parametrize("alpha", [0.1, 0.2])
 def test_conformal_validity_on_the_demo_arena(demo_frame, alpha):
-    """200 random model-level splits: coverage within [1−α−0.03, 1−α+0.08]; Soft narrower than Hard."""
+    """200 random model-level splits: coverage within [1−α−0.03, 1−α+0.08] for the "se" score, within
+    [1−α−0.03, 1−α+0.10] for the default "floor" (its σ̂ is an 80% upper bound: conservative for models judged like
+    the calibration ones, measured 0.96–0.97 at α = 0.1 and 0.875–0.89 at α = 0.2, METHODS §4); Soft narrower."""
     from core.app.leaderboard import heldout
 
     res = heldout(demo_frame)
-    ev = {
-        m: evaluate_splits(res.table[f"{m}_resid"], res.table[f"{m}_se"], alpha, n_splits=200, seed=1)
-        for m in ("hard", "soft")
-    }
-    for m, e in ev.items():
-        assert 1 - alpha - 0.03 <= e.coverage_mean <= 1 - alpha + 0.08, (m, e.coverage_mean)
-        assert e.n_infinite == 0
-    assert ev["soft"].width_mean < ev["hard"].width_mean
+    for score, slack in (("se", 0.08), ("floor", 0.10)):
+        ev = {
+            m: evaluate_splits(res.table[f"{m}_resid"], res.table[f"{m}_se"], alpha, n_splits=200, seed=1, score=score)
+            for m in ("hard", "soft")
+        }
+        for m, e in ev.items():
+            assert 1 - alpha - 0.03 <= e.coverage_mean <= 1 - alpha + slack, (score, m, e.coverage_mean)
+            assert e.n_infinite == 0
+        assert ev["soft"].width_mean < ev["hard"].width_mean
 
 
 def test_judge_ensemble_is_one_more_method():

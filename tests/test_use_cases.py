@@ -14,7 +14,7 @@ from core.app.leaderboard import display_table, leaderboard_view, smallest_alpha
 from core.app.residuals import residual_view
 from core.stats.bt import ratings_from_pairs
 from core.stats.calibration import Reliability
-from core.stats.conformal import min_pool
+from core.stats.conformal import calibrate, min_pool, scores
 from core.stats.heldout import HeldoutResult
 
 HARD = pd.DataFrame(
@@ -54,8 +54,10 @@ def _held(scores: list[float]) -> HeldoutResult:
 
 
 def test_leaderboard_join_ranks_intervals_and_sort():
-    # 9 calibration scores 1..9; α = 0.2: k = ⌈10 · 0.8⌉ = 8, so q̂ = the 8th smallest = 8.
-    view = leaderboard_view(HUMAN, HARD, SOFT, _held([float(s) for s in range(1, 10)]), alpha=0.2, tau=0.5)
+    # The "se" score (|r|/SE, interval ± q̂·SE) by hand: 9 calibration scores 1..9; α = 0.2: k = ⌈10 · 0.8⌉ = 8,
+    # so q̂ = the 8th smallest = 8.  The default "floor" score is checked below and in tests/test_conformal_floor.py.
+    held = _held([float(s) for s in range(1, 10)])
+    view = leaderboard_view(HUMAN, HARD, SOFT, held, alpha=0.2, tau=0.5, score="se")
     t = view.table.set_index("model")
     assert view.quantile is not None and view.quantile.qhat == 8.0 and view.quantile.k == 8
     assert view.has_intervals and view.note is None
@@ -73,9 +75,19 @@ def test_leaderboard_join_ranks_intervals_and_sort():
     assert view.headline() == "#1 b — human Elo 1525 (95% CI 1510–1540); statistically tied with 1 model"
     assert view.tied_at_top == ["b", "a"]
     statement = view.coverage_statement()
-    assert statement is not None and "α = 0.20" in statement and "q̂ = 8.00" in statement
+    assert statement is not None and "α = 0.20" in statement and "q̂ = 8.00 SEs" in statement
     assert "median width 144 Elo" in statement  # median of 128, 144, 160
-    assert "τ refitted on every fold" in statement
+    assert "τ refitted on every fold" in statement and "Soft-Elo ± q̂·SE" in statement
+    # the default: Soft-Elo ± q̂·√(SE² + σ̂²), q̂ over |r_i|/√(SE_i² + σ̂²₍ᵢ₎), σ̂ from all 9 models
+    floor = leaderboard_view(HUMAN, HARD, SOFT, held, alpha=0.2, tau=0.5)
+    q = calibrate(held.table["soft_resid"], held.table["soft_se"], 0.2)
+    assert floor.quantile == q and q.score == "floor" and q.sigma > 0
+    ft = floor.table.set_index("model")
+    half = q.qhat * np.sqrt(np.array([8.0, 9.0, 10.0]) ** 2 + q.sigma**2)  # the Soft-Elo SEs of a, b, c
+    np.testing.assert_allclose(ft.loc[["a", "b", "c"], "interval_upper"], np.array([1510, 1530, 1460]) + half)
+    said = floor.coverage_statement() or ""
+    assert f"q̂ = {q.qhat:.2f} (in units of √(SE² + σ̂²))" in said and f"σ̂ = {q.sigma:.1f} Elo" in said
+    assert f"±q̂·σ̂ = ±{q.qhat * q.sigma:.0f} Elo" in said and "probability ≥ 80%" in said
     fixed = leaderboard_view(HUMAN, HARD, SOFT, _held([float(s) for s in range(1, 10)]), 0.2, 0.8, tau_fitted=False)
     assert "τ fixed at 0.8 in every fold" in (fixed.coverage_statement() or "")
 
@@ -119,7 +131,7 @@ def test_residual_view_marks_splits_undefined_when_half_the_models_are_too_few()
     assert np.isnan(soft["coverage"]) and soft["unbounded_splits"] == 10
     assert any("coverage is undefined" in n and "0.25" in n for n in view.notes)  # 3 models need α ≥ 0.25
     # with all 6 models the pool is large enough (k = ⌈7 · 0.8⌉ = 6): q̂ is the largest score
-    assert soft["qhat"] == 6.0
+    assert soft["qhat"] == max(scores(held.table["soft_resid"], held.table["soft_se"]))
     # α = 0.3: 3 calibration models suffice (⌈1/0.3⌉ − 1 = 3): splits are defined
     defined = residual_view(held, alpha=0.3, n_splits=10)
     assert defined.splits_defined and not np.isnan(defined.summary.set_index("method").loc["soft", "coverage"])

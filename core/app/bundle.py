@@ -105,6 +105,15 @@ def leaderboard_files(
         "tau": view.tau,
         "tau_fitted": view.tau_fitted,
         "interval_method": view.interval_method,
+        # the interval is judge Elo ± q̂·√(SE² + σ̂²) ("floor") or ± q̂·SE ("se"), METHODS §4
+        "conformal": None
+        if view.quantile is None
+        else {
+            "score": view.quantile.score,
+            "qhat": view.quantile.qhat if view.quantile.finite else None,
+            "sigma": view.quantile.sigma,
+            "n_calibration": view.quantile.n,
+        },
         "headline": view.headline(),
         "tau_note": view.tau_note(),
         "coverage_statement": view.coverage_statement(),

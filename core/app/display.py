@@ -132,6 +132,8 @@ COLUMNS: dict[str, str] = {
     "mae": "MAE (Elo)",
     "median_se": "median SE (Elo)",
     "qhat": "q̂ (all models)",
+    "sigma": "σ̂ disagreement (Elo)",
+    "median_scale": "median √(SE² + σ̂²) (Elo)",
     "coverage": "coverage (mean)",
     "coverage_min": "coverage (min)",
     "coverage_max": "coverage (max)",

@@ -2,7 +2,8 @@
 
 The papers' headline use: a model with no human votes gets judge battles against models humans have
 rated (the anchors); its judge Elo, placed with theirs, predicts its human Elo, and the split-conformal
-interval calibrated on the anchors (leave one model out) says how sure that is.
+interval calibrated on the anchors (leave one model out) says how sure that is: ``elo ± q̂·√(SE² + σ̂²)``, whose
+σ̂ (the judge–human disagreement) keeps it from narrowing without limit as the new model gets more judged battles.
 """
 
 from __future__ import annotations
@@ -87,13 +88,20 @@ class Standing:
     above: int  # human-rated models whose human Elo is above the interval
     below: int  # … below it
     n_rated: int
+    floor: float = 0.0  # q̂·σ̂: the half-width no number of judged battles takes the interval below (0: "se" score)
 
     def text(self) -> str:
         between = self.n_rated - self.above - self.below
+        floor = (
+            f"; more judged battles cannot narrow it below ±{self.floor:.0f} Elo, the judge–human disagreement"
+            if self.floor > 0
+            else ""
+        )
         return (
             f"{self.model}: predicted human Elo {self.predicted:.0f}, {1 - self.alpha:.0%} conformal interval "
             f"{self.lower:.0f}–{self.upper:.0f} (around its {'Soft' if self.method == 'soft' else 'Hard'}-Elo from "
-            f"{self.n_judged} judged battles; calibrated on {self.n_calibration} held-out human-rated models). Of the "
+            f"{self.n_judged} judged battles{floor}; calibrated on {self.n_calibration} held-out human-rated "
+            f"models). Of the "
             f"{self.n_rated} human-rated models, {self.above} are above the interval, {self.below} below it and "
             f"{between} inside it: it ranks between #{self.above + 1} and #{self.above + between + 1}."
         )
@@ -123,6 +131,7 @@ def standings(view: LeaderboardView) -> list[Standing]:
                 int((rated["human_elo"] > row["interval_upper"]).sum()),
                 int((rated["human_elo"] < row["interval_lower"]).sum()),
                 len(rated),
+                view.quantile.qhat * view.quantile.sigma,
             )
         )
     return out

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from core.app.leaderboard import smallest_alpha
-from core.stats.conformal import conformal_quantile, evaluate_splits, min_pool, scores
+from core.stats.conformal import calibrate, evaluate_splits, min_pool
 from core.stats.heldout import HeldoutResult, residual_ramp
 
 __all__ = ["ResidualView", "residual_ramp", "residual_view"]
@@ -21,7 +21,7 @@ __all__ = ["ResidualView", "residual_ramp", "residual_view"]
 
 @dataclass(frozen=True)
 class ResidualView:
-    summary: pd.DataFrame  # method, MAE, Spearman, Kendall, median SE, q̂ at α, coverage/width over splits
+    summary: pd.DataFrame  # method, MAE, Spearman, Kendall, median SE, q̂ and σ̂ at α, coverage/width over splits
     per_split: pd.DataFrame  # method, split, qhat, coverage, median_width
     splits_defined: bool  # half the models are enough for α: split coverage means something
     notes: tuple[str, ...] = ()
@@ -40,13 +40,16 @@ def residual_view(held: HeldoutResult, alpha: float, n_splits: int = 50, seed: i
     rows, per = [], []
     notes: list[str] = []
     for m in summary["method"]:
-        s = scores(table[f"{m}_resid"], table[f"{m}_se"])
-        q = conformal_quantile(s, alpha)
+        q = calibrate(table[f"{m}_resid"], table[f"{m}_se"], alpha)
         ev = evaluate_splits(table[f"{m}_resid"], table[f"{m}_se"], alpha, n_splits=n_splits, seed=seed)
         all_infinite = ev.n_infinite == ev.n_splits
+        se = table[f"{m}_se"].to_numpy(float)
         rows.append(
             {
                 "qhat": q.qhat,
+                "sigma": q.sigma,
+                # the median of the scale q̂ multiplies, √(SE² + σ̂²): the width is 2·q̂·scale
+                "median_scale": float(np.nanmedian(q.scale(se))) if np.isfinite(se).any() else np.nan,
                 "coverage": np.nan if all_infinite else ev.coverage_mean,
                 "coverage_min": np.nan if all_infinite else ev.coverage_min,
                 "coverage_max": np.nan if all_infinite else ev.coverage_max,
@@ -59,7 +62,7 @@ def residual_view(held: HeldoutResult, alpha: float, n_splits: int = 50, seed: i
     per_split = (
         pd.concat(per, ignore_index=True)
         if per
-        else pd.DataFrame(columns=["method", "split", "qhat", "coverage", "median_width"])
+        else pd.DataFrame(columns=["method", "split", "qhat", "sigma", "coverage", "median_width"])
     )
     n = len(table)
     n_cal = int(round(n / 2))
@@ -116,13 +119,17 @@ def heldout_report(
             }
             continue
         ev = evaluate_splits(table[f"{name}_resid"], table[f"{name}_se"], alpha, n_splits=n_splits, seed=seed)
-        q = conformal_quantile(scores(table[f"{name}_resid"], table[f"{name}_se"]), alpha)
+        q = calibrate(table[f"{name}_resid"], table[f"{name}_se"], alpha)
         n_cal = int(round(q.n / 2))
         conf: dict[str, Any] = {
             "alpha": alpha,
             # q̂ for deployment: every held-out model is the calibration pool
             "qhat_all_models": q.qhat if math.isfinite(q.qhat) else None,
             "n_models_for_qhat": q.n,
+            # the interval is judge Elo ± q̂·√(SE² + σ̂²) (METHODS §4): σ̂, the judge–human disagreement SD (Elo)
+            "score": q.score,
+            "sigma_all_models": q.sigma,
+            "sigma_moments_all_models": q.sigma_moments,
             # coverage and width: random half/half splits, each calibrating its own q̂ on one half
             "splits": {
                 "n_splits": ev.n_splits,

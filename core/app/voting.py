@@ -10,13 +10,14 @@ The queues (an annotator, or the admin, chooses one):
   threshold calibrated on the human-labelled battles; every judged battle when no threshold is
   feasible), most uncertain first: the judge's abstentions, escalated to humans.
 * ``calibration``: the battles of the models with the fewest human votes, against well-rated opponents
-  in turn.  A model's split-conformal interval is its judge Elo ± q̂·SE, and q̂ is a quantile of the
-  calibration models' |judge Elo − human Elo| / SE: a model with few human votes has a noisy human
-  Elo (a large score that inflates q̂ for everyone) or none at all (it is not in the calibration pool,
-  which then may be too small for α).  The queue therefore gives each vote to the model with the
-  fewest human votes so far (counting the votes the queue has already placed), on a battle against
-  the opponent it has used least for that model, the one with the most votes first (the firmest
-  references, in turn, so that no single reference's error is inherited).
+  in turn.  A model's split-conformal interval is its judge Elo ± q̂·√(SE² + σ̂²), and q̂ is a quantile of the
+  calibration models' |judge Elo − human Elo| / √(SE² + σ̂²) (σ̂ the judge–human disagreement, METHODS §4):
+  a model with few human votes has a noisy human Elo (a large score that inflates q̂ and σ̂ for everyone)
+  or none at all (it is not in the calibration pool, which then may be too small for α).  The queue
+  therefore gives each vote to the model with the fewest human votes so far (counting the votes the
+  queue has already placed), on a battle against the opponent it has used least for that model, the
+  one with the most votes first (the firmest references, in turn, so that no single reference's error
+  is inherited).
 * ``random``: uniform over the battles (seeded per annotator), for unbiased agreement and risk
   estimates.
 """

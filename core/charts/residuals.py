@@ -69,11 +69,15 @@ def residual_ramp(ramp: pd.DataFrame, labels: dict[str, str]) -> go.Figure:
 
 
 def width_decomposition(summary: pd.DataFrame) -> go.Figure:
-    """Median SE vs q̂ per method on log–log axes, where constant width (2·q̂·SE) is a straight line."""
-    s = summary[np.isfinite(summary["qhat"]) & (summary["median_se"] > 0)]
+    """Median scale vs q̂ per method on log–log axes, where constant width (2·q̂·scale) is a straight line.
+
+    The scale is √(SE² + σ̂²) (``median_scale``, the "floor" score of METHODS §4) where the summary has it, else the
+    bootstrap SE (the "se" score)."""
+    x_col = "median_scale" if "median_scale" in summary else "median_se"
+    s = summary[np.isfinite(summary["qhat"]) & (summary[x_col] > 0)]
     fig = go.Figure()
     if len(s):
-        se_lo, se_hi = float(s["median_se"].min()) / 2, float(s["median_se"].max()) * 2
+        se_lo, se_hi = float(s[x_col].min()) / 2, float(s[x_col].max()) * 2
         q_lo, q_hi = float(s["qhat"].min()) / 2, float(s["qhat"].max()) * 2
         se_grid = np.geomspace(se_lo, se_hi, 50)
         widths = [w for w in (5, 10, 25, 50, 100, 200, 400, 800, 1600) if q_lo * 2 * se_lo < w < q_hi * 2 * se_hi]
@@ -116,7 +120,7 @@ def width_decomposition(summary: pd.DataFrame) -> go.Figure:
         )
     fig.add_trace(
         go.Scatter(
-            x=s["median_se"],
+            x=s[x_col],
             y=s["qhat"],
             mode="markers+text",
             text=s["method"],
@@ -124,16 +128,20 @@ def width_decomposition(summary: pd.DataFrame) -> go.Figure:
             marker=dict(size=12, color=[METHOD_COLOURS.get(m, OKABE_ITO[4]) for m in s["method"]]),
             name="method",
             showlegend=False,
-            customdata=np.c_[2 * s["qhat"] * s["median_se"]],
-            hovertemplate="%{text}<br>median SE %{x:.1f} Elo<br>q̂ %{y:.2f} SEs"
+            customdata=np.c_[2 * s["qhat"] * s[x_col]],
+            hovertemplate="%{text}<br>median scale %{x:.1f} Elo<br>q̂ %{y:.2f}"
             "<br>median width ≈ %{customdata[0]:.0f} Elo<extra></extra>",
         )
     )
     return _layout(
         fig,
-        "Why intervals differ: width = 2 · q̂ · SE",
-        "median bootstrap SE (Elo points, log scale)",
-        "conformal quantile q̂ (SEs, log scale)",
+        "Why intervals differ: width = 2 · q̂ · √(SE² + σ̂²)"
+        if x_col == "median_scale"
+        else "Why intervals differ: width = 2 · q̂ · SE",
+        "median √(SE² + σ̂²): bootstrap SE and judge–human disagreement (Elo points, log scale)"
+        if x_col == "median_scale"
+        else "median bootstrap SE (Elo points, log scale)",
+        "conformal quantile q̂ (log scale)",
         height=440,
     )
 

@@ -74,5 +74,6 @@ def run(args: argparse.Namespace) -> int:
             continue
         c = m["conformal"]
         q = "∞ (" + c.get("reason", "") + ")" if c["qhat_all_models"] is None else f"{c['qhat_all_models']:.2f}"
-        print(f"{name:8s} MAE {m['mae']:6.1f}  Spearman {m['spearman']:.3f}  Kendall {m['kendall']:.3f}  q̂ {q}")
+        floor = f"  σ̂ {c['sigma_all_models']:.1f} Elo" if c.get("score") == "floor" else ""
+        print(f"{name:8s} MAE {m['mae']:6.1f}  Spearman {m['spearman']:.3f}  Kendall {m['kendall']:.3f}  q̂ {q}{floor}")
     return 0

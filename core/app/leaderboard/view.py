@@ -18,7 +18,7 @@ from core.app.leaderboard.ratings import JOINED_METHODS, check_slice, method_rat
 from core.domain import MIN_SLICE_BATTLES, Z95, Ratings, Slice, rank_with_ties
 from core.methods import RATING_METHODS
 from core.stats.calibration import TauFit, fit_tau
-from core.stats.conformal import Quantile, deploy, min_pool
+from core.stats.conformal import DEFAULT_SCORE, Quantile, contains_full_conformal, deploy, min_pool
 from core.stats.heldout import HeldoutResult
 from core.store import Store
 
@@ -192,11 +192,26 @@ class LeaderboardView:
                 f"leave-one-model-out residuals with τ fixed at {self.tau:.3g} in every fold, the τ the bars are "
                 "drawn at"
             )
+        if q.score == "floor":
+            shape = (
+                f"{label} ± q̂·√(SE² + σ̂²), where σ̂ = {q.sigma:.1f} Elo is the judge–human disagreement (an 80% "
+                "upper bound from the calibration models), which does not shrink as the judge sees more battles: no "
+                f"bar is narrower than ±q̂·σ̂ = ±{q.qhat * q.sigma:.0f} Elo"
+            )
+            units = " (in units of √(SE² + σ̂²))"
+            exchangeable = (
+                ": a model judged on about as many battles as these; for one judged on far more, the floor keeps "
+                "the coverage under the disagreement model of METHODS §4, as measured there, not guaranteed"
+            )
+            # the drawn interval contains the full-conformal one when q̂ ≥ 1, and the jackknife+ one always
+            level = 1 - self.alpha if contains_full_conformal(q) else max(1 - 2 * self.alpha, 0.0)
+        else:
+            shape, units, level, exchangeable = f"{label} ± q̂·SE", " SEs", 1 - self.alpha, ""
         text = (
-            f"Each bar is a split-conformal interval for the model's **human** Elo around its {label}: with "
-            f"α = {self.alpha:.2f}, it covers the human Elo of a new model with probability ≥ {1 - self.alpha:.0%} "
-            f"(marginally, models exchangeable). Calibrated on {q.n} held-out models by {procedure}; "
-            f"q̂ = {q.qhat:.2f} SEs, median width {float(np.nanmedian(width)):.0f} Elo."
+            f"Each bar is a split-conformal interval for the model's **human** Elo, {shape}. With "
+            f"α = {self.alpha:.2f}, it covers the human Elo of a new model with probability ≥ {level:.0%} "
+            f"(marginally, models exchangeable{exchangeable}). Calibrated on {q.n} held-out models by {procedure}; "
+            f"q̂ = {q.qhat:.2f}{units}, median width {float(np.nanmedian(width)):.0f} Elo."
         )
         drawn = self.drawn_coverage()
         if drawn is not None and drawn[1]:
@@ -248,8 +263,11 @@ def leaderboard_view(
     models: pd.DataFrame | None = None,
     tau_reference: TauReference | None = None,
     others: Mapping[str, pd.DataFrame] | None = None,
+    score: str = DEFAULT_SCORE,
 ) -> LeaderboardView:
     """Join the leaderboards and give each model its conformal interval for its human Elo.
+
+    ``score``: "floor" (``elo ± q̂·√(SE² + σ̂²)``, the default) or "se" (``elo ± q̂·SE``), METHODS §4.
 
     ``others``: any other registered method's ratings frame (model, elo, lower, upper), by method name: its
     ``<m>_elo``/``_lower``/``_upper``/``_rank`` columns join the table (drawn and listed as the registry says).
@@ -313,7 +331,7 @@ def leaderboard_view(
         base = t[["model", f"{interval_method}_elo", f"{interval_method}_se"]].rename(
             columns={f"{interval_method}_elo": "elo", f"{interval_method}_se": "se"}
         )
-        dep, q = deploy(held.table[f"{interval_method}_resid"], held.table[f"{interval_method}_se"], base, alpha)
+        dep, q = deploy(held.table[f"{interval_method}_resid"], held.table[f"{interval_method}_se"], base, alpha, score)
         t = t.merge(
             dep[["model", "lower", "upper"]].rename(columns={"lower": "interval_lower", "upper": "interval_upper"}),
             on="model",
