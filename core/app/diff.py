@@ -22,7 +22,8 @@ from core.store import Store
 
 METHOD_TEXT = (
     "Bradley–Terry Elo of each snapshot ({what}), both anchored on the mean of the models well identified in "
-    "both; Δ = Elo_new − Elo_old with a 95% interval from the stacked cluster-robust sandwich of the two fits "
+    "both that did not move (the significant movers, largest |z| first, are dropped from the anchors until none "
+    "moves); Δ = Elo_new − Elo_old with a 95% interval from the stacked cluster-robust sandwich of the two fits "
     "(units shared by both snapshots, matched by battle identity, enter both fits; clusters are battles); "
     "verdicts from Holm-adjusted two-sided p-values at α = {alpha}"
 )
@@ -187,6 +188,7 @@ def diff_json(result: Diff, judge: str | None = None) -> dict:
         "n_votes_old": result.n_old,
         "n_votes_new": result.n_new,
         "n_shared": result.n_shared,
+        "anchors": list(result.anchors),
     }
 
 
