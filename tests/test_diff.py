@@ -346,3 +346,41 @@ def test_one_large_mover_does_not_drag_the_others() -> None:
         assert abs(np.mean([r.delta for r in res.rows if r.model != "m3"])) < 10.0
     assert found >= 19
     assert any_flagged <= 2  # family-wise α = 0.05 over 20 seeds, with Monte-Carlo slack
+
+
+@pytest.mark.integration
+def test_pandalm_plus_votes_that_one_model_wins_moves_only_that_model(tmp_path: Path) -> None:
+    """Issue #45: the PandaLM test set, then 386 more votes (one per battle of opt-7b) that opt-7b wins.
+    Anchored on all five models this read "5 of 5 models moved significantly (1 up, 4 down)", and with
+    the gauge alone still 2 (opt-7b's battles move its opponents relative to each other)."""
+    from core.app.data import import_path
+    from core.app.diff import compare_snapshots
+    from core.stats.diff import UNCHANGED
+    from core.store import Store
+    from tests.conftest import shared_path
+
+    path = shared_path("pandalm_testset_v1")
+    with Store.open(tmp_path / "p.duckdb") as store:
+        import_path(store, path, "pandalm")
+        t = store.dataset_tables("pandalm")
+    bt = t.battles
+    opt = bt[(bt["model_a"] == "opt-7b") | (bt["model_b"] == "opt-7b")]
+    extra = pd.DataFrame(
+        {
+            "battle_key": opt["battle_key"].to_numpy(),
+            "winner": np.where(opt["model_a"] == "opt-7b", "a", "b"),
+            "annotator": "annotator4",
+        }
+    )
+    assert len(extra) == 386
+    new = dataclasses.replace(t, name="pandalm+386", votes=pd.concat([t.votes, extra], ignore_index=True))
+    comparison = compare_snapshots(t, new)
+    assert comparison.summary().startswith("1 of 5 models moved significantly (1 up, 0 down)"), comparison.summary()
+    by = {r.model: r for r in comparison.result.rows}
+    assert by["opt-7b"].verdict == MOVED_UP and by["opt-7b"].delta_lower > 50
+    assert set(comparison.result.anchors) == set(by) - {"opt-7b"}
+    # the others' votes among themselves did not change: the same evidence, and the row says how Δ was measured
+    for model, row in by.items():
+        if model != "opt-7b":
+            assert row.verdict == UNCHANGED and "without opt-7b" in row.note
+    assert "note" in comparison.table().columns

@@ -8,13 +8,20 @@ the *anchor* models, the models that did not move among those present and well i
 snapshots, so that a model's move is not an artefact of the centring.  The change of model k is
 ``Δ_k = Elo_new(k) − Elo_old(k)``.
 
-The anchors are found by backward elimination: start from every model well identified in both; while
-Holm (below) flags an anchor at α, drop the anchor with the largest |z| and re-anchor; stop when no
-anchor is flagged, or when a drop would leave fewer than half of the well-identified models (then what
-did not move is not identified, and the last set is kept).  Anchored on all of them, one model moved by
-+250 Elo among 10 dragged the other nine by −25 (≈ 1.3 SE) and unchanged models were flagged in up to
-18 of 40 planted repetitions; anchored on the non-movers, 1 of 40 (``tests/test_diff.py``).  The
-variance below is computed in the final gauge (selection of the anchors is not accounted for).
+The movers are found one at a time: compare with the gauge on every model well identified in both;
+if Holm (below) flags any at α, the one with the largest |z| is a mover; compare again on the units
+without the movers' battles, gauged on the rest; repeat until nothing is flagged, or until one more
+mover would leave fewer than half of the well-identified models (then what did not move is not
+identified, and the movers found so far are kept).  A mover's Δ is then read from the full fits
+anchored on the models that did not move (``anchors``); every other model's Δ from the comparison
+without the movers' battles (its row's ``note`` gives the full fits' difference).  Both steps matter: a
+single large mover drags every other model the other way in the all-model gauge (+250 Elo for one of
+10 models: −25 for the nine others, ≈ 1.3 SE; unchanged models flagged in up to 19 of 40 planted
+repetitions), and through its battles it moves its opponents relative to each other (PandaLM plus 386
+votes that opt-7b wins: llama-7b −7, cerebras-gpt-6.7B +8 relative to the rest, flagged "moved").
+Measured after: unchanged models flagged in 1–2 of 40 repetitions, the mover found in 40 of 40, and on
+PandaLM only opt-7b moved (``tests/test_diff.py``).  The variances below are those of the final
+comparisons (the selection of the movers is not accounted for).
 
 The snapshots are usually not independent: the new one holds the old votes plus more.  Units are
 matched across snapshots by identity (the caller's job, :mod:`core.app.diff`); a unit in both
@@ -71,6 +78,7 @@ class DiffRow:
     p_value: float
     p_holm: float
     verdict: str
+    note: str = ""  # how Δ was measured when it is not Elo_new − Elo_old of the full fits
 
 
 @dataclass(frozen=True)
@@ -148,34 +156,31 @@ def _ranks(elo: np.ndarray) -> np.ndarray:
     return np.where(finite, r, 0)
 
 
-def snapshot_diff(
-    model_a: np.ndarray,
-    model_b: np.ndarray,
-    y: np.ndarray,
-    cluster: np.ndarray,
-    in_old: np.ndarray,
-    in_new: np.ndarray,
-    alpha: float = 0.05,
-) -> Diff:
-    """The change of every model's Bradley–Terry Elo between two snapshots of one pool of units.
+@dataclass(frozen=True)
+class _Stage:
+    in_o: np.ndarray
+    in_n: np.ndarray
+    both: np.ndarray
+    comparable: np.ndarray
+    anchor: np.ndarray
+    g: _Gauged
 
-    One entry per unit of the union of both snapshots: its sides, its target y ∈ [0, 1], its cluster
-    (units of one battle; a cluster must have one (model_a, model_b)), and whether it is in the old
-    and/or the new snapshot.  See the module docstring for the method.
-    """
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    a = np.asarray(model_a, dtype=object)
-    b = np.asarray(model_b, dtype=object)
-    yy = np.asarray(y, dtype=float)
-    old = np.asarray(in_old, dtype=bool)
-    new = np.asarray(in_new, dtype=bool)
-    if not old.any() or not new.any():
-        raise ValueError("each snapshot needs at least one comparison")
-    models = sorted(set(a.tolist()) | set(b.tolist()))
-    idx = {m: k for k, m in enumerate(models)}
-    ia = np.array([idx[m] for m in a], dtype=np.int64)
-    ib = np.array([idx[m] for m in b], dtype=np.int64)
+
+def _stage(
+    a: np.ndarray,
+    b: np.ndarray,
+    yy: np.ndarray,
+    cluster: np.ndarray,
+    old: np.ndarray,
+    new: np.ndarray,
+    models: list[str],
+    exclude: np.ndarray,
+) -> _Stage:
+    """Both fits on these units, and Δ with its SE and p-values anchored on the mean of the models well
+    identified in both except ``exclude`` (module docstring)."""
+    idx = {x: k for k, x in enumerate(models)}
+    ia = np.array([idx[x] for x in a], dtype=np.int64)
+    ib = np.array([idx[x] for x in b], dtype=np.int64)
     th_o, hp_o, ok_o = _fit(a[old], b[old], yy[old], models)
     th_n, hp_n, ok_n = _fit(a[new], b[new], yy[new], models)
     in_o = np.isfinite(th_o)
@@ -191,7 +196,7 @@ def snapshot_diff(
     p_n = sigmoid(np.nan_to_num(th_n[ia] - th_n[ib]))
     r_o = np.where(old, yy - p_o, 0.0)
     r_n = np.where(new, yy - p_n, 0.0)
-    _, cl = np.unique(np.asarray(cluster, dtype=object).astype(str), return_inverse=True)
+    _, cl = np.unique(cluster, return_inverse=True)
     n_cl = int(cl.max()) + 1
     cr_o = np.bincount(cl, weights=r_o, minlength=n_cl)
     cr_n = np.bincount(cl, weights=r_n, minlength=n_cl)
@@ -230,23 +235,82 @@ def snapshot_diff(
         p_adj = np.where(same, 1.0, holm(p))  # nothing to test where nothing changed: not in Holm's family
         return _Gauged(elo_o, elo_n, delta, se, same, np.where(same, 1.0, p), p_adj)
 
-    # The reference: the well-identified models that did not move.  Start from all of them; drop the
-    # anchor that moved most significantly (largest |z| among those Holm flags at α) and re-anchor, until
-    # no anchor moves.  One at a time: a single large mover drags every other model the other way, so in
-    # the first gauge they may all look moved.  Stop (keeping the last set) when a drop would leave fewer
-    # than half of them: then "what did not move" is not identified by the data.
-    anchor = base.copy()
-    g = in_gauge(anchor)
-    for _ in range(m):
-        moved = anchor & (g.p_adj <= alpha)
-        if not moved.any() or 2 * (anchor.sum() - 1) < base.sum():
+    anchor = base & ~exclude
+    g = in_gauge(anchor if anchor.any() else base)
+    return _Stage(in_o, in_n, both, comparable, anchor, g)
+
+
+def snapshot_diff(
+    model_a: np.ndarray,
+    model_b: np.ndarray,
+    y: np.ndarray,
+    cluster: np.ndarray,
+    in_old: np.ndarray,
+    in_new: np.ndarray,
+    alpha: float = 0.05,
+) -> Diff:
+    """The change of every model's Bradley–Terry Elo between two snapshots of one pool of units.
+
+    One entry per unit of the union of both snapshots: its sides, its target y ∈ [0, 1], its cluster
+    (units of one battle; a cluster must have one (model_a, model_b)), and whether it is in the old
+    and/or the new snapshot.  See the module docstring for the method.
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    a = np.asarray(model_a, dtype=object)
+    b = np.asarray(model_b, dtype=object)
+    yy = np.asarray(y, dtype=float)
+    old = np.asarray(in_old, dtype=bool)
+    new = np.asarray(in_new, dtype=bool)
+    if not old.any() or not new.any():
+        raise ValueError("each snapshot needs at least one comparison")
+    models = sorted(set(a.tolist()) | set(b.tolist()))
+    idx = {m: k for k, m in enumerate(models)}
+    cl = np.asarray(cluster, dtype=object).astype(str)
+    ia = np.array([idx[x] for x in a], dtype=np.int64)
+    ib = np.array([idx[x] for x in b], dtype=np.int64)
+    movers = np.zeros(len(models), bool)
+    full = _stage(a, b, yy, cl, old, new, models, movers)
+    n_base = int(full.comparable.sum())
+    # The movers, one at a time (module docstring): the model Holm flags with the largest |z|, then the
+    # comparison again on the units without the movers' battles, until nothing more moves.
+    cur = full
+    while True:
+        flagged = cur.comparable & (cur.g.p_adj <= alpha)
+        if not flagged.any() or 2 * (n_base - int(movers.sum()) - 1) < n_base:
             break
         with np.errstate(invalid="ignore", divide="ignore"):
-            strength = np.where(moved, np.abs(g.delta) / g.se, -np.inf)
-        anchor = anchor.copy()
-        anchor[int(np.argmax(strength))] = False
-        g = in_gauge(anchor)
-    elo_o, elo_n, delta, se, same, p, p_adj = g.elo_o, g.elo_n, g.delta, g.se, g.same, g.p, g.p_adj
+            strength = np.where(flagged, np.abs(cur.g.delta) / cur.g.se, -np.inf)
+        trial = movers.copy()
+        trial[int(np.argmax(strength))] = True
+        keep = ~trial[ia] & ~trial[ib]
+        if not (keep & old).any() or not (keep & new).any():
+            break
+        try:
+            nxt = _stage(a[keep], b[keep], yy[keep], cl[keep], old[keep], new[keep], models, trial)
+        except ValueError:  # nothing well identified is left: stop with the movers found so far
+            break
+        movers, cur = trial, nxt
+    in_o, in_n, both, comparable = full.in_o, full.in_n, full.both, full.comparable
+    notes = np.full(len(models), "", dtype=object)
+    if movers.any():
+        # The movers' Δ: the full fits, anchored on the models that did not move.
+        ref = _stage(a, b, yy, cl, old, new, models, movers)
+        anchor, g = ref.anchor, ref.g
+        elo_o, elo_n, delta, se, same, p = g.elo_o, g.elo_n, g.delta.copy(), g.se.copy(), g.same.copy(), g.p.copy()
+        names = ", ".join(models[k] for k in np.flatnonzero(movers))
+        for k in np.flatnonzero(comparable & ~movers & cur.comparable):
+            # The others: on the units without the movers, whose change passes through their battles.
+            notes[k] = (
+                f"Δ on the units without {names} (moved); the full fits differ by {delta[k]:+.1f}, the movers' "
+                "change passed on through their battles"
+            )
+            delta[k], se[k], same[k], p[k] = cur.g.delta[k], cur.g.se[k], cur.g.same[k], cur.g.p[k]
+    else:
+        anchor, g = full.anchor, full.g
+        elo_o, elo_n, delta, se, same, p = g.elo_o, g.elo_n, g.delta, g.se, g.same, g.p
+    p_adj = np.where(same, 1.0, holm(np.where(same, np.nan, p)))
+    p = np.where(same, 1.0, p)
     rank_o, rank_n = _ranks(elo_o), _ranks(elo_n)
     rows = []
     for k in np.flatnonzero(both):
@@ -272,6 +336,7 @@ def snapshot_diff(
                 p_value=float(p[k]),
                 p_holm=float(p_adj[k]),
                 verdict=verdict,
+                note=str(notes[k]),
             )
         )
     rows.sort(key=lambda r: (r.rank_new, r.model))
