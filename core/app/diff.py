@@ -22,7 +22,9 @@ from core.store import Store
 
 METHOD_TEXT = (
     "Bradley–Terry Elo of each snapshot ({what}), both anchored on the mean of the models well identified in "
-    "both; Δ = Elo_new − Elo_old with a 95% interval from the stacked cluster-robust sandwich of the two fits "
+    "both that did not move (movers found one at a time, largest |z| first; the others' Δ on the votes without "
+    "the movers' battles); Δ = Elo_new − Elo_old with a 95% interval from the stacked cluster-robust sandwich "
+    "of the two fits "
     "(units shared by both snapshots, matched by battle identity, enter both fits; clusters are battles); "
     "verdicts from Holm-adjusted two-sided p-values at α = {alpha}"
 )
@@ -187,6 +189,7 @@ def diff_json(result: Diff, judge: str | None = None) -> dict:
         "n_votes_old": result.n_old,
         "n_votes_new": result.n_new,
         "n_shared": result.n_shared,
+        "anchors": list(result.anchors),
     }
 
 
@@ -213,6 +216,7 @@ class Comparison:
                 "rank now": r.rank_new,
                 "Δ Elo (95% CI)": f"{r.delta:+.1f} [{r.delta_lower:+.1f}, {r.delta_upper:+.1f}]",
                 "verdict": r.verdict,
+                **({"note": r.note} if any(x.note for x in self.result.rows) else {}),
             }
             for r in sorted(self.result.rows, key=lambda r: r.rank_new)
         ]

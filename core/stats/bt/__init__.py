@@ -50,8 +50,13 @@ Degenerate information (METHODS §10)
 Per model, from its own battles (:func:`_records`):
 
 * *well identified*: at least two battles, with both win mass and loss mass
-  (ties count as half of each).  Then its MLE is finite given the others and
-  its information is bounded away from zero; these models define the gauge.
+  (ties count as half of each), and outcomes that vary (not a constant
+  record, below).  Then its MLE is finite given the others, its information
+  is bounded away from zero and its sandwich variance is estimated from its
+  own residuals; these models define the gauge.  A ties-only record has win
+  and loss mass but its variance is a stated bound, not an estimate: in the
+  gauge it would pass that bound, Var/n², to every other model (two tie
+  votes among ten models widened every interval by half).
   (A higher battle threshold such as ``DEFAULT_MIN_BATTLES`` would move the
   reference of long-tailed leaderboards, where most models have a handful of
   battles but finite, moderate variances; thin models are reported as

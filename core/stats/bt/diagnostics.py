@@ -257,6 +257,6 @@ def _gauge_issue(c: Comparisons, comps: np.ndarray, anchors: np.ndarray) -> FitI
         "gauge",
         tuple(models[shown]),
         "1500 is the mean Elo of the well-identified models of each component (at least 2 battles, with wins "
-        f"and losses); {int(shown.sum())} model(s) are left out of that mean so that their uncertainty does not "
-        f"spread to the others: {_names(models[shown])}",
+        f"and losses, not ties only); {int(shown.sum())} model(s) are left out of that mean so that their "
+        f"uncertainty does not spread to the others: {_names(models[shown])}",
     )

@@ -16,7 +16,7 @@ class _Records:
     battles: np.ndarray  # number of battles (Comparisons.battle_counts)
     perfect: np.ndarray  # has battles but no win mass or no loss mass: the MLE is ±∞
     constant: np.ndarray  # has battles, all with one target in (0, 1) (ties only, a single tie, ...)
-    anchors: np.ndarray  # well identified: >= 2 battles, win and loss mass
+    anchors: np.ndarray  # well identified: >= 2 battles, win and loss mass, outcomes that vary (not constant)
 
     @property
     def single(self) -> np.ndarray:
@@ -52,5 +52,7 @@ def _records(c: Comparisons) -> _Records:
     safe = np.where(has, weight, 1.0)
     var = sq / safe - (win / safe) ** 2
     constant = has & (mixed == 0) & (var <= 1e-9) & ~perfect
-    anchors = (battles >= 2 - 1e-9) & has & ~perfect
+    # A constant record (ties only) has win and loss mass but no residual variation: its sandwich
+    # variance is the stated bound p(1 − p), not an estimate, and must not set the others' gauge.
+    anchors = (battles >= 2 - 1e-9) & has & ~perfect & ~constant
     return _Records(battles, perfect, constant, anchors)
