@@ -163,7 +163,8 @@ def style_features(games: pd.DataFrame, version: str) -> np.ndarray:
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, ridge: float = 0.0) -> np.ndarray:
     """Coefficients maximising Σ wᵢ[yᵢ log σ(xᵢβ) + (1 − yᵢ) log(1 − σ(xᵢβ))] − ridge/2·‖β‖² (soft y allowed),
-    by Newton's method with step halving.  Without a ridge the caller removes separated columns."""
+    by Newton's method with step halving.  Without a ridge the caller removes separated columns.  NaN
+    coefficients when it did not converge in ``_MAX_ITER`` steps (a separated feature column)."""
     beta = np.zeros(x.shape[1])
 
     def objective(b: np.ndarray) -> float:
@@ -187,6 +188,8 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, ridge: float = 0.0
         beta, previous, current = candidate, current, value
         if np.max(np.abs(t * step)) < _TOL or previous - current < 1e-14 * max(1.0, abs(current)):
             break
+    else:  # METHODS §10: a fit that did not converge gives no number (NaN: the score is said to be undefined)
+        return np.full(x.shape[1], np.nan)
     return beta
 
 
