@@ -46,8 +46,12 @@ def _pieces(secret: str) -> set[str]:
 
 def _b64_pieces(secret: str) -> set[str]:
     out: set[str] = set()
-    for core in redact._base64_cores(secret):
-        out |= _pieces(core)
+    for k in (0, 1, 2):  # what the encodings agree on whatever surrounds the secret: its stable core
+        a = base64.b64encode(b"\0" * k + secret.encode() + b"\0\0\0").decode()
+        b = base64.b64encode(b"\xff" * k + secret.encode() + b"\xff\xff\xff").decode()
+        same = "".join(x if x == y else " " for x, y in zip(a, b, strict=True))
+        core = max(same.split(), key=len)
+        out |= _pieces(core) | _pieces(core.replace("+", "-").replace("/", "_"))
     return out
 
 
@@ -128,3 +132,94 @@ def test_the_matcher_is_built_once_per_secret_set():
         redact.redact("a text", values)
     after = redact._matcher.cache_info()
     assert after.misses <= before.misses + 1 and after.hits >= before.hits + 2
+
+
+# ---------------------------------------------------------------- end to end: an endpoint echoing the forms
+
+
+def _echo_forms(key: str) -> str:
+    """What the endpoint echoes: half the key, its base64 (alone, and inside a longer base64url payload at
+    offset 1), and the key with '-' as decimal entities and a few characters as hex entities."""
+    ent = "".join(f"&#x{ord(c):x};" if i % 5 == 0 else c for i, c in enumerate(key.replace("-", "\0")))
+    ent = ent.replace("\0", "&#45;")
+    return (
+        f"prefix {key[:20]}... b64 {base64.b64encode(key.encode()).decode()} "
+        f"token {base64.urlsafe_b64encode(b'{' + key.encode() + b'}').decode().rstrip('=')} "
+        f"html {ent} suffix ...{key[-14:]}"
+    )
+
+
+def _forms_leaked(data: bytes | str, key: str) -> set[str]:
+    """Pieces of the key or of its base64 cores in ``data``, also after decoding HTML entities."""
+    import html
+
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    return _leaks(text, key) | _leaks(html.unescape(text), key)
+
+
+@pytest.mark.integration
+def test_an_endpoint_echoing_pieces_and_encodings_of_the_key_leaves_none(tmp_path):
+    """Generation answers and judge error bodies / unparseable outputs echo every form; the store (rows and
+    file), run journals, CLI output, CSV and Parquet exports and the bundle's members (rows of its Parquet
+    files too) hold none of them."""
+    from core.app.newmodel import plan_battles
+    from core.store import Store
+    from tests.fake_openai_server import FakeJudge, FakeServer
+    from tests.test_redaction_boundaries import VAR, _arena_store, _cli, _file_texts, _judge_toml, _store_dump
+
+    class FormsJudge(FakeJudge):
+        def reply(self, body: dict, fault: str | None, auth: str = "") -> tuple[int, bytes, dict]:
+            import json
+
+            key = auth.removeprefix("Bearer ").strip()
+            if fault == "forms_400":
+                return 400, json.dumps({"error": {"message": f"invalid key: {_echo_forms(key)}"}}).encode(), {}
+            if fault == "forms_200":
+                return 200, f"upstream said: {_echo_forms(key)}".encode(), {}
+            status, payload, headers = super().reply(body, fault, auth)
+            msgs = body.get("messages") or []
+            if status == 200 and msgs and "You answer questions" in str(msgs[0].get("content")):
+                data = json.loads(payload)
+                data["choices"][0]["message"]["content"] += f" (echo: {_echo_forms(key)})"
+                payload = json.dumps(data).encode()
+            return status, payload, headers
+
+    key = "sk-proj-" + "Qx7-Lm2_Vb9-Tz4Kp1-Rd8Ws5-Hn3Jc6-Yf0Ga" + "-e2e"
+    db = _arena_store(tmp_path)
+    env = {**os.environ, VAR: key}
+    seen: dict[str, str | bytes] = {}
+    with FakeServer(FormsJudge(faults={2: "forms_400"})) as gen:
+        model = tmp_path / "model.toml"
+        model.write_text(
+            f'name = "newcomer"\nbase_url = "{gen.url}"\nmodel = "fake-model"\napi_key_env = "{VAR}"\n'
+            'system_prompt = "You answer questions helpfully."\nmax_retries = 0\nconcurrency = 1\n'
+        )
+        run = _cli(env, "generate", "--db", str(db), "--config", str(model), "--dataset", "arena")
+        seen["generate output"] = run.stdout + run.stderr
+    with Store.open(db) as s:
+        plan = plan_battles(s, "arena", "newcomer", n_anchors=2)
+        s.add_battles("arena", plan.battles)
+    with FakeServer(FormsJudge(fault_every={"forms_400": 3, "forms_200": 4})) as srv:
+        cfg = tmp_path / "judge.toml"
+        cfg.write_text(_judge_toml("echoj", srv.url))
+        run = _cli(env, "judge", "--db", str(db), "--config", str(cfg), "--dataset", "arena")
+        assert run.returncode in (0, 75), run.stderr
+        seen["judge output"] = run.stdout + run.stderr
+    out = tmp_path / "out"
+    for args in (
+        ["--table", "judgments", "--out", str(out / "judgments.csv")],
+        ["--table", "judgments", "--out", str(out / "judgments.parquet")],
+        ["--bundle", str(out / "bundle.zip")],
+    ):
+        run = _cli(env, "export", "--db", str(db), "--dataset", "arena", *args)
+        assert run.returncode == 0, run.stderr
+        seen[f"export {args[-1]}"] = run.stdout + run.stderr
+    rows = _store_dump(db)
+    seen["store rows"] = rows
+    seen.update(_file_texts(tmp_path))
+    leaks = {name: sorted(found) for name, data in seen.items() if (found := _forms_leaked(data, key))}
+    assert leaks == {}, sorted(leaks)
+    # the echoes were there (redacted), in the judgments' errors, the CSV export and the generations
+    assert rows.count(redact.REDACTED) >= 4 and "invalid key" in rows and "upstream said" in rows
+    assert redact.REDACTED in (out / "judgments.csv").read_text()
+    assert any(name.endswith(".parquet (rows)") and redact.REDACTED.encode() in v for name, v in seen.items())
