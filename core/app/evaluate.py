@@ -104,6 +104,7 @@ def evaluation_row(
         return {**row, "status": "unavailable", "reason": result.reason}
     between = result.n_rated - result.above - result.below
     details["text"] = result.text()
+    details["floor"] = float(result.floor)  # the interval's disagreement floor, so the page says it too
     row["result_json"] = json.dumps(details)
     return {
         **row,
@@ -250,6 +251,7 @@ class SavedEvaluation:
             above,
             below,
             int(r["n_rated"]),
+            float(self.details.get("floor") or 0.0),
         )
 
     def rated(self) -> pd.DataFrame:
