@@ -92,7 +92,7 @@ def _solve_r(
         np.add.at(h, (cb, ca), -d)
         h[np.diag_indices(m)] = np.bincount(ca, weights=d, minlength=m) + np.bincount(cb, weights=d, minlength=m)
         step = np.linalg.solve(h + np.ones((m, m)) / m, g)
-        step = _damped(partial(_along_r, ck, ca, cb, n, s, theta, r, step), step)
+        step = _damped(partial(_along, (ck, ca, cb, n, s), theta, r, np.zeros_like(theta), step), step)
         r = r + step
         r -= r.mean()
         if np.max(np.abs(step)) < 1e-10:
@@ -100,32 +100,17 @@ def _solve_r(
     return r
 
 
-def _along_r(
-    ck: np.ndarray,
-    ca: np.ndarray,
-    cb: np.ndarray,
-    n: np.ndarray,
-    s: np.ndarray,
+def _along(
+    cells: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     theta: np.ndarray,
     r: np.ndarray,
-    d: np.ndarray,
+    d_theta: np.ndarray,
+    d_r: np.ndarray,
     t: float,
 ) -> float:
-    return _loglik(ck, ca, cb, n, s, theta, r + t * d)
-
-
-def _along_theta(
-    ck: np.ndarray,
-    ca: np.ndarray,
-    cb: np.ndarray,
-    n: np.ndarray,
-    s: np.ndarray,
-    theta: np.ndarray,
-    r: np.ndarray,
-    d: np.ndarray,
-    t: float,
-) -> float:
-    return _loglik(ck, ca, cb, n, s, theta + t * d, r)
+    """The log-likelihood a step ``t`` along (d_theta, d_r) from (theta, r): what the damping halves against."""
+    ck, ca, cb, n, s = cells
+    return _loglik(ck, ca, cb, n, s, theta + t * d_theta, r + t * d_r)
 
 
 def _damped(objective: Callable[[float], float], step: np.ndarray) -> np.ndarray:
@@ -163,7 +148,7 @@ def _solve_theta(
         g = np.bincount(ck, weights=x * (s - n * p), minlength=n_ann)
         h = np.bincount(ck, weights=n * x * x * p * (1 - p), minlength=n_ann)
         step = g / np.maximum(h, 1e-12)
-        step = _damped(partial(_along_theta, ck, ca, cb, n, s, theta, r, step), step)
+        step = _damped(partial(_along, (ck, ca, cb, n, s), theta, r, step, np.zeros_like(r)), step)
         theta = theta + step
         if np.max(np.abs(step)) < 1e-10:
             break
