@@ -330,7 +330,7 @@ with page_guard("The leaderboard"):
     ctx = require_selection()
     dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
     if dataset_facts(dataset, judge).n_battles == 0:  # single-answer grades only: the score is the leaderboard
-        if not mtbench_section(dataset, ctx.token):
+        if not mtbench_section(dataset, ctx.token, lead=True):
             notice(f"dataset **{esc(dataset)}** has no battles and no grades to rank its models by.")
         else:
             notice(
