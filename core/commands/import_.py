@@ -90,7 +90,4 @@ def run(args: argparse.Namespace) -> int:
             f"imported {args.path} as dataset {result.dataset!r}: {result.n_battles} battles, "
             f"{result.n_votes} votes, {result.n_judgments} judgments, {result.n_completions} completions{graded}"
         )
-    if not args.json:
-        for note in result.notes:
-            print(f"note: {note}")
     return 0
