@@ -166,9 +166,10 @@ def test_a_refused_key_stops_the_run_without_storing_failures(tmp_path):
     assert j.empty and runs.iloc[0]["status"] == "failed" and "refused the run" in runs.iloc[0]["message"]
 
 
-def test_a_cancel_while_paused_acts_within_seconds_and_the_run_resumes(tmp_path):
+def test_a_cancel_while_paused_ends_the_run_cancelled_and_it_resumes(tmp_path):
     """#43: SIGTERM (the Admin page's Cancel) was honoured only when the outage wait ended (147 s of 150).
-    Now the paused run stops within seconds, keeps what it finished, and the same command completes it."""
+    Now the paused run ends 'cancelled' while the endpoint is still down, keeps what it finished, and the same
+    command completes it."""
     import signal
 
     db = _store(tmp_path, n_prompts=10)
@@ -182,13 +183,13 @@ def test_a_cancel_while_paused_acts_within_seconds_and_the_run_resumes(tmp_path)
         # the breaker opens after 3 failures in a row, then only its probes go out (backing off): the run is
         # paused once a probe has failed too
         wait_until(lambda: judge.received >= failing_from + 5, timeout=60, what="the outage's failing calls")
-        sent = time.monotonic()
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
-        took = time.monotonic() - sent
+        # the endpoint stays down: before the fix the run waited out max_outage (600 s) and ended 'paused'; the
+        # guard only catches a hang, the assertion is the state the run ends in
+        out, err = proc.communicate(timeout=300)
         assert proc.returncode in (130, 143), err
-        assert took < 20, f"cancel took {took:.1f} s while paused (max_outage 600 s)"
-        j, _ = _judgments(db, "out")
+        j, runs = _judgments(db, "out")
+        assert runs.iloc[0]["status"] == "cancelled", runs.iloc[0].to_dict()
         assert not j["call_failed"].any()
         judge.outage = None
         again = _judge(db, cfg)
