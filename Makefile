@@ -7,6 +7,8 @@ PORT ?= 8501
 # Local only by default: `make run HOST=0.0.0.0` exposes the dashboard on the network (README, "Serving others")
 HOST ?= 127.0.0.1
 PYTEST_ARGS ?=
+# make test's first phase: pytest-xdist workers (CI has 2 cores)
+TEST_WORKERS ?= 2
 
 .PHONY: run check test lint format demo bench tour clean-db help
 
@@ -57,8 +59,15 @@ check: $(VENV)/.test
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -m "not slow and not browser and not integration" $(PYTEST_ARGS)
 
+# Two phases: everything but the browser tests on both cores (pytest-xdist; each test has its own temporary
+# store, ports and processes), then the browser tests alone, because they time renders of a live server and
+# need the machine to themselves.  Both phases always run; the target fails if either did (pytest's 5, "no
+# test selected", is no failure: PYTEST_ARGS may name files of one phase only).
 test: lint
-	$(PY) -m pytest $(PYTEST_ARGS)
+	@rc=0; \
+	$(PY) -m pytest -n $(TEST_WORKERS) -m "not browser" $(PYTEST_ARGS); r=$$?; [ $$r -eq 0 -o $$r -eq 5 ] || rc=$$r; \
+	$(PY) -m pytest -m browser $(PYTEST_ARGS); r=$$?; [ $$r -eq 0 -o $$r -eq 5 ] || rc=$$r; \
+	exit $$rc
 
 tour: $(VENV)/.test $(DB)
 	TOUR_DIR=docs/tour TOUR_DB=$(DB) $(PY) -m pytest tests/test_browser.py -k tour -p no:cacheprovider -q
