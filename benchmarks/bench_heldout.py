@@ -31,7 +31,7 @@ HARD_SOFT = (Method("hard", "hard"), Method("soft", "soft"))
 
 def protocol(frame):
     t0 = time.perf_counter()
-    res = leave_one_model_out(frame, HARD_SOFT, n_boot=20, seed=42)
+    res = leave_one_model_out(frame, HARD_SOFT)
     for m in ("hard", "soft"):
         evaluate_splits(res.table[f"{m}_resid"], res.table[f"{m}_se"], 0.1, n_splits=5, seed=42)
     return time.perf_counter() - t0, res

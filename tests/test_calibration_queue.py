@@ -17,7 +17,7 @@ The experiment, per seed:
   counts per model (what ``model_vote_counts`` gives the page: one vote per battle in the demo); arm
   "random": as many battles uniformly from the same pool (seeded);
 * the intervals are the Leaderboard's (``view_for`` at the fitted τ): the leave-one-model-out table refitted
-  per fold (METHODS §3), Soft-Elo at the fitted τ with its bootstrap SE (deployment mode), split-conformal
+  per fold (METHODS §3), Soft-Elo at the fitted τ with its sandwich SE (deployment mode), split-conformal
   q̂ over the held-out residuals (METHODS §4); composed here from the same functions on a battle frame,
   so a seed costs a few seconds instead of a store round trip per arm.
 

@@ -272,3 +272,25 @@ def test_agreement_figures_hold(stores, key):
             assert figures["without_ties"].agreement == pytest.approx((sides["human"] == sides["judge"]).mean())
         for f in figures.values():
             assert f.n > 0 or math.isnan(f.agreement)
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("key", ["demo", "softelo"])
+def test_one_qhat_for_one_question(stores, key):
+    """The q̂ the Leaderboard states is the q̂ `heldout` prints for the same data and α, whatever else each of
+    them computes beside it (the label-smoothing baselines) and whatever seed the splits use (issue 45: the
+    page said 4.47 and `heldout --json` 4.07 on the demo)."""
+    from core.app.residuals import heldout_report
+
+    db, dataset, judges = stores[key]
+    judge = judges[0]
+    with Store.open(db, read_only=True) as s:
+        view, frame = view_for(s, dataset, judge, None, 0.1)
+    assert view.quantile is not None and math.isfinite(view.quantile.qhat)
+    said = {
+        seed: heldout_report(frame, alpha=0.1, seed=seed)["methods"][view.interval_method]["conformal"]
+        for seed in (1, 2)
+    }
+    for conf in said.values():
+        assert conf["qhat_all_models"] == pytest.approx(view.quantile.qhat, rel=1e-9)
+        assert conf["n_models_for_qhat"] == view.quantile.n

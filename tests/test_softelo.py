@@ -190,7 +190,7 @@ def _direct_heldout(frame, target, kind, tau_of_fold):
 def test_heldout_matches_a_direct_implementation():
     rng = np.random.default_rng(5)
     _, f = _arena(rng, m=8, n=2500, tie=0.15)
-    res = leave_one_model_out(f, (Method("hard", "hard"), Method("soft", "soft")), n_boot=5, seed=0)
+    res = leave_one_model_out(f, (Method("hard", "hard"), Method("soft", "soft")))
     for target in ("m00", "m03", "m07"):
         row = res.table.set_index("model").loc[target]
         for kind in ("human", "hard", "soft"):
@@ -255,7 +255,7 @@ def test_judge_ensemble_is_one_more_method():
     f["gap__j2"] = f["gap"] * 2 + rng.normal(0, 0.1, len(f))
     y = ensemble_targets(f)
     assert np.all((y > 0) & (y < 1))
-    res = leave_one_model_out(f, (Method("soft", "soft"), Method("ensemble", "ensemble")), n_boot=3)
+    res = leave_one_model_out(f, (Method("soft", "soft"), Method("ensemble", "ensemble")))
     s = res.summary().set_index("method")
     assert s.loc["ensemble", "n_models"] == 10 and s.loc["ensemble", "mae"] < 60
 

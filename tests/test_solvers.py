@@ -89,16 +89,34 @@ def test_without_a_penalty_a_perfect_record_is_unconverged_not_a_number() -> Non
     assert mixed.x[0] == pytest.approx(2.5 + np.log(77 / 23), abs=1e-9)
 
 
-def test_bootstrap_rows_solve_together_and_each_converges() -> None:
-    """Many resamples at once: each row equals its own independent root."""
+def test_many_weight_rows_solve_together_and_each_converges() -> None:
+    """Resamples solved at once (one weight row each): each row equals its own independent root."""
     rng = np.random.default_rng(3)
     theta = np.array([2.5, -1.0, 0.3])  # a strong baseline and two weak anchors
     anchor = rng.integers(0, 3, 900)
     y = (rng.random(900) < sigmoid(3.7 - theta[anchor])).astype(float)
-    point, boots = place_target(theta, anchor, y, 50, np.random.default_rng(1))
-    assert boots is not None and np.all(np.isfinite(boots))
-    assert point == pytest.approx(_reference_root(theta[anchor], y, np.ones(900), LAMBDA), abs=1e-8)
-    assert abs(np.mean(boots) - point) < 0.1
+    weights = np.stack([np.bincount(rng.integers(0, 900, 900), minlength=900) for _ in range(20)]).astype(float)
+    roots = solve_target(theta[anchor], y, weights=weights)
+    assert np.all(np.isfinite(roots))
+    for row, w in zip(roots, weights, strict=True):
+        assert row == pytest.approx(_reference_root(theta[anchor], y, w, LAMBDA), abs=1e-8)
+
+
+def test_placement_se_is_what_a_bootstrap_estimates() -> None:
+    """The analytic sandwich SE of a placement equals the spread of an independent battle bootstrap (each
+    replicate's maximiser found by brentq) within the bootstrap's own noise, and the point is the maximiser."""
+    rng = np.random.default_rng(11)
+    theta = np.array([1.2, -0.4, 0.3, -1.5])
+    anchor = rng.integers(0, 4, 600)
+    y = (rng.random(600) < sigmoid(0.4 - theta[anchor])).astype(float)
+    point, se = place_target(theta, anchor, y)
+    assert point == pytest.approx(_reference_root(theta[anchor], y, np.ones(600), LAMBDA), abs=1e-8)
+    boots = []
+    for _ in range(400):
+        idx = rng.integers(0, 600, 600)
+        boots.append(_reference_root(theta[anchor[idx]], y[idx], np.ones(600), LAMBDA))
+    # 400 replicates: the SD's own relative noise is ≈ 1/√800 ≈ 3.5%; 12% is > 3 of those
+    assert se == pytest.approx(np.std(boots, ddof=1), rel=0.12)
 
 
 @settings(max_examples=100, deadline=None)

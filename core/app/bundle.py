@@ -77,19 +77,6 @@ def _json_ready(obj: Any) -> Any:
     return obj
 
 
-def _bootstrap_settings() -> dict:
-    """The seeds and replicate counts the leaderboards' judge intervals were computed with (the code's defaults)."""
-    import inspect
-
-    from core.stats.heldout import full_judge_elo, leave_one_model_out
-
-    out = {}
-    for name, fn in (("judge_elo", full_judge_elo), ("leave_one_model_out", leave_one_model_out)):
-        params = inspect.signature(fn).parameters
-        out[name] = {"seed": params["seed"].default, "n_boot": params["n_boot"].default}
-    return out
-
-
 def leaderboard_files(
     store: Store, dataset: str, judge: str | None, alpha: float, tau: float | None = None
 ) -> tuple[pd.DataFrame, dict]:
@@ -230,8 +217,8 @@ def export_bundle(
             "tau": taus,
             "tau_rule": "fitted on the human votes by maximum likelihood, refitted in every leave-one-out fold",
             "human_ci": "95% sandwich, cluster-robust by battle",
-            "judge_ci": "±1.96 bootstrap standard errors",
-            "seeds": _bootstrap_settings(),
+            "judge_ci": "±1.96 standard errors: each model's sandwich SE of its placement against the others "
+            "(analytic, no resampling: the same numbers on every run)",
         },
         "files": {
             path: {"sha256": hashlib.sha256(data).hexdigest(), **({"rows": rows[path]} if path in rows else {})}

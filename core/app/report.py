@@ -38,8 +38,6 @@ from core.stats.calibration import Reliability, TauFit, fit_tau
 from core.store import Store
 from core.version import code_version
 
-HELDOUT_SEED = 42  # the seed of the leave-one-out and deployment bootstraps (core.stats.heldout defaults)
-
 # Screen: a readable page.  Paper (@page, @media print): A4 or Letter, whichever the printer is set to; the
 # headline, the key figures and the top of the table on page 1; a table as wide as the page at most (headers and
 # long names wrap), its header repeated on every page; the charts drawn at paper width (PAPER_WIDTH_PX), without
@@ -434,7 +432,7 @@ def build_report(
         )
     rows += [
         ("α", f"{alpha:.2f}"),
-        ("seeds", f"leave-one-out and deployment bootstraps: {HELDOUT_SEED} (20 resamples each)"),
+        ("judge SEs", "analytic (each model's sandwich SE of its placement): no resampling, no seed"),
         ("code version", code_version()),
         ("generated", now.isoformat(timespec="seconds")),
     ]

@@ -86,9 +86,7 @@ def residual_view(held: HeldoutResult, alpha: float, n_splits: int = 50, seed: i
     return ResidualView(out, per_split, splits_defined, tuple(notes))
 
 
-def heldout_report(
-    frame: pd.DataFrame, alpha: float = 0.1, n_splits: int = 5, seed: int = 42, n_boot: int = 20
-) -> dict:
+def heldout_report(frame: pd.DataFrame, alpha: float = 0.1, n_splits: int = 5, seed: int = 42) -> dict:
     """The held-out protocol with conformal intervals as plain data (the CLI's ``heldout``).
 
     Raises ``ValueError`` for an α outside (0, 1) or a frame without human votes.
@@ -101,7 +99,7 @@ def heldout_report(
         raise ValueError(f"--alpha must be in (0, 1), got {alpha}")
     if frame["human_y"].notna().sum() == 0:
         raise ValueError("no battle has a human vote: the held-out protocol compares judge Elo with human Elo")
-    res = leave_one_model_out(frame, n_boot=n_boot, seed=seed)
+    res = leave_one_model_out(frame)
     table, summary = res.table, res.summary().set_index("method")
     methods = {}
     fold_taus = pd.to_numeric(table["tau"], errors="coerce") if "tau" in table else pd.Series(dtype=float)

@@ -72,7 +72,7 @@ def width_decomposition(summary: pd.DataFrame) -> go.Figure:
     """Median scale vs q̂ per method on log–log axes, where constant width (2·q̂·scale) is a straight line.
 
     The scale is √(SE² + σ̂²) (``median_scale``, the "floor" score of METHODS §4) where the summary has it, else the
-    bootstrap SE (the "se" score)."""
+    sandwich SE (the "se" score)."""
     x_col = "median_scale" if "median_scale" in summary else "median_se"
     s = summary[np.isfinite(summary["qhat"]) & (summary[x_col] > 0)]
     fig = go.Figure()
@@ -138,9 +138,9 @@ def width_decomposition(summary: pd.DataFrame) -> go.Figure:
         "Why intervals differ: width = 2 · q̂ · √(SE² + σ̂²)"
         if x_col == "median_scale"
         else "Why intervals differ: width = 2 · q̂ · SE",
-        "median √(SE² + σ̂²): bootstrap SE and judge–human disagreement (Elo points, log scale)"
+        "median √(SE² + σ̂²): sandwich SE and judge–human disagreement (Elo points, log scale)"
         if x_col == "median_scale"
-        else "median bootstrap SE (Elo points, log scale)",
+        else "median sandwich SE (Elo points, log scale)",
         "conformal quantile q̂ (log scale)",
         height=440,
     )

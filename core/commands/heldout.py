@@ -20,7 +20,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--db")
     p.add_argument("--dataset")
     p.add_argument("--judge")
-    p.add_argument("--bootstrap", type=int, default=20)
     p.add_argument("--alpha", type=float, default=0.1)
     p.add_argument("--splits", type=int, default=5)
     p.add_argument("--seed", type=int, default=42)
@@ -55,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     frame = load_frame(args)
     try:
-        out = heldout_report(frame, alpha=args.alpha, n_splits=args.splits, seed=args.seed, n_boot=args.bootstrap)
+        out = heldout_report(frame, alpha=args.alpha, n_splits=args.splits, seed=args.seed)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     out["seconds"] = time.perf_counter() - t0

@@ -53,7 +53,7 @@ def budget_curves(
     battles are subsampled.  τ is refitted in every fold of every run.
     """
     methods = (Method("hard", "hard"), Method("soft", "soft"))
-    full = leave_one_model_out(frame, methods, n_boot=20, seed=seed)
+    full = leave_one_model_out(frame, methods)
     human = full.table.set_index("model")["human_elo"]
     rng = np.random.default_rng(seed)
     rows, total, step = [], len(budgets) * repeats, 0
@@ -61,7 +61,7 @@ def budget_curves(
         for rep in range(repeats):
             sub = balanced_subsample(frame, int(budget), rng)
             judged = sub.copy()
-            res = leave_one_model_out(judged, methods, n_boot=20, seed=seed + rep)
+            res = leave_one_model_out(judged, methods)
             t = res.table.set_index("model")
             for m in ("hard", "soft"):
                 est = t[f"{m}_elo"].reindex(human.index)

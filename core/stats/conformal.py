@@ -1,7 +1,7 @@
 """Split conformal intervals for a model's human Elo (METHODS.md §4).
 
 r_i is judge Elo − human Elo of held-out model i and SE_i the judge Elo's
-bootstrap SE (SE ≤ 1e-6 or a non-finite value excluded).  Two scores:
+sandwich SE (SE ≤ 1e-6 or a non-finite value excluded).  Two scores:
 
 ``"floor"`` (the default)
     ``s_i = |r_i| / √(SE_i² + σ̂²₍ᵢ₎)``, where σ̂²₍ᵢ₎ is the judge–human

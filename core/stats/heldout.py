@@ -4,8 +4,8 @@ For each target model with human-labelled battles: fit τ and three (or more)
 Bradley–Terry models with λ = 0.01 on the battles among the *other* models
 (the anchors), then place the target alone against the fixed anchors by a
 safeguarded 1-D Newton solve on its own battles (METHODS §10), for human labels, hard judge labels,
-soft targets σ(τ·Δ) and label smoothing.  The judge Elo's bootstrap SE
-resamples the target battles.  The signed residual ``judge − human`` feeds
+soft targets σ(τ·Δ) and label smoothing.  The judge Elo's SE is the
+analytic sandwich SE of that placement (no resampling, so no seed).  The signed residual ``judge − human`` feeds
 the conformal intervals of ``core.stats.conformal``.
 """
 
@@ -98,15 +98,14 @@ def solve_target_checked(
     return out
 
 
-def place_target(
-    theta: np.ndarray, anchor: np.ndarray, y: np.ndarray, n_boot: int, rng: np.random.Generator
-) -> tuple[float, np.ndarray | None]:
-    """A model's θ against fixed anchor strengths from its battles (anchor index, target y), and
-    ``n_boot`` battle-bootstrap replicates of it (None below 2).
+def place_target(theta: np.ndarray, anchor: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """A model's θ against fixed anchor strengths from its battles (anchor index, target y), and its sandwich SE.
 
-    The battles collapse to distinct (anchor, y) cells and a resample to a count
-    per cell: the same draws as resampling the battles and the same sums up to
-    their order, over hundreds of cells instead of thousands of battles.
+    The SE is analytic (METHODS §3): ``√(Σ (y − p)²) / (Σ p(1 − p) + λ)`` at the placement, the one-dimensional
+    sandwich, which is what a battle bootstrap of the placement estimates, without its noise: one answer per
+    model and data, whatever else is computed beside it or in which order.  The battles collapse to distinct
+    (anchor, y) cells, so the sums run over hundreds of cells instead of thousands of battles.  NaN (both) when
+    the placement did not converge.
     """
     y_values, y_code = np.unique(y, return_inverse=True)
     cells, cell_of = np.unique(anchor * len(y_values) + y_code.ravel(), return_inverse=True)
@@ -114,13 +113,12 @@ def place_target(
     th_cell, y_cell = theta[cells // len(y_values)], y_values[cells % len(y_values)]
     counts = np.bincount(cell_of, minlength=len(cells)).astype(float)
     point = float(solve_target(th_cell, y_cell, weights=counts)[0])
-    if n_boot < 2:
-        return point, None
-    n = len(y)
-    idx = rng.integers(0, n, (n_boot, n))
-    draws = (cell_of[idx] + len(cells) * np.arange(n_boot)[:, None]).ravel()
-    boot_counts = np.bincount(draws, minlength=n_boot * len(cells)).reshape(n_boot, len(cells))
-    return point, solve_target(th_cell, y_cell, weights=boot_counts.astype(float))
+    if not np.isfinite(point):
+        return point, float("nan")
+    p = sigmoid(point - th_cell)
+    bread = float(np.sum(counts * p * (1 - p))) + LAMBDA
+    meat = float(np.sum(counts * (y_cell - p) ** 2))
+    return point, float(np.sqrt(meat) / bread)
 
 
 @dataclass(frozen=True)
@@ -302,8 +300,6 @@ class _TauCells:
 def leave_one_model_out(
     frame: pd.DataFrame,
     methods: Sequence[Method] = DEFAULT_METHODS,
-    n_boot: int = 20,
-    seed: int = 42,
     progress: Callable[[int, int], None] | None = None,
     tau: float | None = None,
 ) -> HeldoutResult:
@@ -326,7 +322,6 @@ def leave_one_model_out(
     full_tau = fit_tau(gap, human)
     tables = _AnchorTables(f, _Pairs.of_battles(ia, ib, m_count), gap)
     tau_cells = _TauCells.of_battles(gap, human) if tau is None else None
-    rng = np.random.default_rng(seed)
     human_models = sorted({models[k] for k in np.concatenate([ia[np.isfinite(human)], ib[np.isfinite(human)]])})
     rows, skipped = [], {}
     starts: dict[str, np.ndarray] = {}
@@ -362,12 +357,9 @@ def leave_one_model_out(
             if n_t < MIN_TARGET_BATTLES:
                 row[f"{meth.name}_elo"] = row[f"{meth.name}_se"] = np.nan
                 continue
-            theta_m, boots = place_target(theta, other[sel], y_t, n_boot, rng)
+            theta_m, se_m = place_target(theta, other[sel], y_t)
             row[f"{meth.name}_elo"] = float(theta_to_elo(theta_m, centre=False))
-            if boots is not None:
-                row[f"{meth.name}_se"] = float(elo_units(np.std(boots, ddof=1)))
-            else:
-                row[f"{meth.name}_se"] = np.nan
+            row[f"{meth.name}_se"] = float(elo_units(se_m))
         if not np.isfinite(row.get("human_elo", np.nan)):
             skipped[target] = "fewer than 2 human-labelled battles against the other models"
             continue
@@ -457,22 +449,19 @@ def residual_ramp(table: pd.DataFrame, methods: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def full_judge_elo(
-    frame: pd.DataFrame, method: Method, tau: float | None, n_boot: int = 20, seed: int = 42
-) -> pd.DataFrame:
-    """Every model's judge Elo from all battles, with a battle-bootstrap SE (deployment mode).
+def full_judge_elo(frame: pd.DataFrame, method: Method, tau: float | None) -> pd.DataFrame:
+    """Every model's judge Elo from all battles, with its sandwich SE (deployment mode).
 
     A model that won (or lost) every labelled battle has no Elo (NaN) and says so in ``elo_note``.
 
     One λ = 0.01 fit on all battles fixes the other models; each model is then
-    re-placed alone on its own battles (1-D Newton) and its SE is the
-    bootstrap over those battles: the same kind of SE the conformal quantile
-    was calibrated with, at the cost of one fit instead of one per model.
+    re-placed alone on its own battles (1-D Newton) with the sandwich SE of
+    that placement (:func:`place_target`): the same kind of SE the conformal
+    quantile was calibrated with, at the cost of one fit instead of one per model.
     """
     f = frame.reset_index(drop=True)
     models, ia, ib = model_codes(f)
     y_all = _targets(f, method, tau)
-    rng = np.random.default_rng(seed)
     labelled = np.isfinite(y_all)
     if not labelled.any():
         return pd.DataFrame({"model": models, "elo": np.nan, "se": np.nan, "n_battles": 0, "elo_note": ""})
@@ -492,7 +481,7 @@ def full_judge_elo(
             why = f"undefined: {won} all its {n_t:,} battle{'s' if n_t != 1 else ''}"
             rows.append({"model": target, "elo": np.nan, "se": np.nan, "n_battles": n_t, "elo_note": why})
             continue
-        th, boots = place_target(theta, other, y_t, n_boot, rng)
+        th, se = place_target(theta, other, y_t)
         if not np.isfinite(th):
             why = "undefined: its placement against the other models did not converge"
             rows.append({"model": target, "elo": np.nan, "se": np.nan, "n_battles": n_t, "elo_note": why})
@@ -501,7 +490,7 @@ def full_judge_elo(
             {
                 "model": target,
                 "elo": float(theta_to_elo(th, centre=False)),
-                "se": float(elo_units(np.std(boots, ddof=1))) if boots is not None else np.nan,
+                "se": float(elo_units(se)),
                 "n_battles": n_t,
                 "elo_note": "",
             }

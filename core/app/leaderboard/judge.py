@@ -23,8 +23,6 @@ SOFT_ONLY = (Method("soft", "soft"),)
 
 def heldout(
     frame: pd.DataFrame,
-    n_boot: int = 20,
-    seed: int = 42,
     all_methods: bool = False,
     tau: float | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -45,7 +43,7 @@ def heldout(
         methods: tuple[Method, ...] = SOFT_ONLY
     else:
         methods = DEFAULT_METHODS if all_methods else HARD_SOFT
-    return leave_one_model_out(frame, methods, n_boot=n_boot, seed=seed, progress=progress, tau=tau)
+    return leave_one_model_out(frame, methods, progress=progress, tau=tau)
 
 
 def heldout_of(
@@ -79,7 +77,7 @@ def judge_elo_of(store: Store, dataset: str, judge: str, method: str, tau: float
 
 
 def judge_elo(frame: pd.DataFrame, method: str, tau: float | None) -> pd.DataFrame:
-    """Deployment-mode judge Elo and bootstrap SE for every model (cheap: one fit).
+    """Deployment-mode judge Elo and sandwich SE for every model (cheap: one fit).
 
     The SE is the same kind the conformal quantile was calibrated with in the
     leave-one-out table, which is what makes q̂·SE an interval for human Elo.

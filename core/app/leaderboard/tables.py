@@ -142,9 +142,9 @@ def column_help(view: LeaderboardView) -> dict[str, str]:
         f"Conformal {1 - view.alpha:.0%}": f"split-conformal interval for the model's human Elo around its {judge} "
         f"(covers a new model's human Elo with probability ≥ {1 - view.alpha:.0%})",
         "Soft-Elo": "Bradley–Terry on the judge's calibrated soft targets σ(τ·score gap)",
-        "Soft CI": "95% interval of the Soft-Elo (±1.96 bootstrap SE)",
+        "Soft CI": "95% interval of the Soft-Elo (±1.96 sandwich SE)",
         "Hard-Elo": "Bradley–Terry on the judge's hard labels",
-        "Hard CI": "95% interval of the Hard-Elo (±1.96 bootstrap SE)",
+        "Hard CI": "95% interval of the Hard-Elo (±1.96 sandwich SE)",
         "Judged": "battles with a judge label",
         "Δ rank": f"places the {judge} moves the model: its place by human Elo minus its place by {judge}, both "
         "ordinal (by point estimate, over models rated by both); positive: the judge ranks it higher than humans do",
