@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import optimize
 
 from core import charts
 from core.app.leaderboard import chart_input, display_table, export_table, leaderboard_view, rank_change, view_for
@@ -318,6 +319,37 @@ def test_a_perfect_record_is_never_the_headline_nor_ranked_by_the_penalty(tmp_pa
     assert rec["lucky"]["elo"] is None and rec["lucky"]["rank"] is None
     assert rec["lucky"]["elo_note"] == "undefined: won all its 1 battle"
     assert rec["m0"]["elo_note"] == "" and rec["m0"]["elo"] is not None
+    # the others are ranked from 1, and their Elo is the MLE on the battles among them (METHODS §1: the limit as
+    # lucky's Elo goes to +∞), not the ridge fallback: an independent fit of the six models' votes
+    ranks = sorted(r["rank"] for r in rec.values() if r["rank"] is not None)
+    assert ranks[0] == 1
+    tables = _perfect_record_arena()
+    joined = tables.battles.merge(tables.votes, on="battle_key")
+    joined = joined[joined["model_a"] != "lucky"]
+    names = sorted(set(joined["model_a"]) | set(joined["model_b"]))
+    ia = joined["model_a"].map(names.index).to_numpy()
+    ib = joined["model_b"].map(names.index).to_numpy()
+    y = (joined["winner"] == "a").to_numpy(float)
+
+    def nll(free: np.ndarray) -> float:
+        theta = np.concatenate([[0.0], free])
+        d = theta[ia] - theta[ib]
+        return float(np.sum(np.logaddexp(0, -d) * y + np.logaddexp(0, d) * (1 - y)))
+
+    mle = optimize.minimize(nll, np.zeros(len(names) - 1), method="BFGS", options={"gtol": 1e-10}).x
+    mle_elo = np.concatenate([[0.0], mle]) * 400 / np.log(10)
+    shown = np.array([rec[m]["elo"] for m in names]) - rec[names[0]]["elo"]
+    np.testing.assert_allclose(shown, mle_elo, atol=0.05)
+    text = subprocess.run(
+        [sys.executable, "-m", "core", "leaderboard", "--db", str(db), "--dataset", "pr", "--method", "human"],
+        capture_output=True,
+        text=True,
+    )
+    assert text.returncode == 0, text.stderr
+    assert "as bounds" not in text.stdout + text.stderr
+    first_row = next(line for line in text.stdout.splitlines() if line.strip()[:1].isdigit())
+    assert first_row.split()[0] == "1"
+    assert "not ranked (no maximum-likelihood Elo):" in text.stdout and "lucky" in text.stdout.split("not ranked")[1]
 
 
 @pytest.mark.shared

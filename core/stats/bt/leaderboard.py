@@ -119,19 +119,33 @@ def ratings_from_pairs(
     count for human votes); without them the bootstrap draws (pair, outcome)
     cells, exact for hard labels.
     """
-    comps = comparisons_from_pair_table(pairs)
-    if ci == "bootstrap" and battles is not None:
-        comps = comparisons_from_battles(
-            battles["model_a"].to_numpy(),
-            battles["model_b"].to_numpy(),
-            battles["y"].to_numpy(dtype=float),
-            weight=battles["w"].to_numpy(dtype=float) if "w" in battles else None,
-            aggregate=False,
-        )
+    comps = _comparisons(pairs, battles, ci)
     res = fit_with_ci(comps, ci=ci, n_boot=n_boot, seed=seed, progress=progress)
     issues = [str(i) for i in res.fit.issues]
+    # No maximum-likelihood Elo (a perfect record, a group that never lost to the rest): the likelihood's
+    # supremum sends the separated models to ±∞, where their battles' terms no longer depend on anyone else's
+    # Elo, so the others' limiting MLE is the MLE on the battles among them (METHODS §1).  Drop and refit until
+    # it exists, instead of showing the ridge fallback's numbers for everyone.
+    apart: set[str] = set()
+    while any(issue.kind == "no_mle" for issue in res.fit.issues):
+        separated = separated_models(comps) - apart
+        rest = pairs[~pairs["model_a"].isin(apart | separated) & ~pairs["model_b"].isin(apart | separated)]
+        if not separated or rest.empty:
+            break
+        apart |= separated
+        kept = None if battles is None else battles[~battles["model_a"].isin(apart) & ~battles["model_b"].isin(apart)]
+        comps = _comparisons(rest, kept, ci)
+        res = fit_with_ci(comps, ci=ci, n_boot=n_boot, seed=seed, progress=progress)
     frame = ranked(res.frame())
-    if any(issue.kind == "no_mle" for issue in res.fit.issues):
+    if apart:
+        issues = [i for i in issues if not i.startswith("shown: a ridge")]
+        issues += [str(i) for i in res.fit.issues if i.kind not in ("no_mle", "regularised") and str(i) not in issues]
+        issues.append(
+            f"The other models' Elo is the maximum-likelihood fit on the battles among them (the limit as the "
+            f"{len(apart)} set-apart model{'s' if len(apart) != 1 else ''}' Elo goes to ±∞); their ranks start at 1"
+        )
+        frame = set_apart(_with_rows_for(frame, apart, pairs), apart, pairs)
+    elif any(issue.kind == "no_mle" for issue in res.fit.issues):
         frame = set_apart(frame, separated_models(comps), pairs)
     clustering = _clustering_note(pairs, comps, frame) if ci == "sandwich" else None
     if clustering:
@@ -145,6 +159,35 @@ def ratings_from_pairs(
         ci=ci,
         issues=tuple(issues),
     )
+
+
+def _comparisons(pairs: pd.DataFrame, battles: pd.DataFrame | None, ci: str | None) -> Comparisons:
+    """The fit's input: the pair table, or single battles where a bootstrap of soft or human targets resamples
+    them."""
+    if ci == "bootstrap" and battles is not None:
+        return comparisons_from_battles(
+            battles["model_a"].to_numpy(),
+            battles["model_b"].to_numpy(),
+            battles["y"].to_numpy(dtype=float),
+            weight=battles["w"].to_numpy(dtype=float) if "w" in battles else None,
+            aggregate=False,
+        )
+    return comparisons_from_pair_table(pairs)
+
+
+def _with_rows_for(frame: pd.DataFrame, models: set[str], pairs: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with a row for each of ``models`` it lacks (their battle count from ``pairs``; no Elo)."""
+    import pandas as pd
+
+    count = pairs["battles"] if "battles" in pairs else pairs["n"]
+    per_model = pd.concat([count.groupby(pairs["model_a"]).sum(), count.groupby(pairs["model_b"]).sum()])
+    per_model = per_model.groupby(level=0).sum()
+    missing = sorted(models - set(frame["model"].astype(str)))
+    extra = pd.DataFrame({"model": missing, "n_battles": [int(round(per_model.get(m, 0))) for m in missing]})
+    extra = extra.reindex(columns=frame.columns)
+    if "interval_note" in extra:
+        extra["interval_note"] = ""
+    return pd.concat([frame, extra], ignore_index=True)
 
 
 def set_apart(frame: pd.DataFrame, undefined: set[str], pairs: pd.DataFrame) -> pd.DataFrame:
