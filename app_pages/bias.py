@@ -116,7 +116,10 @@ with page_guard("The judge bias page", page="bias"):
     # --------------------------------------------- verbosity, self-preference
     st.subheader("Verbosity and self-preference")
     vb = r["verbosity"]
-    st.metric("longer answer wins near-ties", _pct(vb["longer_win_rate"]) if vb["n_near_ties"] else "—")
+    st.metric(
+        "longer answer wins decisive verdicts" if vb.get("basis") == "decisive" else "longer answer wins near-ties",
+        _pct(vb["longer_win_rate"]) if vb["n_near_ties"] else "—",
+    )
     say(
         (
             "Verbosity bias",

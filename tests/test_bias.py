@@ -245,3 +245,46 @@ def test_self_preference_on_elo_and_the_bias_cli(store, tmp_path):
     assert set(d) >= {"position", "verbosity", "self_preference", "style", "echo", "echo_intervention"}
     iv = {x["variant"]: x for x in d["echo_intervention"]}
     assert iv["echo_a"]["upper"] < iv["echo_b"]["lower"]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize(
+    "src, fmt",
+    [
+        ("pandalm_testset_v1", "pandalm"),
+        ("alpaca_eval_2/results/claude-2/weighted_alpaca_eval_gpt4_turbo/annotations.json", "alpaca-eval"),
+    ],
+)
+def test_judge_bias_says_what_real_data_supports(tmp_path, src, fmt):
+    """Issue 45: on PandaLM and AlpacaEval the page drew an answer-length effect and then said "no completion
+    lengths or rubric gaps: verbosity needs both", said the store had no echo flags although the answer texts
+    were stored, and showed the one-order fact twice.  Recomputed here from the source's texts."""
+    from core.app.bias import bias_report, claims
+    from core.app.data import import_path
+    from core.text import detect_echo
+
+    with Store.open(tmp_path / "b.duckdb") as s:
+        name = import_path(s, shared_path(src), fmt).dataset
+        judge = str(s.judges_frame(name)["judge"].iloc[0])
+        report = bias_report(s, name, judge)
+        bf = s.battle_frame(name, judge)
+        texts = s.completions_frame(name, with_text=True)
+    said = [text for _, text in claims(report)]
+    assert not any("verbosity needs" in t for t in said)
+    # the rate over decisive verdicts between answers of different length, counted here from the frame
+    f = bf[bf["judge_hard"].isin([0.0, 1.0]) & bf["len_a"].notna() & bf["len_b"].notna()]
+    f = f[f["len_a"] != f["len_b"]]
+    longer_won = int(((f["judge_hard"] == 1.0) == (f["len_a"] > f["len_b"])).sum())
+    rate = [t for t in said if t.startswith("The longer answer wins")]
+    assert len(rate) == 1 and f"{longer_won / len(f):.1%} of {len(f):,} decisive verdicts" in rate[0]
+    assert "no near-ties" in rate[0] and not any(t.startswith("Verbosity bias") for t in said)
+    # echo: read from the stored texts, per model
+    assert report["echo"] is not None
+    texts = texts[[isinstance(t, str) and t != "" for t in texts["text"]]]  # a few PandaLM answers are not text
+    expected = texts.assign(e=[detect_echo(t).is_echo for t in texts["text"]]).groupby("model")["e"].mean()
+    got = {r["model"]: r["echo_rate"] for r in report["echo"]["rates"]}
+    assert got == pytest.approx(expected.to_dict())
+    # one notice per fact
+    one_order = [t for t in said if "one presentation order" in t or "never saw both presentation orders" in t]
+    assert len(one_order) <= 1
+    assert len(said) == len(set(said))

@@ -110,6 +110,7 @@ def bias_report(store: Store, dataset: str, judge: str) -> dict:
             "n_near_ties": verb.n_near_ties,
             "residual_length_partial_r": verb.residual_length_partial_r,
             "note": verb.note,
+            "basis": verb.basis,
         },
         "self_preference": {
             "family": None if mine is None else mine.family,
@@ -163,7 +164,8 @@ def claims(report: dict) -> list[Claim]:
         )
     elif p["n_decisive"] == 0 and not (p.get("n_order_merged") or p.get("n_order_unknown")):
         out.append(("info", "No decisive verdicts: the first-position win rate is undefined."))
-    if p["flip_rate"] is None and p["n_decisive"]:
+    one_order = p["flip_rate"] is None and bool(p["n_decisive"])
+    if one_order:
         out.append(
             (
                 "info",
@@ -171,11 +173,23 @@ def claims(report: dict) -> list[Claim]:
                 "no swapped verdict to compare with.",
             )
         )
-    if p["note"]:
+    if p["note"] and not (one_order and p["note"] == bias.ONE_ORDER_NOTE):  # one notice per fact
         out.append(("info", p["note"]))
     v = report["verbosity"]
     vlo, vhi = v["ci"]
-    if v["n_near_ties"] and _finite(v["longer_win_rate"], vlo, vhi):
+    if v["n_near_ties"] and _finite(v["longer_win_rate"], vlo, vhi) and v.get("basis") == "decisive":
+        # no rubric gaps: a raw rate, which quality confounds, so never a bias warning
+        out.append(
+            (
+                "caption",
+                f"The longer answer wins {v['longer_win_rate']:.1%} of {v['n_near_ties']:,} decisive verdicts "
+                f"between answers of different length (95% interval {vlo:.3f}–{vhi:.3f}). The judge gives no "
+                "rubric scores, so there are no near-ties: where the longer answer is also the better one this "
+                "counts quality, not verbosity; the style-control length coefficient controls for the models' "
+                "strength.",
+            )
+        )
+    elif v["n_near_ties"] and _finite(v["longer_win_rate"], vlo, vhi):
         text = (
             f"The longer answer wins {v['longer_win_rate']:.1%} of {v['n_near_ties']:,} near-tie battles "
             f"(|gap| < {bias.NEAR_TIE}; 95% interval {vlo:.3f}–{vhi:.3f})"

@@ -41,7 +41,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"position: {p['note']}")
         v = out["verbosity"]
         if v["n_near_ties"]:
-            print(f"verbosity: longer answer wins {v['longer_win_rate']:.3f} of {v['n_near_ties']:,} near-ties")
+            over = (
+                "decisive verdicts (no rubric gaps: not controlled for quality)"
+                if v.get("basis") == "decisive"
+                else "near-ties"
+            )
+            print(f"verbosity: longer answer wins {v['longer_win_rate']:.3f} of {v['n_near_ties']:,} {over}")
         else:
             print(f"verbosity: {v['note'] or 'no near-tie battles'}")
         for c in out["style"]["coefficients"]:

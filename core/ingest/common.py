@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from core.domain import CRITERIA
-from core.text import json_lines, style_counts
+from core.text import detect_echo, json_lines, style_counts
 
 SCORE_RANGE = (0.0, 10.0)
 MAX_TEXT_CHARS = 1_000_000  # a prompt or answer longer than this is refused (no real answer comes close)
@@ -505,4 +505,10 @@ def with_style(comp: pd.DataFrame) -> pd.DataFrame:
     comp["n_headers"] = [c.n_headers if c else None for c in counts]
     comp["n_bold"] = [c.n_bold if c else None for c in counts]
     comp["n_list_items"] = [c.n_list_items if c else None for c in counts]
+    # Echo (an answer that repeats itself or writes new question–answer pairs after its final answer) is read
+    # from the text, so every dataset with answer texts gets the Judge bias page's echo section, not only the
+    # simulated one; a source's own flag wins.
+    found = [detect_echo(t).is_echo if isinstance(t, str) and t else None for t in comp["text"].tolist()]
+    given = comp["echo"] if "echo" in comp else pd.Series([None] * len(comp), index=comp.index, dtype=object)
+    comp["echo"] = [g if g is not None and not pd.isna(g) else f for g, f in zip(given.tolist(), found, strict=True)]
     return comp

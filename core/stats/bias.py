@@ -17,6 +17,7 @@ from core.domain import CRITERIA, Z95, outcome_y, wilson
 from core.stats import bt
 
 NEAR_TIE = 0.5  # |gap| below this many rubric points is a near-tie (METHODS §9)
+ONE_ORDER_NOTE = "the judge never saw both presentation orders: no flip rate or single-order comparison"
 
 
 # ------------------------------------------------------------------ position
@@ -70,7 +71,7 @@ def position_bias(bf: pd.DataFrame) -> PositionBias:
         elo = pd.DataFrame(fits).reset_index(names="model")
         elo["deflection"] = (elo["first_order"] - elo["second_order"]) / 2
     else:
-        note = "the judge never saw both presentation orders: no flip rate or single-order comparison"
+        note = ONE_ORDER_NOTE
     # Decisive judge labels with no verdict in a known order: merged over both orders ('avg'), or shown in an
     # order the source did not keep ('unknown', e.g. AlpacaEval, which randomised it and stored the
     # preference un-swapped).  Neither can say anything about the first position.
@@ -110,26 +111,42 @@ def position_bias(bf: pd.DataFrame) -> PositionBias:
 class Verbosity:
     longer_win_rate: float
     ci: tuple[float, float]
-    n_near_ties: int
+    n_near_ties: int  # the battles the rate is over (near-ties, or every decisive verdict: see ``basis``)
     residual_length_partial_r: float | None
     note: str | None = None
+    # "near-ties": |rubric gap| < NEAR_TIE, where quality hardly differs; "decisive": no rubric gaps, so every
+    # decisive verdict between answers of different length, where the longer answer may also be the better one
+    basis: str = "near-ties"
 
 
 def verbosity(bf: pd.DataFrame, residuals: pd.DataFrame | None = None) -> Verbosity:
-    """Near-tie battles (|gap| < 0.5): how often the longer answer wins; residual–length link.
+    """How often the longer answer wins: on near-tie battles (|gap| < 0.5) when the judge gives rubric scores,
+    else on every decisive verdict (stated as such); and the residual–length link.
 
     ``residuals``: model, residual (judge − human Elo), human_elo (from the held-out table).
     """
-    need = bf["len_a"].notna() & bf["len_b"].notna() & bf["gap"].notna()
-    if not need.any():
+    has_len = bf["len_a"].notna() & bf["len_b"].notna()
+    if not has_len.any():
         return Verbosity(
             float("nan"),
             (float("nan"), float("nan")),
             0,
             None,
-            "no completion lengths or rubric gaps: verbosity needs both",
+            "no completion lengths (the answers' texts are not in the store): verbosity needs them",
         )
-    f = bf[need & (bf["gap"].abs() < NEAR_TIE) & bf["judge_hard"].isin([0.0, 1.0]) & (bf["len_a"] != bf["len_b"])]
+    has_gap = has_len & bf["gap"].notna()
+    basis, note = "near-ties", None
+    if has_gap.any():
+        f = bf[has_gap & (bf["gap"].abs() < NEAR_TIE)]
+    else:
+        basis = "decisive"
+        note = (
+            "no rubric score gaps (the judge gives verdicts, not scores), so no near-ties: the rate is over every "
+            "decisive verdict, where the longer answer may also be the better one; the style-control length "
+            "coefficient separates the two"
+        )
+        f = bf[has_len]
+    f = f[f["judge_hard"].isin([0.0, 1.0]) & (f["len_a"] != f["len_b"])]
     longer_a = f["len_a"] > f["len_b"]
     wins = int(((f["judge_hard"] == 1.0) == longer_a).sum())
     partial = None
@@ -147,7 +164,8 @@ def verbosity(bf: pd.DataFrame, residuals: pd.DataFrame | None = None) -> Verbos
             res_r = r["residual"] - x @ np.linalg.lstsq(x, r["residual"], rcond=None)[0]
             res_l = r["log_len"] - x @ np.linalg.lstsq(x, r["log_len"], rcond=None)[0]
             partial = float(stats.pearsonr(res_r, res_l)[0])
-    return Verbosity(wins / len(f) if len(f) else float("nan"), wilson(wins, len(f)), len(f), partial)
+    rate = wins / len(f) if len(f) else float("nan")
+    return Verbosity(rate, wilson(wins, len(f)), len(f), partial, note, basis)
 
 
 # ----------------------------------------------------------- self-preference

@@ -176,18 +176,20 @@ def _comparisons(pairs: pd.DataFrame, battles: pd.DataFrame | None, ci: str | No
 
 
 def _with_rows_for(frame: pd.DataFrame, models: set[str], pairs: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with a row for each of ``models`` it lacks (their battle count from ``pairs``; no Elo)."""
+    """``frame`` with a row for each of ``models`` it lacks (no Elo), and every model's count of the fit's
+    comparisons (``pairs["n"]``) over all its battles: a refit without the set-apart models' battles still
+    reports what each model played."""
     import pandas as pd
 
-    count = pairs["battles"] if "battles" in pairs else pairs["n"]
-    per_model = pd.concat([count.groupby(pairs["model_a"]).sum(), count.groupby(pairs["model_b"]).sum()])
+    per_model = pd.concat([pairs["n"].groupby(pairs["model_a"]).sum(), pairs["n"].groupby(pairs["model_b"]).sum()])
     per_model = per_model.groupby(level=0).sum()
     missing = sorted(models - set(frame["model"].astype(str)))
-    extra = pd.DataFrame({"model": missing, "n_battles": [int(round(per_model.get(m, 0))) for m in missing]})
-    extra = extra.reindex(columns=frame.columns)
+    extra = pd.DataFrame({"model": missing}).reindex(columns=frame.columns)
     if "interval_note" in extra:
         extra["interval_note"] = ""
-    return pd.concat([frame, extra], ignore_index=True)
+    out = pd.concat([frame, extra], ignore_index=True)
+    out["n_battles"] = out["model"].map(per_model).fillna(0).round().astype(int)
+    return out
 
 
 def set_apart(frame: pd.DataFrame, undefined: set[str], pairs: pd.DataFrame) -> pd.DataFrame:
