@@ -83,7 +83,7 @@ def navigation(allowed: Iterable[str], blocked: Container[str] = ()) -> list[dic
     """The arguments of each ``st.Page`` of the navigation: the ``allowed`` pages in registry order, the first
     the default, a page in ``blocked`` (it cannot run on this dataset) with the block icon."""
     chosen = set(allowed)
-    return [
+    entries = [
         {
             "page": p.path,
             "title": p.title,
@@ -93,6 +93,17 @@ def navigation(allowed: Iterable[str], blocked: Container[str] = ()) -> list[dic
         }
         for k, p in enumerate(p for p in PAGES if p.key in chosen)
     ]
+    if entries:
+        # Streamlit serves the default page only at "/" yet reserves its own pathname, so "/overview" (a
+        # bookmarked or shared link) would be "page not found": the default takes a reserved name and the page's
+        # own path becomes a hidden alias of the same script.
+        first = entries[0]
+        entries.append({**first, "default": False, "visibility": "hidden"})
+        first["url_path"] = f"{first['url_path']}{DEFAULT_SUFFIX}"
+    return entries
+
+
+DEFAULT_SUFFIX = "-home"  # the default page's reserved pathname: its key + this (it is served at "/")
 
 
 # Views of the registry for older callers (fixed at import; the functions above see later registrations).

@@ -28,13 +28,24 @@ def resolve_selection() -> None:
     try:
         datasets = dataset_options(token)
         if sel.dataset not in datasets:
-            sel.dataset, sel.judge, sel.tau = (datasets[0] if datasets else None), None, None
+            shown = datasets[0] if datasets else None
+            if sel.dataset is not None:  # a link (or a dataset removed meanwhile) named it: never switch silently
+                _unknown_in_link("dataset", sel.dataset, shown)
+            sel.dataset, sel.judge, sel.tau = shown, None, None
         judges = judge_options(sel.dataset, token) if sel.dataset else []
         if sel.judge not in judges:
             choice = default_judge(sel.dataset) if judges and sel.dataset else None
+            if sel.judge is not None:
+                _unknown_in_link(f"judge of dataset {sel.dataset!r}", sel.judge, choice[0] if choice else None)
             sel.judge, sel.tau = (choice[0] if choice else None), None
     except StoreLockedError as exc:  # held past the wait: keep the selection, say so once
         busy_notice(str(exc))
+
+
+def _unknown_in_link(what: str, named: str, shown: str | None) -> None:
+    """Say, above the page, that the selection named something the store does not have and what is shown."""
+    instead = f"showing **{esc(shown)}** instead" if shown else "nothing to show instead"
+    st.warning(f"The link names the {esc(what)} **{esc(named)}**, which this store does not have: {instead}.")
 
 
 def _on_dataset() -> None:

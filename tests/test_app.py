@@ -423,3 +423,16 @@ def test_the_page_draws_the_view_the_report_and_the_bundle_compose(demo_db, monk
     want = lb.display_table(view, lb.select_rows(view.table, top_n=20), methods=("human", "hard", "soft"))
     assert list(shown.columns) == list(want.columns)
     assert shown.astype(str).reset_index(drop=True).equals(want.astype(str).reset_index(drop=True))
+
+
+def test_a_link_naming_an_unknown_dataset_or_judge_says_so(demo_db, monkeypatch):
+    """Issue 45: a link naming an unknown dataset or judge silently showed another one."""
+    at = _app(demo_db, monkeypatch, params={"dataset": "no-such-data"})
+    said = " ".join(w.value for w in at.warning)
+    assert "no-such-data" in said and "showing **demo** instead" in said
+    at = _app(demo_db, monkeypatch, params={"dataset": "demo", "judge": "no-such-judge"})
+    said = " ".join(w.value for w in at.warning)
+    assert "no-such-judge" in said and "showing **" in said
+    # a link that names what the store has draws no such warning
+    at = _app(demo_db, monkeypatch, params={"dataset": "demo", "judge": "judge-strong"})
+    assert not any("which this store does not have" in w.value for w in at.warning)
