@@ -362,3 +362,20 @@ def test_agreement_setup_mt_bench_is_the_papers_procedure(tmp_path):
 
 JUDGE_CHOICES = ["model_a", "model_b", "tie", "tie (inconsistent)"]
 HUMAN_CHOICES = ["model_a", "model_b", "tie", "tie (bothbad)"]
+
+
+@pytest.mark.integration
+def test_info_counts_questions_not_per_turn_prompts(tmp_path):
+    """Issue 45: `info` counted MT-Bench's per-turn prompts (160 for 80 two-turn questions) as prompts."""
+    db = tmp_path / "s.duckdb"
+    src = _write(tmp_path / "human.jsonl", HUMAN + GPT4)
+    assert _cli(db, src).returncode == 0
+    rows = HUMAN + GPT4
+    questions = {r["question_id"] for r in rows}
+    per_turn = {(r["question_id"], r["turn"]) for r in rows}  # one stored prompt per question and turn judged
+    out = subprocess.run(
+        [sys.executable, "-m", "core", "info", "--db", str(db)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert len(per_turn) > len(questions)
+    assert f"{len(questions)} questions ({len(per_turn)} prompts: one per turn)" in out.stdout

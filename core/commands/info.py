@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"store {info['path']} (schema v{info['schema_version']})")
     for d in info["datasets"]:
         print(
-            f"- {d['name']} [{d['source']}]: {d['n_models']} models, {d['n_prompts']} prompts, "
+            f"- {d['name']} [{d['source']}]: {d['n_models']} models, {_prompts(d)}, "
             f"{d['n_battles']} battles, {d['n_human_votes']} human votes by {d['n_annotators']} annotators, "
             f"{d['n_completions']} completions"
             + (f", {d['n_grades']} single-answer grades" if d.get("n_grades") else "")
@@ -34,3 +34,10 @@ def run(args: argparse.Namespace) -> int:
         for j in d["judges"]:
             print(f"    judge {j['name']}: {j['n_judgments']} judgments, orders {','.join(j['orders'])}")
     return 0
+
+
+def _prompts(d: dict) -> str:
+    """ "80 questions (160 prompts: one per turn)" for multi-turn data, else "N prompts"."""
+    if d.get("n_questions") and d["n_questions"] != d["n_prompts"]:
+        return f"{d['n_questions']} questions ({d['n_prompts']} prompts: one per turn)"
+    return f"{d['n_prompts']} prompts"

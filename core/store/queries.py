@@ -137,7 +137,11 @@ class Queries(StoreBase):
                      WHERE b.dataset_id = $1 AND annotator IS NOT NULL),
                   (SELECT count(*) FROM completions WHERE dataset_id = $1),
                   (SELECT count(*) FROM judge_runs WHERE dataset_id = $1),
-                  (SELECT count(*) FROM grades WHERE dataset_id = $1)
+                  (SELECT count(*) FROM grades WHERE dataset_id = $1),
+                  -- a multi-turn question is stored as one prompt per turn ("<id>/turn-2", …): count questions
+                  (SELECT count(DISTINCT regexp_replace(coalesce(external_id, CAST(prompt_id AS VARCHAR)),
+                                                        '/turn-[0-9]+$', ''))
+                     FROM prompts WHERE dataset_id = $1)
                 """,
                 [ds_id],
             )
@@ -154,6 +158,7 @@ class Queries(StoreBase):
                     "n_completions": row[5],
                     "n_judge_runs": row[6],
                     "n_grades": row[7],
+                    "n_questions": row[8],
                     "judges": [
                         {
                             "name": r.judge,
