@@ -53,11 +53,11 @@ format: $(VENV)/.test
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-# The fast tier, for every change: lint only (no mypy), then the unit, known-answer and property tests in one
-# process (no slow, browser or integration tests; pytest.ini says what each marker means).  `make test` runs all.
+# The fast tier, for every change: lint only (no mypy), then the unit, known-answer and property tests on both
+# cores (no slow, browser or integration tests; pytest.ini says what each marker means).  `make test` runs all.
 check: $(VENV)/.test
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -m "not slow and not browser and not integration" $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) -m "not slow and not browser and not integration" $(PYTEST_ARGS)
 
 # Two phases: everything but the browser tests on both cores (pytest-xdist; each test has its own temporary
 # store, ports and processes), then the browser tests alone, because they time renders of a live server and
