@@ -56,6 +56,7 @@ COMMAND_MODULE_OF = {
     "languages": "analyses",
     "plan-battles": "place",
     "standing": "place",
+    "judge-family": "bias",
 }
 
 

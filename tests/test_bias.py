@@ -288,3 +288,53 @@ def test_judge_bias_says_what_real_data_supports(tmp_path, src, fmt):
     one_order = [t for t in said if "one presentation order" in t or "never saw both presentation orders" in t]
     assert len(one_order) <= 1
     assert len(said) == len(set(said))
+
+
+@pytest.mark.shared
+@pytest.mark.integration
+def test_a_judges_family_is_read_from_its_annotator_and_can_be_given(tmp_path):
+    """Issue 45: AlpacaEval's GPT-4-turbo judge over OpenAI models said "self-preference needs the judge's
+    family" with no way to give it."""
+    from core.app.bias import bias_report, claims
+    from core.app.data import import_path
+    from core.app.judging import register_judge
+    from core.judging.config import ConfigError, from_mapping
+
+    db = tmp_path / "a.duckdb"
+    src = shared_path("alpaca_eval_2") / "results" / "claude-2" / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json"
+    with Store.open(db) as s:
+        name = import_path(s, src, "alpaca-eval").dataset
+        judges = s.judges_frame(name)
+        judge = str(judges["judge"].iloc[0])
+        assert judges["family"].iloc[0] == "openai"  # GPT-4-turbo's annotator, not Stanford's Alpaca
+        said = [t for _, t in claims(bias_report(s, name, judge))]
+    sp = [t for t in said if t.startswith("Self-preference")]
+    assert len(sp) == 1 and "family: openai" in sp[0] and "two judges" in sp[0]
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "core", "judge-family", "--db", str(db), *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+
+    for bad in (["--judge", judge, "--family", "Open AI"], ["--judge", "nobody", "--family", "openai"]):
+        out = cli(*bad)
+        assert out.returncode == 2 and "error:" in out.stderr
+    with Store.open(db, read_only=True) as s:
+        assert s.judges_frame(name)["family"].iloc[0] == "openai"  # a refusal changes nothing
+    assert cli("--judge", judge, "--family", "acme").returncode == 0
+    with Store.open(db, read_only=True) as s:
+        assert s.judges_frame(name)["family"].iloc[0] == "acme"
+    # a judge TOML's family wins over the guess from its model's name, and a guess never overwrites a given one
+    base = {"name": "j2", "base_url": "http://127.0.0.1:9/v1", "model": "gpt-4o"}
+    with Store.open(db) as s:
+        register_judge(s, from_mapping({**base, "family": "custom"}))
+        register_judge(s, from_mapping({**base, "name": "j3"}))
+        s.set_judge_family("j3", "given")
+        register_judge(s, from_mapping({**base, "name": "j3"}))
+        fam = dict(s._cur().execute("SELECT name, family FROM judges WHERE name IN ('j2', 'j3')").fetchall())
+    assert fam == {"j2": "custom", "j3": "given"}
+    with pytest.raises(ConfigError, match="family"):
+        from_mapping({**base, "family": "Not A Name"})

@@ -113,10 +113,10 @@ def bias_report(store: Store, dataset: str, judge: str) -> dict:
             "basis": verb.basis,
         },
         "self_preference": {
-            "family": None if mine is None else mine.family,
+            "family": judge_family.get(judge) if mine is None else mine.family,
             "excess": None if mine is None else mine.excess,
             "n_same_family": 0 if mine is None else mine.n_same,
-            "note": None if mine is None else mine.note,
+            "note": "needs rubric scores from at least two judges on the same answers" if mine is None else mine.note,
             "elo_excess": elo_excess,
             "all_judges": [x.__dict__ for x in sp],
         },
@@ -217,8 +217,17 @@ def claims(report: dict) -> list[Claim]:
                 "judges' median on the same answers, relative to other families.",
             )
         )
+    elif isinstance(sp.get("family"), str) and sp["family"]:  # a missing family may read as NaN
+        why = sp.get("note") or "no answers from the judge's own family"
+        out.append(("info", f"Self-preference (the judge's family: {sp['family']}): not measured, {why}."))
     else:
-        out.append(("info", sp.get("note") or "Self-preference needs the judge's family and models of that family."))
+        out.append(
+            (
+                "info",
+                "Self-preference needs the judge's family: give it with `python -m core judge-family --judge "
+                "NAME --family FAMILY` or `family` in the judge's TOML.",
+            )
+        )
     if _finite(sp.get("elo_excess")):
         out.append(
             (

@@ -123,7 +123,9 @@ def check_judge_identity(store: Store, cfg: JudgeConfig, replace_judge: bool) ->
 
 def register_judge(store: Store, cfg: JudgeConfig) -> int:
     """Create or update the judge's row from its configuration (never a key); returns its id."""
-    return store.save_judge_config(
+    from core.ingest.common import known_family
+
+    jid = store.save_judge_config(
         cfg.name,
         cfg.to_store(),
         model=cfg.model,
@@ -131,6 +133,26 @@ def register_judge(store: Store, cfg: JudgeConfig) -> int:
         template=cfg.template,
         prompt_version=cfg.version,
     )
+    if cfg.family is not None:  # stated in the configuration: it wins
+        store.set_judge_family(cfg.name, cfg.family)
+    elif (guess := known_family(cfg.model)) is not None:  # never over a family stated before (CLI, Admin)
+        store.set_judge_family(cfg.name, guess, only_if_unset=True)
+    return jid
+
+
+def set_judge_family(store: Store, judge: str, family: str) -> None:
+    """Say which family (organisation) a judge belongs to, for self-preference on the Judge bias page.
+
+    Raises ``ValueError`` for a malformed family name or an unknown judge."""
+    from core.judging.config import FAMILY_NAME
+
+    if FAMILY_NAME.fullmatch(family) is None:
+        raise ValueError(
+            f"family {family[:40]!r} is not a lowercase name of at most 40 letters, digits, '-', '_' or '.'"
+        )
+    if store.judge_id(judge) is None:
+        raise ValueError(f"no judge named {judge[:100]!r} in the store")
+    store.set_judge_family(judge, family)
 
 
 @dataclass(frozen=True)

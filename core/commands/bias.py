@@ -16,6 +16,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", required=True)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
+    f = sub.add_parser("judge-family", help="say which family (organisation) a judge belongs to, for self-preference")
+    add_db_arg(f)
+    f.add_argument("--judge", required=True)
+    f.add_argument("--family", required=True, help="e.g. openai, anthropic, meta (lowercase)")
+    f.set_defaults(func=run_family)
+
+
+def run_family(args: argparse.Namespace) -> int:
+    from core.app.judging import set_judge_family
+
+    with open_store(args.db, read_only=False) as store:
+        try:
+            set_judge_family(store, args.judge, args.family)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    print(f"judge {args.judge}: family {args.family}")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:

@@ -164,7 +164,9 @@ def read(
         battles=battles_df,
         prompts=pd.DataFrame(build.prompts),
         completions=with_style(comps),
-        judges=pd.DataFrame({"judge": names, "family": [known_family(n) for n in names], "prompt_version": "imported"}),
+        judges=pd.DataFrame(
+            {"judge": names, "family": [annotator_family(n) for n in names], "prompt_version": "imported"}
+        ),
         judgments=judgments,
         meta={
             "format": "alpaca-eval",
@@ -424,3 +426,13 @@ def _raw(path: Path, rec: dict, row: int) -> str | None:
             field="raw_completion",
         )
     return text
+
+
+def annotator_family(name: str) -> str | None:
+    """The family of the model behind an AlpacaEval annotator configuration: its name without the config's
+    decorations ("weighted_alpaca_eval_gpt4_turbo" → "gpt4_turbo" → openai; "alpaca_eval_gpt4" is GPT-4, not
+    Stanford's Alpaca)."""
+    rest = name.strip().lower()
+    for prefix in ("weighted_", "alpaca_eval_", "cot_"):
+        rest = rest.removeprefix(prefix)
+    return known_family(rest) or known_family(name)

@@ -62,6 +62,10 @@ class JudgeConfig:
     batch_wait_s: float = 600.0
     batch_max_requests: int = 50_000
 
+    # The organisation behind the judge's model, for self-preference (Judge bias); default: read from the
+    # model's name by the importers' table of known prefixes (``core.ingest.common.known_family``).
+    family: str | None = None
+
     @property
     def version(self) -> str:
         from core.judging.prompts import TEMPLATE_VERSIONS
@@ -103,6 +107,7 @@ _TYPES = {f.name: f.type for f in fields(JudgeConfig)}
 
 MAX_REPLICAS = 64  # further replica URLs a configuration may list
 
+FAMILY_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,39}")
 _KEY_LIKE = re.compile(r"key|token|secret|passw|auth|sig|credential|session", re.IGNORECASE)
 
 # (check, what a valid value is): the message says what is expected, never what was given.
@@ -134,6 +139,10 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     ),
     "breaker_threshold": (lambda v: _whole(v) and 1 <= v <= 1000, "a whole number in [1, 1000]"),
     "mode": (lambda v: v in MODES, f"one of {', '.join(MODES)}"),
+    "family": (
+        lambda v: v is None or (isinstance(v, str) and FAMILY_NAME.fullmatch(v) is not None),
+        "a lowercase name of at most 40 letters, digits, '-', '_' or '.' (e.g. openai)",
+    ),
     "batch_poll_s": (lambda v: _number(v) and 0.01 <= v <= 3600, "seconds in [0.01, 3600]"),
     "batch_wait_s": (lambda v: _number(v) and 0 <= v <= 2 * 86400, "seconds in [0, 172800]"),
     "batch_max_requests": (lambda v: _whole(v) and 1 <= v <= 50_000, "a whole number in [1, 50000]"),

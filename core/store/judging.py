@@ -121,6 +121,13 @@ class JudgingStore(StoreBase):
             cur.execute("UPDATE judges SET config_json = ? WHERE judge_id = ?", [json.dumps(config), jid])
         return jid
 
+    def set_judge_family(self, judge: str, family: str, only_if_unset: bool = False) -> None:
+        """Set the family of an existing judge (self-preference compares it with the models' families);
+        ``only_if_unset``: keep a family it already has."""
+        keep = " AND family IS NULL" if only_if_unset else ""
+        with self.transaction() as cur:
+            cur.execute(f"UPDATE judges SET family = ? WHERE name = ?{keep}", [family, judge])
+
     def judge_id(self, judge: str) -> int | None:
         """The id of a registered judge; None when no judge has that name (nothing is created)."""
         row = self._cur().execute("SELECT judge_id FROM judges WHERE name = ?", [judge]).fetchone()
