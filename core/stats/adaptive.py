@@ -173,8 +173,15 @@ def next_round(
     share the round in proportion to it (largest remainders), each on its next unused prompts."""
     calls = cfg.round_size if max_calls is None else min(cfg.round_size, max_calls)
     n = calls // cfg.orders
-    free = {m: [p for p in ordered.get(m, []) if (m, p) not in used] for m in anchor_elo}
-    names = [m for m in sorted(anchor_elo) if free[m] and np.isfinite(anchor_elo[m])]
+    taken_by: dict[str, int] = {}
+    for m, _ in used:
+        taken_by[m] = taken_by.get(m, 0) + 1
+    # an anchor has prompts left while fewer of its pairs are used than it has prompts (a used pair is always
+    # one of its shared prompts); the lists themselves are built only for the anchors a round draws on
+    names = [
+        m for m in sorted(anchor_elo) if len(ordered.get(m, [])) > taken_by.get(m, 0) and np.isfinite(anchor_elo[m])
+    ]
+    free = _LazyFree(ordered, used)
     if n < 1 or not names:
         return []
     info = expected_information(estimate, se, np.array([anchor_elo[m] for m in names]))
@@ -197,10 +204,29 @@ def next_round(
             chosen += [(name, p) for p in got]
             taken += len(got)
         left -= taken
-        order = np.array([i for i in order if free[names[i]]], dtype=int)
+        drawn = set(top.tolist())
+        order = np.array([i for i in order if i not in drawn or free.has(names[i])], dtype=int)
         if taken == 0:
             break
     return chosen
+
+
+class _LazyFree:
+    """Each anchor's unused prompts in its seeded order, listed on first use."""
+
+    def __init__(self, ordered: Mapping[str, Sequence[int]], used: set[tuple[str, int]]):
+        self.ordered, self.used, self.lists = ordered, used, {}  # type: ignore[var-annotated]
+
+    def __getitem__(self, name: str) -> list[int]:
+        if name not in self.lists:
+            self.lists[name] = [p for p in self.ordered.get(name, []) if (name, p) not in self.used]
+        return self.lists[name]
+
+    def __setitem__(self, name: str, value: list[int]) -> None:
+        self.lists[name] = value
+
+    def has(self, name: str) -> bool:
+        return bool(self[name])
 
 
 def stop_reason(

@@ -135,7 +135,7 @@ def run_adaptive(
     human = dict(zip(arena.names, arena.human, strict=True))
     judge = dict(zip(arena.names, arena.judge, strict=True))
     ordered = prompt_order(arena.shared, seed)
-    cap = fixed_calls(arena) if budget is None else min(budget, fixed_calls(arena))
+    cap = fixed_calls(arena, budget) if budget is None else min(budget, fixed_calls(arena, budget))
     used: set[tuple[str, int]] = set()
     opp: list[float] = []
     ys: list[np.ndarray] = []
