@@ -459,6 +459,33 @@ class SavedEvaluation:
             float(self.details.get("floor") or 0.0),
         )
 
+    @property
+    def design(self) -> str:
+        """'adaptive' or 'fixed' (evaluations saved before the adaptive design were all fixed)."""
+        return str(self.details.get("design") or "fixed")
+
+    def rounds(self) -> pd.DataFrame:
+        """calls, width: the adaptive design's interval after each round (empty for the fixed design)."""
+        got = (self.details.get("adaptive") or {}).get("rounds") or []
+        return pd.DataFrame([{"calls": r["calls"], "width": r["width"]} for r in got], columns=["calls", "width"])
+
+    def design_text(self) -> str:
+        """What the design spent, what the fixed design would have spent, and why the adaptive one stopped."""
+        a = self.details.get("adaptive")
+        if self.design != "adaptive" or not a:
+            calls = self.details.get("judge_calls")
+            return (
+                "Design: fixed ("
+                + str(self.details.get("plan_rule", ""))
+                + ")"
+                + (f"; {calls} judge calls made." if calls is not None else ".")
+            )
+        return (
+            f"Design: adaptive; {a['calls']} judge calls spent in {len(a.get('rounds') or [])} rounds, the fixed "
+            f"design would spend {a['fixed_calls']} ({a['fixed_calls'] / max(a['calls'], 1):.1f}× as many); "
+            f"stopped because {a.get('stop_text') or a.get('stop_reason')}."
+        )
+
     def rated(self) -> pd.DataFrame:
         """model, elo, anchor: the human-rated models' human Elo when the evaluation ran."""
         frame = pd.DataFrame(self.details.get("rated") or [], columns=["model", "elo"])
