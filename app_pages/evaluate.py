@@ -249,7 +249,8 @@ def start_form(dataset: str, token: str) -> None:
             help="A placement, then rounds of the most informative battles until more judge calls cannot narrow the "
             "interval noticeably; never more calls than the fixed design (10 anchors, every shared prompt). In the "
             "benchmark it spent about 5× fewer calls for an interval within 5% of the fixed design's width "
-            "(docs/benchmarks.md).",
+            "(docs/benchmarks.md). It judges only a few anchors, so a judge new to this dataset needs calibration "
+            "battles for an interval.",
         )
         c1, c2, c3, c4 = st.columns(4)
         budget = c1.number_input("judge calls at most (both orders count)", 2, 10_000_000, 200, key="ev_budget")

@@ -159,6 +159,9 @@ def test_an_evaluation_started_from_the_page_runs_in_a_worker_and_is_listed(tmp_
         at.text_input(key="ev_j_model").set_value("fake-judge")
         at.number_input(key="ev_budget").set_value(120)
         at.number_input(key="ev_alpha").set_value(0.2)
+        # the fixed design: a judge new to the dataset and no calibration battles, so only the fixed design's
+        # battles against every anchor give the rated models judge Elos to calibrate on
+        at.toggle(key="ev_adaptive").set_value(False)
         next(b for b in at.button if b.label == "Start the evaluation").click().run()
         assert not at.exception and not at.error, [e.value for e in at.error]
         assert any("Started a worker process" in s.value for s in at.success)

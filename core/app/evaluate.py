@@ -80,7 +80,7 @@ class Evaluation:
         if self.adaptive is not None:
             return f"{made}{self.design_text()} {result}{saved}"
         return (
-            f"{made}{len(self.plan.battles)} battles against {len(self.plan.anchors)} anchors "
+            f"{made}Design: fixed; {len(self.plan.battles)} battles against {len(self.plan.anchors)} anchors "
             f"({self.battles_added} new; {self.plan.rule}); judged {self.judged.stats.done} calls "
             f"(run {self.judged.run_id}, status {self.judged.status}). {result}{saved}"
         )
@@ -356,10 +356,8 @@ def adaptive_rounds(
         with Store.open(str(db_path), read_only=True, wait_s=waits.PAID_WORK.seconds) as store:
             now, anchor_elo = _round_state(store, dataset, judge.name, model, alpha, human_elo)
         result.rounds.append(now)
-        say(
-            f"round {len(result.rounds)}: {now.calls} judge calls, interval width {now.width:.0f} Elo, "
-            f"sampling share {now.share:.2f}"
-        )
+        share = f", sampling share {now.share:.2f}" if np.isfinite(now.sigma) else ""
+        say(f"round {len(result.rounds)}: {now.calls} judge calls, interval width {now.width:.0f} Elo{share}")
         remaining = sum(1 for m, ps in ordered.items() for p in ps if (m, p) not in chosen)
         reason = stop_reason(result.rounds, design, cap, remaining)
         if reason is None:

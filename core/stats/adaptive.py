@@ -36,7 +36,8 @@ STOP_TEXT = {
     STOP_STABLE: "the rank interval did not change for over {k} rounds, while the calls doubled",
     STOP_BUDGET: "the budget of judge calls was spent",
     STOP_EXHAUSTED: "no unused battle against an anchor is left",
-    STOP_NO_INTERVAL: "no interval could be drawn",
+    STOP_NO_INTERVAL: "no interval could be drawn after the placement: the judge needs labels on the rated models' "
+    "human-voted battles to calibrate it (judge some first, e.g. evaluate --calibration N)",
 }
 
 
