@@ -203,3 +203,43 @@ def test_evaluate_refuses_bad_adaptive_options(tmp_path):
     ):
         out = subprocess.run([*base, *extra], cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert out.returncode == 2 and message in out.stderr, out.stderr
+
+
+@pytest.mark.integration
+def test_rounds_continue_from_what_is_stored_and_stay_within_the_budget(tmp_path, monkeypatch):
+    """Several rounds in the app (the floor rule switched off, since the fake judge's disagreement floor would stop
+    it after the placement): the budget is met exactly, and a rerun with a larger one goes on from the stored
+    judgments instead of starting again, paying for nothing twice."""
+    from functools import partial
+
+    import core.app.evaluate as app_evaluate
+    from core.app.judging import load_toml, run_shared
+    from core.store import Store
+    from tests.fake_openai_server import FakeJudge, FakeServer
+    from tests.test_evaluations import demo_with_an_unrated_model
+    from tests.test_judging import _config as _judge_config
+
+    monkeypatch.setattr(app_evaluate, "AdaptiveConfig", partial(AdaptiveConfig, share=1e-9))
+    db = tmp_path / "demo.duckdb"
+    new = demo_with_an_unrated_model(db)
+    with Store.open(db, read_only=True) as s:
+        bf = s.battle_frame("demo")
+    voted = bf.loc[bf["human_y"].notna() & (bf["human_y"] != 0.5), "battle_id"].astype(int).head(150)
+    with FakeServer(FakeJudge(latency_ms=1, noise=0.3)) as srv:
+        judge = load_toml(_judge_config(tmp_path, srv.url, name="eval-judge"))
+        assert run_shared(db, "demo", judge, battle_ids=set(voted)).status == "done"
+        first = app_evaluate.evaluate(db, "demo", new, judge, budget=60, alpha=0.2, adaptive=True, round_size=16)
+        served = srv.judge.served
+        second = app_evaluate.evaluate(db, "demo", new, judge, budget=100, alpha=0.2, adaptive=True, round_size=16)
+        served_again = srv.judge.served - served
+    assert first.adaptive is not None and second.adaptive is not None
+    # placement (5 anchors × 2 prompts × 2 orders = 20 calls), then rounds of 16 up to the budget
+    assert [r.calls for r in first.adaptive.rounds] == [20, 36, 52, 60]
+    assert first.adaptive.calls == 60 and first.adaptive.stop_reason == STOP_BUDGET
+    assert second.adaptive.rounds[0].calls == 60 and second.adaptive.calls == 100
+    assert served_again == 40  # only the new calls were paid for
+    with Store.open(db, read_only=True) as s:
+        j = s.judgments_frame("demo", "eval-judge", variant=None)
+    mine = j[(j["model_a"] == new) | (j["model_b"] == new)]
+    assert len(mine) == 100 and not mine.duplicated(["battle_id", "order"]).any()
+    assert set(first.plan.battles["battle_id"]) <= set(second.plan.battles["battle_id"])

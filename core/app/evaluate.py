@@ -26,6 +26,7 @@ from core.judging.runner import RunStats
 from core.stats.adaptive import (
     STOP_BUDGET,
     STOP_EXHAUSTED,
+    STOP_STALLED,
     AdaptiveConfig,
     AdaptiveResult,
     Round,
@@ -255,16 +256,16 @@ def _pairs(battles: pd.DataFrame, model: str) -> dict[tuple[str, int], tuple[int
     }
 
 
-def _judged(store: Store, dataset: str, judge: str, model: str) -> tuple[int, set[int]]:
-    """The judge calls stored for the model's battles (failed calls left out) and the battles they judged."""
+def _judged(store: Store, dataset: str, judge: str, model: str) -> tuple[int, dict[int, int]]:
+    """The judge calls stored for the model's battles (failed calls left out) and how many each battle has."""
     from core.app import StoreError
 
     try:
         j = store.judgments_frame(dataset, judge, variant=None)
     except StoreError:  # a judge that has judged nothing yet
-        return 0, set()
+        return 0, {}
     mine = j[((j["model_a"] == model) | (j["model_b"] == model)) & ~j["call_failed"]]
-    return len(mine), set(mine["battle_id"].astype(int))
+    return len(mine), {int(b): int(n) for b, n in mine["battle_id"].value_counts().items()}
 
 
 def _round_state(
@@ -349,17 +350,22 @@ def adaptive_rounds(
                 added += store.add_battles(dataset, pd.DataFrame(rows, columns=["prompt_id", "model_a", "model_b"]))
             chosen |= set(batch)
             now_there = _pairs(store.model_battles(dataset, model), model)
-        ids = {now_there[k][0] for k in chosen if k in now_there}
+        # the run's set is the chosen battles still missing an order: its limit cuts that set (plan_run), so
+        # the calls it may make are exactly what the budget has left
+        pending = {
+            now_there[k][0] for k in chosen if k in now_there and judged_ids.get(now_there[k][0], 0) < design.orders
+        }
         left = cap - spent
-        if left > 0 and ids - judged_ids:
-            judged = run_shared(db_path, dataset, judge, battle_ids=ids, limit=left)
+        if left > 0 and pending:
+            judged = run_shared(db_path, dataset, judge, battle_ids=pending, limit=left)
         with Store.open(str(db_path), read_only=True, wait_s=waits.PAID_WORK.seconds) as store:
             now, anchor_elo = _round_state(store, dataset, judge.name, model, alpha, human_elo)
+        stalled = bool(result.rounds) and left > 0 and bool(pending) and now.calls <= result.rounds[-1].calls
         result.rounds.append(now)
         share = f", sampling share {now.share:.2f}" if np.isfinite(now.sigma) else ""
         say(f"round {len(result.rounds)}: {now.calls} judge calls, interval width {now.width:.0f} Elo{share}")
         remaining = sum(1 for m, ps in ordered.items() for p in ps if (m, p) not in chosen)
-        reason = stop_reason(result.rounds, design, cap, remaining)
+        reason = STOP_STALLED if stalled else stop_reason(result.rounds, design, cap, remaining)
         if reason is None:
             batch = next_round(now.estimate, now.se, anchor_elo, ordered, chosen, design, max_calls=cap - now.calls)
             if not batch:

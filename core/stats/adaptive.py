@@ -29,6 +29,7 @@ STOP_STABLE = "stable"
 STOP_BUDGET = "budget"
 STOP_EXHAUSTED = "exhausted"
 STOP_NO_INTERVAL = "no-interval"
+STOP_STALLED = "stalled"
 
 STOP_TEXT = {
     STOP_FLOOR: "more calls cannot narrow the interval noticeably (the sampling error's share of its squared "
@@ -36,6 +37,7 @@ STOP_TEXT = {
     STOP_STABLE: "the rank interval did not change for over {k} rounds, while the calls doubled",
     STOP_BUDGET: "the budget of judge calls was spent",
     STOP_EXHAUSTED: "no unused battle against an anchor is left",
+    STOP_STALLED: "a round's judge run stored no new judgment (see the run's status with `python -m core runs`)",
     STOP_NO_INTERVAL: "no interval could be drawn after the placement: the judge needs labels on the rated models' "
     "human-voted battles to calibrate it (judge some first, e.g. evaluate --calibration N)",
 }
