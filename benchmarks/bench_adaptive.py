@@ -215,6 +215,20 @@ def main() -> int:
             f"{time.perf_counter() - t0:.0f} s)",
             frame,
         )
+    t0 = time.perf_counter()
+    n_a, n_h = (2, 25) if args.quick else (6, 25)
+    frame = compare(n_arenas=n_a, n_hidden=n_h, multipliers=(0.1, 1.0, 4.0, 10.0), cfg=cfg, seed=args.seed + 1)
+    print(
+        f"\n## budgets of 1/10, 1, 4 and 10× a calibration model's calls, σ = 20 ({n_a} arenas × {n_h} hidden "
+        f"models, {time.perf_counter() - t0:.0f} s): coverage α = 0.1 / 0.2, mean calls, mean width"
+    )
+    table = frame.groupby(["multiplier", "design"]).agg(
+        coverage_01=("covered_0.1", "mean"),
+        coverage_02=("covered_0.2", "mean"),
+        calls=("calls", "mean"),
+        width=("half_0.1", lambda h: 2 * h.mean()),
+    )
+    print(table.round(3).to_string())
     home = Path(os.environ.get("ARENA_DATA_HOME", Path(__file__).resolve().parents[2] / "shared" / "datasets"))
     path = home / "softelo_sample_annotations.csv"
     if not path.exists():
