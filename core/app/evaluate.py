@@ -380,7 +380,7 @@ def adaptive_rounds(
     battles = there[there["battle_id"].isin(keep)].drop(columns="planned").reset_index(drop=True)
     anchors = sorted({str(b if a == model else a) for a, b in zip(battles["model_a"], battles["model_b"], strict=True)})
     rule = (
-        f"adaptive: placement on {design.placement_anchors} anchors spread in human Elo × "
+        f"placement on {design.placement_anchors} anchors spread in human Elo × "
         f"{design.placement_prompts} prompts, then rounds of {design.round_size} calls by expected information "
         f"(seed {seed})"
     )
