@@ -159,6 +159,9 @@ def test_an_evaluation_started_from_the_page_runs_in_a_worker_and_is_listed(tmp_
         at.text_input(key="ev_j_model").set_value("fake-judge")
         at.number_input(key="ev_budget").set_value(120)
         at.number_input(key="ev_alpha").set_value(0.2)
+        # the fixed design: a judge new to the dataset and no calibration battles, so only the fixed design's
+        # battles against every anchor give the rated models judge Elos to calibrate on
+        at.toggle(key="ev_adaptive").set_value(False)
         next(b for b in at.button if b.label == "Start the evaluation").click().run()
         assert not at.exception and not at.error, [e.value for e in at.error]
         assert any("Started a worker process" in s.value for s in at.success)
@@ -175,3 +178,33 @@ def test_an_evaluation_started_from_the_page_runs_in_a_worker_and_is_listed(tmp_
     at.run()
     assert not at.exception
     assert {m.label: m.value for m in at.metric}["Predicted human Elo"] == f"{r['predicted']:.0f}"
+
+
+def test_an_adaptive_evaluation_shows_its_width_against_the_calls_and_why_it_stopped(tmp_path, monkeypatch):
+    from core.stats.adaptive import STOP_FLOOR, AdaptiveConfig, AdaptiveResult, Round
+
+    db = tmp_path / "adaptive.duckdb"
+    new = demo_with_an_unrated_model(db)
+    rounds = [Round(20, 1500.0, 60.0, 30.0, 150.0, (2, 9)), Round(84, 1510.0, 25.0, 30.0, 90.0, (3, 7))]
+    result = AdaptiveResult(rounds, STOP_FLOOR, 84, 2364)
+    with Store.open(db) as s:
+        plan = plan_battles(s, "demo", new, 10)
+        assert isinstance(plan, BattlePlan)
+        placed = standing(s, "demo", JUDGE, new, alpha=0.2)
+        assert isinstance(placed, Standing), placed
+        human = human_ratings(s, "demo")
+        assert not isinstance(human, Unavailable)
+        outcome = RunOutcome(None, RunStats(status="nothing"))
+        row = evaluation_row(
+            JUDGE, 0.2, plan, 0, outcome, placed, Unavailable("none"), human.frame, result, AdaptiveConfig()
+        )
+        s.save_evaluation("demo", row)
+    at = _page(db, monkeypatch)
+    assert not at.error, [e.value for e in at.error]
+    said = " ".join(m.value for m in at.markdown).replace("\\", "")  # names and figures are escaped as text
+    assert "Design: adaptive" in said and "84 judge calls spent in 2 rounds" in said
+    assert "the fixed design would spend 2364" in said and "more calls cannot narrow the interval" in said
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    widths = next(c for c in charts if c["layout"]["title"]["text"].startswith("Interval width"))
+    trace = widths["data"][0]
+    assert trace["x"] == [20, 84] and trace["y"] == [pytest.approx(300.0), pytest.approx(180.0)]

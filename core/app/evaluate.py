@@ -22,7 +22,24 @@ from core.app.leaderboard import human_ratings
 from core.app.newmodel import DEFAULT_ANCHORS, BattlePlan, Standing, plan_battles, standing
 from core.app.workers import WorkerProcess, spawn
 from core.judging.config import JudgeConfig, to_toml
+from core.judging.runner import RunStats
+from core.stats.adaptive import (
+    STOP_BUDGET,
+    STOP_EXHAUSTED,
+    STOP_STALLED,
+    AdaptiveConfig,
+    AdaptiveResult,
+    Round,
+    fit_rating,
+    next_round,
+    placement,
+    prompt_order,
+    rank_interval,
+    stop_reason,
+)
 from core.store import Store, waits
+
+DEFAULT_ROUND_SIZE = AdaptiveConfig().round_size
 
 
 @dataclass(frozen=True)
@@ -35,6 +52,19 @@ class Evaluation:
     standing: Standing | Unavailable
     escalated: Escalations | Unavailable | None = None
     evaluation_id: int | None = None
+    adaptive: AdaptiveResult | None = None
+    design: AdaptiveConfig | None = None
+
+    def design_text(self) -> str:
+        """Which design placed the model, what it spent and (adaptive) what the fixed design would have, and why
+        it stopped."""
+        if self.adaptive is None or self.design is None:
+            return f"Design: fixed ({self.plan.rule}); {self.judged.stats.done} judge calls made by this run."
+        a = self.adaptive
+        return (
+            f"Design: adaptive ({self.plan.rule}); {a.calls} judge calls spent in {len(a.rounds)} rounds, "
+            f"the fixed design would spend {a.fixed_calls}; stopped because {self.design.stop_text(a.stop_reason)}."
+        )
 
     def text(self) -> str:
         made = (
@@ -48,8 +78,10 @@ class Evaluation:
         elif isinstance(self.escalated, Unavailable):
             result += f" No SCOPE escalations: {self.escalated.reason}."
         saved = "" if self.evaluation_id is None else f" Saved as evaluation {self.evaluation_id}."
+        if self.adaptive is not None:
+            return f"{made}{self.design_text()} {result}{saved}"
         return (
-            f"{made}{len(self.plan.battles)} battles against {len(self.plan.anchors)} anchors "
+            f"{made}Design: fixed; {len(self.plan.battles)} battles against {len(self.plan.anchors)} anchors "
             f"({self.battles_added} new; {self.plan.rule}); judged {self.judged.stats.done} calls "
             f"(run {self.judged.run_id}, status {self.judged.status}). {result}{saved}"
         )
@@ -68,10 +100,14 @@ def evaluation_row(
     result: Standing | Unavailable,
     escalated: Escalations | Unavailable,
     rated: pd.DataFrame | None = None,
+    adaptive: AdaptiveResult | None = None,
+    design: AdaptiveConfig | None = None,
 ) -> dict:
     """The ``evaluations`` row of one finished evaluation (``Store.save_evaluation``); ``rated`` (model, elo):
-    the human Elo of the human-rated models at the time, kept so the page draws the placement without a refit."""
+    the human Elo of the human-rated models at the time, kept so the page draws the placement without a refit;
+    ``adaptive``: the sequential design's rounds, so the page draws the width against the calls."""
     details: dict = {
+        "design": "fixed" if adaptive is None else "adaptive",
         "anchors": plan.anchors,
         "plan_rule": plan.rule,
         "battles_planned": len(plan.battles),
@@ -99,6 +135,14 @@ def evaluation_row(
         }
     else:
         details["escalations"] = {"unavailable": escalated.reason}
+    if adaptive is not None:
+        details["adaptive"] = adaptive.as_dict()
+        if design is not None:
+            details["adaptive"]["stop_text"] = design.stop_text(adaptive.stop_reason)
+            details["adaptive"]["round_size"] = design.round_size
+            details["adaptive"]["share"] = design.share
+            details["adaptive"]["stable_rounds"] = design.stable_rounds
+        details["judge_calls"] = int(adaptive.calls)
     row: dict = {"model": plan.model, "judge": judge, "alpha": float(alpha), "result_json": json.dumps(details)}
     if isinstance(result, Unavailable):
         return {**row, "status": "unavailable", "reason": result.reason}
@@ -146,10 +190,15 @@ def evaluate(
     log: Callable[[str], None] | None = None,
     calibration: int = 0,
     prompts: int | None = None,
+    adaptive: bool = False,
+    round_size: int = DEFAULT_ROUND_SIZE,
 ) -> Evaluation:
     """Generate what is missing (with ``model_cfg``), plan battles against anchors, judge them in both orders
     within ``budget`` judge calls (per anchor: budget ÷ (2 × anchors) prompts), read the standing and the
-    battles SCOPE would send to humans, and save the evaluation in the store (``Store.evaluations``)."""
+    battles SCOPE would send to humans, and save the evaluation in the store (``Store.evaluations``).
+
+    ``adaptive``: the sequential design (:mod:`core.stats.adaptive`) instead of the fixed plan: a placement,
+    then rounds of ``round_size`` judge calls until its stopping rule, the budget or the fixed design's calls."""
     say = log or (lambda _: None)
     generated = None
     if model_cfg is not None:
@@ -159,32 +208,186 @@ def evaluate(
         say(f"answers: {generated.ok} generated, {generated.failed} failed")
     orders = 2 if judge.both_orders else 1
     per_anchor = None if budget is None else max(1, budget // (orders * n_anchors))
+    design = AdaptiveConfig(round_size=round_size, orders=orders) if adaptive else None
     with Store.open(str(db_path), wait_s=waits.PAID_WORK.seconds) as store:
         plan = plan_battles(store, dataset, model, n_anchors, per_anchor, seed)
         if isinstance(plan, Unavailable):
             raise ValueError(plan.reason)
-        added = store.add_battles(dataset, plan.battles)
-        battles = store.battles_for_judging(dataset)
-    mine = battles[(battles["model_a"] == model) | (battles["model_b"] == model)]
-    say(f"battles: {len(plan.battles)} planned against {', '.join(plan.anchors)}, {added} new")
+        if design is None:
+            added = store.add_battles(dataset, plan.battles)
+            battles = store.battles_for_judging(dataset)
     if calibration:
         with Store.open(str(db_path), read_only=True, wait_s=waits.PAID_WORK.seconds) as store:
             sample = calibration_battles(store, dataset, model, calibration, seed)
         done = run_shared(db_path, dataset, judge, battle_ids=sample)
         say(f"calibration: {len(sample)} human-voted battles of the rated models, {done.stats.done} calls made")
-    ids = set(mine["battle_id"].astype(int))
-    judged = run_shared(db_path, dataset, judge, battle_ids=ids, limit=budget)
+    rounds: AdaptiveResult | None = None
+    if design is None:
+        mine = battles[(battles["model_a"] == model) | (battles["model_b"] == model)]
+        say(f"battles: {len(plan.battles)} planned against {', '.join(plan.anchors)}, {added} new")
+        ids = set(mine["battle_id"].astype(int))
+        judged = run_shared(db_path, dataset, judge, battle_ids=ids, limit=budget)
+    else:
+        fixed = len(plan.battles) * orders
+        plan, added, judged, rounds = adaptive_rounds(
+            db_path, dataset, model, judge, design, fixed, budget, alpha, seed, say
+        )
+        ids = set(plan.battles["battle_id"].astype(int))
     with Store.open(str(db_path), read_only=True, wait_s=waits.PAID_WORK.seconds) as store:
         result = standing(store, dataset, judge.name, model, alpha)
         escalated = escalations(store, dataset, judge.name, alpha, battle_ids=ids)
         human = human_ratings(store, dataset)
     rated = None if isinstance(human, Unavailable) else human.frame[human.frame["model"] != model]
-    row = evaluation_row(judge.name, alpha, plan, added, judged, result, escalated, rated)
+    row = evaluation_row(judge.name, alpha, plan, added, judged, result, escalated, rated, rounds, design)
     # written apart from the reads above so the store is held for writing only for one insert
     with Store.open(str(db_path), wait_s=waits.PAID_WORK.seconds) as store:
         eid = store.save_evaluation(dataset, row)
     say(f"saved as evaluation {eid}")
-    return Evaluation(model, generated, plan, added, judged, result, escalated, eid)
+    return Evaluation(model, generated, plan, added, judged, result, escalated, eid, rounds, design)
+
+
+def _pairs(battles: pd.DataFrame, model: str) -> dict[tuple[str, int], tuple[int, bool]]:
+    """(opponent, prompt) → (battle_id, planned) of the model's battles."""
+    return {
+        (str(b if a == model else a), int(p)): (int(bid), bool(pl))
+        for bid, p, a, b, pl in battles[["battle_id", "prompt_id", "model_a", "model_b", "planned"]].itertuples(
+            index=False
+        )
+    }
+
+
+def _judged(store: Store, dataset: str, judge: str, model: str) -> tuple[int, dict[int, int]]:
+    """The judge calls stored for the model's battles (failed calls left out) and how many each battle has."""
+    from core.app import StoreError
+
+    try:
+        j = store.judgments_frame(dataset, judge, variant=None)
+    except StoreError:  # a judge that has judged nothing yet
+        return 0, {}
+    mine = j[((j["model_a"] == model) | (j["model_b"] == model)) & ~j["call_failed"]]
+    return len(mine), {int(b): int(n) for b, n in mine["battle_id"].value_counts().items()}
+
+
+def _round_state(
+    store: Store, dataset: str, judge: str, model: str, alpha: float, human_elo: dict[str, float]
+) -> tuple[Round, dict[str, float]]:
+    """The new model's interval as the Leaderboard draws it now (same fits, same conformal procedure), and the
+    anchors' judge Elo on the interval's scale."""
+    from core.app.leaderboard import view_for
+
+    view, _ = view_for(store, dataset, judge, None, alpha)
+    t = view.table.set_index("model")
+    method = view.interval_method or "hard"
+    anchor_elo = {
+        m: float(t.at[m, f"{method}_elo"]) for m in human_elo if m in t.index and np.isfinite(t.at[m, f"{method}_elo"])
+    }
+    judged = store.judgments_frame(dataset, judge, variant=None)
+    mine = judged[((judged["model_a"] == model) | (judged["model_b"] == model)) & ~judged["call_failed"]]
+    calls = len(mine)
+    est = float(t.at[model, f"{method}_elo"]) if model in t.index else float("nan")
+    se = float(t.at[model, f"{method}_se"]) if model in t.index else float("nan")
+    if not (np.isfinite(est) and np.isfinite(se)) and anchor_elo:
+        # no finite fit yet (a perfect record): the one-parameter fit against the anchors picks the next round
+        ok = mine[mine["model_a"].isin(anchor_elo) | mine["model_b"].isin(anchor_elo)]
+        other = np.where(ok["model_a"] == model, ok["model_b"], ok["model_a"])
+        won = np.where(ok["verdict"] == "tie", 0.5, (ok["verdict"] == "a") == (ok["model_a"] == model)).astype(float)
+        est, se = fit_rating(np.array([anchor_elo[o] for o in other]), won)
+    lower = float(t.at[model, "interval_lower"]) if model in t.index else float("nan")
+    upper = float(t.at[model, "interval_upper"]) if model in t.index else float("nan")
+    half = (upper - lower) / 2 if np.isfinite(lower) and np.isfinite(upper) else float("inf")
+    sigma = float(view.quantile.sigma) if view.quantile is not None else float("nan")
+    ranks = rank_interval(lower, upper, np.array(list(human_elo.values()))) if np.isfinite(half) else None
+    return Round(calls, est, se, sigma, half, ranks), anchor_elo
+
+
+def adaptive_rounds(
+    db_path: str | Path,
+    dataset: str,
+    model: str,
+    judge: JudgeConfig,
+    design: AdaptiveConfig,
+    fixed_calls: int,
+    budget: int | None,
+    alpha: float,
+    seed: int,
+    say: Callable[[str], None],
+) -> tuple[BattlePlan, int, RunOutcome, AdaptiveResult]:
+    """The sequential design, one resumable judge run per round.  Each round is chosen from what the store holds
+    (the model's battles, their judgments), so a rerun after a kill judges what the killed round left and goes on
+    from there; no call is paid twice.  Spends at most ``budget`` and never more than the fixed design would."""
+    with Store.open(str(db_path), read_only=True, wait_s=waits.PAID_WORK.seconds) as store:
+        human = human_ratings(store, dataset)
+        if isinstance(human, Unavailable):
+            raise ValueError(f"dataset {dataset!r} has no human-rated models to place {model!r} against")
+        answered = store.answered_prompts(dataset)
+    rated = human.frame[human.frame["model"] != model]
+    human_elo = {str(m): float(e) for m, e in zip(rated["model"], rated["elo"], strict=True)}
+    by_model = answered.groupby("model")["prompt_id"].agg(lambda x: set(x.astype(int)))
+    mine = by_model.get(model, set())
+    shared = {m: sorted(by_model.get(m, set()) & mine) for m in human_elo}
+    ordered = prompt_order({m: p for m, p in shared.items() if p}, seed)
+    cap = fixed_calls if budget is None else min(budget, fixed_calls)
+    result = AdaptiveResult(fixed_calls=fixed_calls)
+    added = 0
+    judged: RunOutcome | None = None
+    batch = placement(human_elo, ordered, design)
+    chosen: set[tuple[str, int]] = set()
+    while True:
+        with Store.open(str(db_path), wait_s=waits.PAID_WORK.seconds) as store:
+            spent, judged_ids = _judged(store, dataset, judge.name, model)
+            before = _pairs(store.model_battles(dataset, model), model)
+            # what earlier commands chose is what they planned or had judged: a rerun resumes from the store
+            chosen |= {k for k, (bid, planned) in before.items() if planned or bid in judged_ids}
+            fresh = [(m, p) for m, p in batch if (m, p) not in before]
+            if fresh:
+                # sides alternate so that a judge run with one order only still shows the new model first half the time
+                rows = [
+                    {"prompt_id": p, "model_a": model, "model_b": m}
+                    if k % 2 == 0
+                    else {"prompt_id": p, "model_a": m, "model_b": model}
+                    for k, (m, p) in enumerate(fresh)
+                ]
+                added += store.add_battles(dataset, pd.DataFrame(rows, columns=["prompt_id", "model_a", "model_b"]))
+            chosen |= set(batch)
+            now_there = _pairs(store.model_battles(dataset, model), model)
+        # the run's set is the chosen battles still missing an order: its limit cuts that set (plan_run), so
+        # the calls it may make are exactly what the budget has left
+        pending = {
+            now_there[k][0] for k in chosen if k in now_there and judged_ids.get(now_there[k][0], 0) < design.orders
+        }
+        left = cap - spent
+        if left > 0 and pending:
+            judged = run_shared(db_path, dataset, judge, battle_ids=pending, limit=left)
+        with Store.open(str(db_path), read_only=True, wait_s=waits.PAID_WORK.seconds) as store:
+            now, anchor_elo = _round_state(store, dataset, judge.name, model, alpha, human_elo)
+        stalled = bool(result.rounds) and left > 0 and bool(pending) and now.calls <= result.rounds[-1].calls
+        result.rounds.append(now)
+        share = f", sampling share {now.share:.2f}" if np.isfinite(now.sigma) else ""
+        say(f"round {len(result.rounds)}: {now.calls} judge calls, interval width {now.width:.0f} Elo{share}")
+        remaining = sum(1 for m, ps in ordered.items() for p in ps if (m, p) not in chosen)
+        reason = STOP_STALLED if stalled else stop_reason(result.rounds, design, cap, remaining)
+        if reason is None:
+            batch = next_round(now.estimate, now.se, anchor_elo, ordered, chosen, design, max_calls=cap - now.calls)
+            if not batch:
+                reason = STOP_BUDGET if cap - now.calls < design.round_size else STOP_EXHAUSTED
+        if reason is not None:
+            result.stop_reason = reason
+            result.calls = now.calls
+            break
+    with Store.open(str(db_path), read_only=True, wait_s=waits.PAID_WORK.seconds) as store:
+        there = store.model_battles(dataset, model)
+    keep = {now_there[k][0] for k in chosen if k in now_there}
+    battles = there[there["battle_id"].isin(keep)].drop(columns="planned").reset_index(drop=True)
+    anchors = sorted({str(b if a == model else a) for a, b in zip(battles["model_a"], battles["model_b"], strict=True)})
+    rule = (
+        f"placement on {design.placement_anchors} anchors spread in human Elo × "
+        f"{design.placement_prompts} prompts, then rounds of {design.round_size} calls by expected information "
+        f"(seed {seed})"
+    )
+    plan = BattlePlan(model, anchors, battles, rule)
+    if judged is None:  # everything was judged before this command: nothing to run, say so
+        judged = RunOutcome(None, RunStats(status="nothing"))
+    return plan, added, judged, result
 
 
 def start_evaluation_worker(
@@ -198,6 +401,8 @@ def start_evaluation_worker(
     alpha: float = 0.1,
     calibration: int = 0,
     prompts: int | None = None,
+    adaptive: bool = False,
+    round_size: int = DEFAULT_ROUND_SIZE,
 ) -> WorkerProcess:
     """``python -m core evaluate`` in a worker process (the Evaluate page; see :mod:`core.app.workers`)."""
 
@@ -218,6 +423,10 @@ def start_evaluation_worker(
         args += ["--calibration", str(int(calibration))]
     if prompts:
         args += ["--prompts", str(int(prompts))]
+    if adaptive:
+        if round_size < 2:
+            raise ValueError("a round must be at least 2 judge calls")
+        args += ["--adaptive", "--round-size", str(int(round_size))]
     config = None if model_cfg is None else model_to_toml(model_cfg)
     return spawn("evaluate", db_path, dataset, model, config, args, extra_files={"--judge": to_toml(judge)})
 
@@ -252,6 +461,33 @@ class SavedEvaluation:
             below,
             int(r["n_rated"]),
             float(self.details.get("floor") or 0.0),
+        )
+
+    @property
+    def design(self) -> str:
+        """'adaptive' or 'fixed' (evaluations saved before the adaptive design were all fixed)."""
+        return str(self.details.get("design") or "fixed")
+
+    def rounds(self) -> pd.DataFrame:
+        """calls, width: the adaptive design's interval after each round (empty for the fixed design)."""
+        got = (self.details.get("adaptive") or {}).get("rounds") or []
+        return pd.DataFrame([{"calls": r["calls"], "width": r["width"]} for r in got], columns=["calls", "width"])
+
+    def design_text(self) -> str:
+        """What the design spent, what the fixed design would have spent, and why the adaptive one stopped."""
+        a = self.details.get("adaptive")
+        if self.design != "adaptive" or not a:
+            calls = self.details.get("judge_calls")
+            return (
+                "Design: fixed ("
+                + str(self.details.get("plan_rule", ""))
+                + ")"
+                + (f"; {calls} judge calls made." if calls is not None else ".")
+            )
+        return (
+            f"Design: adaptive; {a['calls']} judge calls spent in {len(a.get('rounds') or [])} rounds, the fixed "
+            f"design would spend {a['fixed_calls']} ({a['fixed_calls'] / max(a['calls'], 1):.1f}× as many); "
+            f"stopped because {a.get('stop_text') or a.get('stop_reason')}."
         )
 
     def rated(self) -> pd.DataFrame:

@@ -23,6 +23,7 @@ from core.charts.calibration import gap_agreement as gap_agreement
 from core.charts.calibration import reliability_diagram as reliability_diagram
 from core.charts.calibration import tau_profile as tau_profile
 from core.charts.evaluate import predicted_placement as predicted_placement
+from core.charts.evaluate import width_by_calls as width_by_calls
 from core.charts.judges import DENSITY_CELLS as DENSITY_CELLS
 from core.charts.judges import _density as _density
 from core.charts.judges import annotator_abilities as annotator_abilities

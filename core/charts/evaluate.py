@@ -63,3 +63,30 @@ def predicted_placement(
         "model",
         height=max(350, 22 * len(rows) + 160),
     )
+
+
+def width_by_calls(rounds: pd.DataFrame, fixed_calls: int, floor: float | None = None) -> go.Figure:
+    """The adaptive design's interval width after each round against the judge calls spent so far.
+
+    ``rounds``: calls, width (Elo).  The fixed design's calls are a vertical line, so how far short of them the
+    design stopped reads at a glance; ``floor``: the width no number of calls goes below (2·q̂·σ̂), a dotted line.
+    """
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=rounds["calls"].tolist(),
+            y=rounds["width"].tolist(),
+            mode="lines+markers",
+            name="adaptive design: interval width after each round",
+            marker=dict(color=OKABE_ITO[3], size=7),
+            line=dict(color=OKABE_ITO[3]),
+            hovertemplate="%{x} judge calls<br>width %{y:.0f} Elo<extra></extra>",
+        )
+    )
+    if floor is not None and np.isfinite(floor) and floor > 0:
+        fig.add_hline(y=floor, line_dash="dot", line_color=OKABE_ITO[7], annotation_text="floor (judge–human)")
+    if fixed_calls > 0:
+        fig.add_vline(x=fixed_calls, line_dash="dash", line_color=OKABE_ITO[5], annotation_text="fixed design's calls")
+    fig.update_xaxes(rangemode="tozero")
+    fig.update_yaxes(rangemode="tozero")
+    return _layout(fig, "Interval width as the rounds complete", "judge calls spent", "interval width (Elo)", 360)

@@ -30,6 +30,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="also judge N human-voted battles of the rated models (seeded; skipped where already judged): "
         "the judge's labels there calibrate τ and the interval",
     )
+    p.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="the sequential design: a placement, then rounds of the most informative battles until more calls "
+        "cannot narrow the interval noticeably (METHODS §4); never more calls than the fixed design",
+    )
+    p.add_argument(
+        "--round-size",
+        type=int,
+        default=64,
+        metavar="N",
+        help="with --adaptive: judge calls per round (both orders count; default 64)",
+    )
     p.set_defaults(func=run)
 
 
@@ -48,6 +61,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--calibration must be at least 0, got {args.calibration}")
     if args.budget is not None and args.budget < 2:
         raise UserError("--budget must be at least 2 judge calls")
+    if args.round_size < 2:
+        raise UserError(
+            f"--round-size must be at least 2 judge calls (one battle in both orders), got {args.round_size}"
+        )
+    if args.round_size != 64 and not args.adaptive:
+        raise UserError("--round-size applies to the adaptive design only: add --adaptive")
     try:
         judge = load_toml(args.judge)
         judge.api_key()
@@ -69,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             calibration=args.calibration,
             prompts=args.prompts,
+            adaptive=args.adaptive,
+            round_size=args.round_size,
             log=lambda line: print(line, file=sys.stderr),
         )
     except (StoreError, ValueError, PlanError) as exc:

@@ -145,6 +145,21 @@ class GenerationStore(StoreBase):
             .df()
         )
 
+    def model_battles(self, dataset: str, model: str) -> pd.DataFrame:
+        """battle_id, prompt_id, model_a, model_b, planned (added by a plan, not imported) of every battle ``model``
+        plays in the dataset, oldest first."""
+        ds = self.dataset(dataset).dataset_id
+        return (
+            self._cur()
+            .execute(
+                """SELECT battle_id, prompt_id, model_a, model_b, coalesce(external_id = 'planned', false) AS planned
+                   FROM battles
+                   WHERE dataset_id = ? AND (model_a = ? OR model_b = ?) ORDER BY battle_id""",
+                [ds, model, model],
+            )
+            .df()
+        )
+
     def add_battles(self, dataset: str, pairs: pd.DataFrame) -> int:
         """Add battles (prompt_id, model_a, model_b) between completions the dataset holds; a battle of the same
         prompt and pair (either way round) already there is skipped.  Returns the battles added."""
