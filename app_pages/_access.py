@@ -12,7 +12,16 @@ from typing import Any
 import streamlit as st
 
 from app_pages._registry import pages
-from core.app.access import Identity, RolesError, allows, identity_of, role_of, role_table
+from core.app.access import (
+    Identity,
+    RolesError,
+    allows,
+    identity_of,
+    metadata_urls,
+    provider_problem,
+    role_of,
+    role_table,
+)
 from core.app.safe_text import escape_markdown as esc
 
 # ==================================================================== access
@@ -75,8 +84,16 @@ def sign_in_page() -> None:
     gate = access()
     st.title("Judge Arena")
     if not gate.signed_in:
+        problem = st.session_state.get("_provider_problem")
+        if problem:
+            st.error(
+                f"Signing in is not possible right now: the identity provider at {esc(problem[0])} cannot be "
+                f"used ({esc(problem[1])}). Nothing was changed; try again in a moment, or ask the dashboard's "
+                "admin if it persists."
+            )
         st.write("Sign in to see the dashboard.")
-        st.button("Sign in", type="primary", icon=":material/login:", on_click=st.login, key="sign_in_button")
+        label = "Try again" if problem else "Sign in"
+        st.button(label, type="primary", icon=":material/login:", on_click=_sign_in, key="sign_in_button")
         return
     if gate.error:
         st.error(f"Sign-in is configured, but the roles table cannot be read: {gate.error}")
@@ -84,6 +101,18 @@ def sign_in_page() -> None:
         who = gate.identity.name if gate.identity else "this account"
         st.warning(f"You are signed in as {esc(who)}, which has no role on this dashboard. Ask its admin for one.")
     st.button("Sign out", icon=":material/logout:", on_click=st.logout, key="sign_out_button")
+
+
+def _sign_in() -> None:
+    """Hand the browser to the identity provider, unless it is down: then stay here and say so (Streamlit's
+    callback would end on a bare "Authentication error" page with no way back)."""
+    for url in metadata_urls(_secret("auth")):
+        problem = provider_problem(url)
+        if problem is not None:
+            st.session_state["_provider_problem"] = (url, problem)
+            return
+    st.session_state.pop("_provider_problem", None)
+    st.login()
 
 
 def signed_in_sidebar(gate: Access) -> None:

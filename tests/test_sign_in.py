@@ -309,3 +309,19 @@ def _read(db: Path, fn):
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.5)
+
+
+@pytest.mark.integration
+def test_a_provider_outage_is_our_page_with_a_way_back(demo, monkeypatch):
+    """Issue 43: with the identity provider down, "Sign in" landed on Streamlit's bare "Authentication error"
+    page.  The provider's discovery URL here is a closed port: the click stays on the sign-in page, which names
+    the provider and the reason and offers to try again; nothing is signed in."""
+    at = _app(demo, monkeypatch, None)
+    at.button(key="sign_in_button").click().run()
+    assert not at.exception, at.exception
+    said = " ".join(e.value for e in at.error).replace("\\", "")  # shown as escaped Markdown
+    assert "identity provider at http://127.0.0.1:9/.well-known/openid-configuration" in said
+    assert "does not answer" in said
+    again = at.button(key="sign_in_button")
+    assert again.label == "Try again"
+    assert "Signed in as" not in _said(at)

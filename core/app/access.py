@@ -153,3 +153,34 @@ def role_of(table: RoleTable, who: Identity) -> str | None:
 def allows(role: str | None, needed: str) -> bool:
     """Whether ``role`` can do what ``needed`` can (roles are cumulative)."""
     return role is not None and ROLES.index(role) >= ROLES.index(needed)
+
+
+def metadata_urls(auth: Mapping[str, Any] | None) -> list[str]:
+    """The OpenID Connect discovery URLs of Streamlit's ``[auth]`` secrets: its own and each named provider's
+    (``[auth.<name>]``)."""
+    if not auth:
+        return []
+    found = [auth.get("server_metadata_url")]
+    found += [v.get("server_metadata_url") for v in auth.values() if isinstance(v, Mapping)]
+    return [u for u in found if isinstance(u, str) and u]
+
+
+def provider_problem(url: str, timeout_s: float = 5.0) -> str | None:
+    """Why the identity provider cannot be used now (its discovery document does not answer with JSON), or
+    None.  Checked before handing the browser to the provider: when it is down, Streamlit's own callback can
+    only show a bare "Authentication error" page with no way back."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as resp:
+            json.loads(resp.read(1_000_000))
+    except urllib.error.HTTPError as exc:
+        return f"its discovery document answered HTTP {exc.code}"
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return f"it does not answer ({type(reason).__name__ if not isinstance(reason, str) else reason})"
+    except ValueError:
+        return "its discovery document is not JSON"
+    return None
