@@ -374,6 +374,44 @@ class Ratings:
         }
 
 
+def ratings_problem(frame: pd.DataFrame) -> str | None:
+    """What breaks the contract every rating method's frame keeps, or None (arena-rank's ``RatingSystem`` idea:
+    the dispatcher checks what any method returns before anything draws or prints it).
+
+    The contract: every :data:`RATING_COLUMNS` column; one row per model; ``lower ≤ elo ≤ upper`` wherever
+    all three are finite (an interval that does not hold its own point is a bug, printed as
+    ``1593.8 [1595.2, 1593.0]``); no infinite Elo or bound; a rank of at least 1 where there is one.
+    """
+    missing = [c for c in RATING_COLUMNS if c not in frame.columns]
+    if missing:
+        return f"missing column(s) {', '.join(missing)}"
+    if frame["model"].duplicated().any():
+        return f"model {str(frame.loc[frame['model'].duplicated(), 'model'].iloc[0])[:100]!r} has two rows"
+    elo, lo, hi = (pd_numeric(frame[c]) for c in ("elo", "lower", "upper"))
+    for name, col in (("elo", elo), ("lower", lo), ("upper", hi)):
+        if np.isinf(col).any():
+            return f"model {str(frame['model'].iloc[int(np.flatnonzero(np.isinf(col))[0])])[:100]!r}: {name} is ±∞"
+    with np.errstate(invalid="ignore"):
+        bad = np.isfinite(elo) & np.isfinite(lo) & np.isfinite(hi) & ((lo > elo + 1e-6) | (elo > hi + 1e-6))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        return (
+            f"model {str(frame['model'].iloc[k])[:100]!r}: its interval [{lo[k]:.1f}, {hi[k]:.1f}] does not "
+            f"hold its Elo {elo[k]:.1f}"
+        )
+    rank = pd_numeric(frame["rank"])
+    if (np.isfinite(rank) & (rank < 1)).any():
+        return "a rank below 1"
+    return None
+
+
+def pd_numeric(col: Any) -> np.ndarray:
+    """A column as floats, missing values (None, pd.NA) as NaN."""
+    import pandas as pd
+
+    return np.asarray(pd.to_numeric(col, errors="coerce"), dtype=float)
+
+
 def with_vote_counts(frame: pd.DataFrame, votes: pd.DataFrame) -> pd.DataFrame:
     """``frame`` (one row per model) with ``n_battles`` (battles voted on) and ``n_votes`` from a votes frame
     (battle_id, model_a, model_b; one row per vote)."""

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from core.app import Unavailable
 from core.app import leaderboard as lb
 from core.domain import Ratings, ranked, theta_to_elo
 from core.methods import RATING_METHODS, RatingMethod
@@ -129,3 +130,33 @@ def test_the_leaderboard_page_draws_a_method_added_only_through_the_registry(dem
     assert names == ["human Elo", "Tiny-Elo"]
     table = next(d.value for d in at.dataframe if "Model" in d.value.columns)
     assert "Tiny-Elo" in table.columns
+
+
+def broken_fit(votes: pd.DataFrame, *, ci=None, n_boot=0, seed=0, progress=None) -> Ratings:
+    """A registered method with a bug: every interval lies above its own point."""
+    res = tiny_fit(votes)
+    frame = res.frame.assign(lower=res.frame["elo"] + 1.4, upper=res.frame["elo"] - 0.8 + 2.0)
+    return Ratings("broken", frame, n_battles=res.n_battles)
+
+
+def test_a_method_whose_frame_breaks_the_contract_is_refused_everywhere(demo_db, monkeypatch, capsys):
+    """Issue 44: a method whose frame has lower > elo was printed as `1593.8 [1595.2, 1593.0]`."""
+    from core.cli import main
+    from core.domain import ratings_problem
+
+    monkeypatch.setitem(
+        RATING_METHODS,
+        "broken",
+        RatingMethod("broken", "Broken", "#882255", "votes", "tests.test_method_registry:broken_fit", "a bug"),
+    )
+    with Store.open(demo_db, read_only=True) as s:
+        got = lb.ratings(s, "demo", "broken")
+        tiny = tiny_fit(s.votes_frame("demo").assign(y=1.0))
+    assert isinstance(got, Unavailable) and "does not hold its Elo" in got.reason
+    assert main(["leaderboard", "--db", demo_db, "--dataset", "demo", "--method", "broken"]) == 2
+    assert "breaks the ratings contract" in capsys.readouterr().err
+    # the contract itself, on frames written here
+    assert ratings_problem(tiny.frame) is None
+    assert "missing column" in (ratings_problem(tiny.frame.drop(columns="rank")) or "")
+    assert "two rows" in (ratings_problem(pd.concat([tiny.frame, tiny.frame.iloc[:1]])) or "")
+    assert "±∞" in (ratings_problem(tiny.frame.assign(upper=np.inf)) or "")

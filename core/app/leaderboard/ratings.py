@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from core.app import Unavailable
-from core.domain import MIN_SLICE_BATTLES, Ratings, Slice, slice_label
+from core.domain import MIN_SLICE_BATTLES, Ratings, Slice, ratings_problem, slice_label
 from core.methods import RATING_METHODS, resolve
 from core.stats.calibration import fit_tau
 from core.store import Store
@@ -100,6 +100,9 @@ def ratings(
         # METHODS §10: a fit that did not converge is never shown as numbers
         why = next((i for i in res.issues if "converge" in i), f"no convergence in {res.iterations} iterations")
         return Unavailable(f"the {method} fit of {dataset!r} did not converge ({why}): no Elo is shown")
+    if (broken := ratings_problem(res.frame)) is not None:
+        # a registered method's bug, refused before any page, export or report shows it
+        return Unavailable(f"the {method} method returned a leaderboard that breaks the ratings contract: {broken}")
     return dataclasses.replace(res, method=method, tau=tau if m.needs_tau else None)
 
 
