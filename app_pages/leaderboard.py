@@ -522,8 +522,13 @@ with page_guard("The leaderboard"):
             height=min(35 * (len(table) + 1) + 3, 35 * 11 + 3),
             column_config={c: st.column_config.Column(help=helps.get(c)) for c in table.columns},
         )
-    if not present and len(rows) < len(view.table):
-        st.caption(f"{len(rows)} of {len(view.table)} models shown.")
+    if len(rows) < len(view.table):
+        more = len(view.table) - len(rows)
+        st.caption(
+            f"The top {len(rows)}, and {more} more models (leave presentation mode to see every row)."
+            if present
+            else f"{len(rows)} of {len(view.table)} models shown."
+        )
     apart = view.set_apart_statement()
     if apart and not present:
         st.caption(esc(apart))

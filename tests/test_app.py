@@ -175,6 +175,13 @@ def test_a_tau_off_the_grid_in_a_link_is_snapped_and_the_url_rewritten(demo_db, 
     assert at.query_params["tau"] == f"{want:.3g}"
     if not present:
         assert at.select_slider(key="tau").value == pytest.approx(want)
+    else:
+        # presentation caps the table and the chart at one screen, and says how many models it leaves out
+        with Store.open(demo_db, read_only=True) as s:
+            n_models = len(s.models_frame("demo"))
+        assert len(at.table[0].value) == 10
+        said = " ".join(c.value for c in at.caption)
+        assert f"The top 10, and {n_models - 10} more models" in said
 
 
 def test_softelo_store_says_why_intervals_are_missing_or_shows_them(softelo_db, monkeypatch):
