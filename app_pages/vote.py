@@ -200,7 +200,20 @@ with page_guard("The Vote page"):
             st.stop()
     assert annotator is not None
     dataset = sel.dataset
-    kinds = list(voting.QUEUES)
+    # Offer only the queues this dataset can fill, and say in one line why the others are left out: opening on
+    # a queue that cannot work (SCOPE without a judge's probabilities) would greet an annotator with a refusal.
+    # Which queues can work is learnt once per session and selection (every vote reruns the page; only the
+    # chosen queue is read again).
+    probe = f"vote_queue_reasons:{dataset}:{sel.judge}:{sel.scope_alpha}"
+    if probe not in st.session_state:
+        found = {kind: load_queue(dataset, kind, annotator, sel.judge, sel.scope_alpha) for kind in voting.QUEUES}
+        st.session_state[probe] = {k: got.reason if isinstance(got, Unavailable) else None for k, got in found.items()}
+    reasons: dict[str, str | None] = st.session_state[probe]
+    kinds = [k for k, why in reasons.items() if why is None]
+    left_out = {k: why for k, why in reasons.items() if why is not None}
+    if not kinds:
+        notice("; ".join(f"{voting.QUEUE_TITLES.get(k, k)}: {esc(why)}" for k, why in left_out.items()))
+        st.stop()
     asked_kind = st.query_params.get("queue")
     kind = st.radio(
         "queue",
@@ -210,9 +223,14 @@ with page_guard("The Vote page"):
         horizontal=True,
         key="vote_queue",
     )
+    if left_out:
+        st.caption(
+            "Not offered here: "
+            + "; ".join(f"{voting.QUEUE_TITLES.get(k, k)} ({esc(why)})" for k, why in left_out.items())
+        )
     st.query_params["queue"] = kind
     q = load_queue(dataset, kind, annotator, sel.judge, sel.scope_alpha)
-    if isinstance(q, Unavailable):
+    if isinstance(q, Unavailable):  # it worked earlier in this session; the data changed since
         notice(q.reason)
         st.stop()
     done = st.session_state.setdefault("voted", set())

@@ -184,3 +184,21 @@ def test_the_leaderboard_keeps_its_intervals_while_new_votes_are_taken_in_behind
     at.run()
     assert not at.exception, at.exception
     assert "calibrated without" not in captions() and votes_counted() == before + 3
+
+
+def test_the_page_opens_on_a_queue_that_works_and_says_why_others_are_left_out(tmp_path, monkeypatch):
+    """Issue 45: on a dataset without a judge the Vote page opened on the SCOPE queue, which needs one, and
+    greeted the annotator with a refusal."""
+    import dataclasses
+
+    monkeypatch.delenv("ARENA_VOTE_TOKENS", raising=False)
+    db = tmp_path / "votes_only.duckdb"
+    tables = simulate_arena(0, DemoConfig.small())
+    with Store.open(db) as s:  # answers and human votes, no judge
+        s.write_dataset(dataclasses.replace(tables, name="pr", judges=None, judgments=None))
+    at = _page(str(db), monkeypatch, {"annotator": "bob", "dataset": "pr"})
+    assert "scope" not in at.radio[0].options and at.radio[0].value == "calibration"
+    assert "needs a judge" in " ".join(c.value for c in at.caption)
+    with Store.open(db, read_only=True) as s:
+        expected = voting.queue(s, "pr", "calibration", "bob")
+    assert _battle(at) == expected.battle_ids[0]
