@@ -94,7 +94,7 @@ def lease_alive(pid: Any, host: Any, start: Any, seconds_since_heartbeat: Any, s
     the process cannot be seen) its heartbeat is younger than ``stale_s``."""
 
     def given(x: Any) -> bool:
-        return x is not None and x == x  # NaN from a row without the column's value
+        return _given(x)
 
     alive = process_alive(
         int(pid) if given(pid) else None, str(host) if given(host) else None, int(start) if given(start) else None
@@ -390,8 +390,13 @@ def reconcile(store: Any, db_path: str | Path) -> list[int]:
 
 
 def _given(x: Any) -> bool:
-    """A value a row has: not None, NaN or NaT."""
-    return x is not None and x == x
+    """A value a row has: not None, NaN, NaT or pandas' NA (a column whose every value is missing)."""
+    if x is None:
+        return False
+    try:
+        return bool(x == x)
+    except TypeError:  # pd.NA compares to NA, which has no truth value
+        return False
 
 
 def _journal_age(f: Path | None, seconds_since_heartbeat: Any) -> float | None:
