@@ -56,12 +56,13 @@ def endpoint(tmp_path) -> Iterator[tuple[str, Path]]:
         server.wait(timeout=10)
 
 
-def _kill_then_finish(cmd: list[str], log: Path, seed: int, most: int) -> int:
-    """KILLS runs of ``cmd``, each SIGKILLed once the endpoint has served 1..``most`` more calls since its start;
+def _kill_then_finish(cmd: list[str], log: Path, seed: int, most: int, floors: tuple[int, ...] = ()) -> int:
+    """KILLS runs of ``cmd``, each SIGKILLed once the endpoint has served 1..``most`` more calls since its start
+    (and at least ``floors[k]`` calls in all, for kill k: a floor puts a kill in a later phase of the work);
     then ``cmd`` to the end.  Returns the kills (each asserted to hit a working process)."""
     rng = random.Random(seed)
-    for _ in range(KILLS):
-        target = _served(log) + rng.randint(1, most)
+    for k in range(KILLS):
+        target = max(_served(log), floors[k] if k < len(floors) else 0) + rng.randint(1, most)
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_until(
             lambda t=target, p=proc: _served(log) >= t or p.poll() is not None, timeout=120, what="k calls served"
@@ -157,14 +158,15 @@ def test_killed_evaluate_pays_at_most_the_calls_in_flight(tmp_path, endpoint, re
     from tests.test_judging import _config as _judge_config
 
     url, log = endpoint
-    n_prompts, budget = 60, 40
+    n_prompts, budget = 60, 80
     db = _voted_store(tmp_path, n_prompts)
     model_cfg = _model_config(tmp_path, url, concurrency=4)
     judge_cfg = _judge_config(tmp_path, url, name="eval-judge", timeout=15)
     cmd = [sys.executable, "-m", "core", "evaluate", "--db", str(db), "--dataset", "arena", "--model", "newcomer"]
     cmd += ["--config", str(model_cfg), "--judge", str(judge_cfg), "--budget", str(budget), "--anchors", "2"]
-    # kills spread over the answers (60 calls) and the judgments that follow them
-    kills = _kill_then_finish(cmd, log, seed=7, most=30)
+    # Two kills while it answers, two while it judges: the endpoint serves at most 60 answers plus 4 re-paid
+    # per kill before the judging starts, so a kill past 60 + 2 × 4 served calls lands in the judging.
+    kills = _kill_then_finish(cmd, log, seed=7, most=20, floors=(0, 0, n_prompts + 2 * 4, 0))
     with Store.open(db, read_only=True) as s:
         gens = s.generations_frame("arena", "newcomer")
         j = s.judgments_frame("arena", "eval-judge", variant=None)

@@ -131,8 +131,9 @@ class Journal:
     """An append-only journal of paid work, moved into the store by a merger thread whenever the store is free.
 
     :meth:`append` writes each finished call's row the moment it arrives, straight to the operating system
-    (an unbuffered append of whole lines), so a killed process loses nothing it was answered; ``fsync`` follows
-    every ``FSYNC_ROWS`` rows and every merge tick, which bounds what a power loss can take.  A merger thread
+    (an unbuffered append of whole lines), so a killed process loses nothing it was answered; the merger
+    thread ``fsync``s once ``FSYNC_ROWS`` rows wait and at every merge tick, which bounds what a power loss
+    can take without putting an fsync on the caller's event loop.  A merger thread
     moves new complete lines into the store about every ``merge_every_s`` (an idempotent merge, subclasses say
     how) and touches the file as the owner's heartbeat.  ``open_store(wait_s)`` returns a writable store (a
     context manager) and raises :class:`StoreLockedError` when the store is held; the rows then wait in the
@@ -154,8 +155,9 @@ class Journal:
         self._write_lock = threading.Lock()  # the event loop appends while the merger syncs
         self._lock = threading.Lock()  # one merge at a time (the merger thread, then close)
         self._stop = threading.Event()
-        if header is not None:
-            self._write([header], sync=True)
+        self._sync_wanted = threading.Event()
+        if header is not None:  # what it names (a system prompt) passes the same redaction as the rows
+            self._write([redact.redact_value(header)], sync=True)
         self._merger = threading.Thread(target=self._merge_loop, name=f"journal-merger-{path.stem}", daemon=True)
         self._merger.start()
 
@@ -171,8 +173,10 @@ class Journal:
         with self._write_lock:
             os.write(self._fd, payload)
             self._unsynced += len(objs)
-            if sync or self._unsynced >= FSYNC_ROWS:
+            if sync:
                 self._sync_locked()
+            elif self._unsynced >= FSYNC_ROWS:
+                self._sync_wanted.set()  # the merger thread syncs: an fsync would stall the caller's event loop
 
     def _sync_locked(self) -> None:
         if self._unsynced:
@@ -184,12 +188,19 @@ class Journal:
             self._sync_locked()
 
     def _merge_loop(self) -> None:
-        while not self._stop.wait(self.merge_every_s):
+        next_merge = time.monotonic() + self.merge_every_s
+        while not self._stop.is_set():
+            self._sync_wanted.wait(max(0.0, next_merge - time.monotonic()))
+            self._sync_wanted.clear()
             with contextlib.suppress(OSError):
                 self.sync()
+            if self._stop.is_set() or time.monotonic() < next_merge:
+                continue
+            with contextlib.suppress(OSError):
                 os.utime(self.path)  # the heartbeat: a live run's journal is never older than a second
             with contextlib.suppress(Exception):  # a failed merge is retried; the rows are safe in the journal
                 self.merge()
+            next_merge = time.monotonic() + self.merge_every_s
 
     def _store_rows(self, store: Any, rows: list[dict], fields: dict) -> None:
         raise NotImplementedError
@@ -215,6 +226,7 @@ class Journal:
         still ends with its own status when :func:`reconcile` merges it later.
         """
         self._stop.set()
+        self._sync_wanted.set()
         self._merger.join()
         self._write([{"_run": final}], sync=True)
         merged = self.merge(wait_s, final)
