@@ -1,7 +1,8 @@
 """A local OpenAI-compatible HTTP server for the judging tests (real HTTP on 127.0.0.1).
 
-Answers /v1/models and /v1/chat/completions, and (``FakeServer`` only) the Batch API: /v1/files,
-/v1/batches (create, retrieve, list, cancel) and /v1/files/{id}/content, see ``FakeBatches``.
+Answers /v1/models and /v1/chat/completions, and (``FakeServer`` only) the Batch API: /v1/files
+(upload, delete), /v1/batches (create, retrieve, list, cancel) and /v1/files/{id}/content, see
+``FakeBatches``.
 Outputs are deterministic from the request content: a rubric JSON, an A/B label with first-token
 log-probabilities, or a two-stage verdict.  Faults are injected by request
 number (``FAULTS`` env / constructor): 429 with Retry-After, 500, a stalled
@@ -210,7 +211,15 @@ class FakeBatches:
         self.created = 0
         self.requests_answered = 0
         self.create_delay_s = 0.0  # a create that answers this late (the batch exists from the start)
+        self.uploads = 0  # files uploaded by clients (output files are ours)
+        self.deleted: list[str] = []  # file ids deleted by clients
+        self._file_ids = 0
         self.lock = threading.Lock()
+
+    def _new_file_id(self) -> str:
+        """A file id never used before (ids are not reused after a delete, as at the real provider)."""
+        self._file_ids += 1
+        return f"file-{self._file_ids}"
 
     def upload(self, content_type: str, raw: bytes) -> tuple[int, dict]:
         from email.parser import BytesParser
@@ -223,8 +232,9 @@ class FakeBatches:
         if fields.get("purpose") != b"batch" or "file" not in fields:
             return 400, {"error": {"message": "expected purpose=batch and a file"}}
         with self.lock:
-            file_id = f"file-{len(self.files) + 1}"
+            file_id = self._new_file_id()
             self.files[file_id] = fields["file"]
+            self.uploads += 1
         return 200, {
             "id": file_id,
             "object": "file",
@@ -301,7 +311,7 @@ class FakeBatches:
             self.requests_answered += code == 200
         for name, rows in (("output_file_id", out), ("error_file_id", err)):
             if rows:
-                file_id = f"file-{len(self.files) + 1}"
+                file_id = self._new_file_id()
                 self.files[file_id] = ("\n".join(rows) + "\n").encode()
                 b[name] = file_id
         b["status"] = "expired" if self.outcome == "expired" else "completed"
@@ -349,6 +359,19 @@ class FakeBatches:
         else:
             return None
         return code, json.dumps(body).encode()
+
+    def delete(self, path: str) -> tuple[int, bytes] | None:
+        """A DELETE of /v1/files/{id}, or None when the path is not one."""
+        parts = path.split("?")[0].rstrip("/").split("/")
+        if len(parts) < 2 or parts[-2] != "files":
+            return None
+        with self.lock:
+            gone = self.files.pop(parts[-1], None)
+            if gone is not None:
+                self.deleted.append(parts[-1])
+        if gone is None:
+            return 404, b'{"error": {"message": "no such file"}}'
+        return 200, json.dumps({"id": parts[-1], "object": "file", "deleted": True}).encode()
 
     def post(self, path: str, content_type: str, raw: bytes) -> tuple[int, bytes] | None:
         """A POST of the Batch API, or None when the path is not one."""
@@ -398,6 +421,9 @@ def make_handler(judge: FakeJudge, connections: set | None = None):
                 self._send(200, _MODELS)
             else:
                 self._send(404, b'{"error": {"message": "not found"}}')
+
+        def do_DELETE(self):
+            self._send(*(judge.batches.delete(self.path) or (404, b'{"error": {"message": "not found"}}')))
 
         def do_POST(self):
             length = int(self.headers.get("Content-Length", 0))

@@ -74,7 +74,8 @@ def test_unanswered_requests_stay_pending_and_a_4xx_is_stored_as_failed(tmp_path
         second = run_shared(db, "ah", cfg)  # submits only the two pending requests
         assert second.status == "done" and second.stats.planned == 2
         assert srv.judge.batches.created == 2
-        assert len(srv.judge.batches.files["file-4"].splitlines()) == 2  # the second input file
+        # the second batch holds only those two (its input file is deleted once collected)
+        assert srv.judge.batches.batches["batch_2"]["request_counts"]["total"] == 2
     assert len(_judgments(db, "batchy")) == 30
 
 
@@ -241,3 +242,74 @@ def test_duplicate_batches_left_by_lost_answers_are_cancelled_and_one_is_collect
     assert batches.created == 2 and statuses == ["cancelled", "completed"], statuses
     assert out.status == "done", out.stats.message
     assert len(_judgments(db, "batchy")) == 24
+
+
+def test_a_collected_batch_leaves_no_input_file_at_the_provider(tmp_path):
+    db = _store(tmp_path, n_prompts=3)
+    with FakeServer(FakeJudge()) as srv:
+        out = run_shared(db, "ah", load_toml(_batch_config(tmp_path, srv.url)))
+        batches = srv.judge.batches
+        assert out.status == "done" and batches.uploads == 1
+        with Store.open(db, read_only=True) as s:
+            input_file = s.batches_frame()["input_file_id"].iloc[0]
+        assert batches.deleted == [input_file] and input_file not in batches.files
+
+
+def test_killed_after_the_upload_the_batch_is_created_from_that_file(tmp_path, monkeypatch):
+    """The kill between the upload and the create, played deterministically: the next run creates the batch
+    from the file already uploaded (no second upload, one batch) and deletes it once collected."""
+    from core.judging.batch import BatchRun
+
+    class Killed(Exception):
+        pass
+
+    def dies_before_creating(self, key, input_file_id):
+        raise Killed
+
+    db = _store(tmp_path, n_prompts=3)
+    with FakeServer(FakeJudge()) as srv:
+        batches = srv.judge.batches
+        cfg = load_toml(_batch_config(tmp_path, srv.url))
+        monkeypatch.setattr(BatchRun, "_create_once", dies_before_creating)
+        with pytest.raises(Killed):
+            run_shared(db, "ah", cfg)
+        monkeypatch.undo()
+        assert batches.uploads == 1 and batches.created == 0
+        with Store.open(db, read_only=True) as s:
+            rows = s.batches_frame()
+        assert list(rows["status"]) == ["submitting"]
+        uploaded = rows["input_file_id"].iloc[0]
+        assert uploaded in batches.files
+        again = run_shared(db, "ah", cfg)
+        assert again.status == "done", again.stats.message
+        assert batches.uploads == 1 and batches.created == 1  # the same file, one batch
+        assert batches.deleted == [uploaded]
+    assert len(_judgments(db, "batchy")) == 18
+
+
+def test_an_upload_the_provider_lost_is_submitted_again(tmp_path, monkeypatch):
+    """The recorded input file is gone at the provider (expired, deleted by hand): the record is dropped and
+    its units are uploaded and submitted anew, once."""
+    from core.judging.batch import BatchRun
+
+    class Killed(Exception):
+        pass
+
+    def dies_before_creating(self, key, input_file_id):
+        raise Killed
+
+    db = _store(tmp_path, n_prompts=3)
+    with FakeServer(FakeJudge()) as srv:
+        batches = srv.judge.batches
+        cfg = load_toml(_batch_config(tmp_path, srv.url))
+        monkeypatch.setattr(BatchRun, "_create_once", dies_before_creating)
+        with pytest.raises(Killed):
+            run_shared(db, "ah", cfg)
+        monkeypatch.undo()
+        batches.files.clear()
+        again = run_shared(db, "ah", cfg)
+        assert again.status == "done", again.stats.message
+        assert batches.uploads == 2 and batches.created == 1
+    with Store.open(db, read_only=True) as s:
+        assert list(s.batches_frame()["status"]) == ["collected"]
+    assert len(_judgments(db, "batchy")) == 18

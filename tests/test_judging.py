@@ -369,7 +369,7 @@ def test_killed_runs_resume_without_losing_or_duplicating(tmp_path, record_prope
 
     Counted from the fake endpoint's log of sent completions: no judgment is lost or duplicated, no run
     row stays 'running', and a completion that had to be asked again was sent at most 1 s before the kill
-    that lost it (finished responses are journaled within the writer's window).
+    that lost it (a response is journaled the moment it arrives: only calls in flight are asked again).
     """
     db = _store(tmp_path, n_prompts=60)  # 180 battles × 2 orders = 360 units
     port = _free_port()

@@ -9,8 +9,10 @@ prompts, which judge runs then compare with the answers of models that humans ha
 * reasoning (``reasoning_content`` / ``reasoning`` fields, or a leading ``<think>…</think>``) is
   kept apart from the answer; tokens and latency are stored; a failure is stored with its reason
   and retried by the next run;
-* results are written in small batches about once a second, so the store is never held for long
-  and a killed run loses at most that second.
+* each answer is journaled the moment it arrives (``core.store.journal.GenerationJournal``, the
+  judge runs' durable path) and merged into the store about once a second when it is free, so a
+  killed run loses only the calls in flight; the next run merges a killed run's journal before it
+  plans.
 
 The configuration follows the judges' TOML conventions: the key only by the name of an environment
 variable, unknown keys and tables refused, a ``base_url`` without credentials.
@@ -42,11 +44,10 @@ from core.judging.config import (
     read_toml,
 )
 from core.store import Store, waits
+from core.store.journal import GenerationJournal, pending_generation_journals, reconcile_generations
 from core.text import style_counts
 
 _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
-FLUSH_S = 1.0
-FLUSH_ROWS = 32
 
 
 @dataclass(frozen=True)
@@ -236,8 +237,13 @@ def generate(
     progress: Callable[[GenerationStats], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> tuple[GenerationPlan, GenerationStats]:
-    """Generate the missing answers; the store is opened to plan and for each batch of results only."""
+    """Generate the missing answers; the store is opened to plan and for each merge of the journal only.
+
+    Answers a killed run journaled are merged first, so the plan never asks for them again."""
     path = str(db_path)
+    if pending_generation_journals(path):
+        with Store.open(path, wait_s=waits.WORKER.seconds) as store:
+            reconcile_generations(store, path)
     with Store.open(path, read_only=True, wait_s=waits.WORKER.seconds) as store:
         gen_plan = plan_generation(store, dataset, cfg, limit)
     stats = GenerationStats(planned=len(gen_plan.todo))
@@ -258,26 +264,19 @@ async def _run(
     import openai
 
     client = openai.AsyncOpenAI(base_url=cfg.base_url, api_key=cfg.api_key(), timeout=cfg.timeout_s, max_retries=0)
-    pending: list[dict] = []
-    last_flush = time.monotonic()
-    lock = threading.Lock()
 
-    def flush() -> None:
-        with lock:  # two workers may flush at once: each row goes out in one batch only
-            batch = pending[:]
-            del pending[: len(batch)]
-        if batch:
-            with Store.open(path, wait_s=waits.PAID_WORK.seconds) as store:
-                store.record_generations(dataset, cfg.name, cfg.settings_key, cfg.settings(), batch)
+    def open_store(wait_s: float) -> Store:
+        return Store.open(path, read_only=False, wait_s=wait_s)
 
+    journal = GenerationJournal(path, open_store, dataset, cfg.name, cfg.settings_key, cfg.settings())
     queue = iter(todo)
 
     async def worker() -> None:
-        nonlocal last_flush
         for prompt in queue:
             if cancel is not None and cancel.is_set():
                 return
             row = await _answer(client, cfg, prompt)
+            journal.append([row])  # kept before anything else happens to this process
             if row["status"] == "ok":
                 stats.ok += 1
                 stats.prompt_tokens += row["prompt_tokens"]
@@ -285,18 +284,16 @@ async def _run(
             else:
                 stats.failed += 1
                 stats.errors.append(row["error"])
-            pending.append(row)
-            if len(pending) >= FLUSH_ROWS or time.monotonic() - last_flush >= FLUSH_S:
-                last_flush = time.monotonic()
-                await asyncio.to_thread(flush)
             if progress is not None:
                 progress(stats)
 
     try:
         await asyncio.gather(*(worker() for _ in range(min(cfg.concurrency, len(todo)))))
     finally:
-        await asyncio.to_thread(flush)
         await client.close()
+        # The last merge waits for the store as the old batch writes did; a store held beyond that leaves the
+        # journal for the next run's reconciliation (nothing paid is lost).
+        await asyncio.to_thread(journal.close, waits.PAID_WORK.seconds, {})
 
 
 def model_to_toml(cfg: ModelConfig) -> str:

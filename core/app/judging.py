@@ -42,6 +42,7 @@ __all__ = [
     "Unit",
     "WorkerProcess",
     "connection_test",
+    "covers",
     "from_mapping",
     "load_toml",
     "echo_intervention_results",
@@ -662,12 +663,15 @@ def runs(store: Store, dataset: str | None = None) -> pd.DataFrame:
     owner process still holds it (running, or paused while it waits out an outage).
 
     A run whose row says 'running' but whose owner process is gone shows as
-    'interrupted' (its row is corrected by the next run that reconciles).
+    'interrupted' (its row is corrected by the next run that reconciles).  A
+    paused or interrupted run whose every unit a later run finished (see
+    :func:`covers`) shows as 'superseded': there is nothing left to resume.
     """
     df = store.runs_frame(dataset)
     if df.empty:
         return df.assign(leased=pd.Series(dtype=bool))
     status = df["status"].astype(object).copy()
+    message = df["message"].astype(object).copy()
     leased = []
     for i, r in enumerate(df.itertuples()):
         held = (
@@ -678,13 +682,56 @@ def runs(store: Store, dataset: str | None = None) -> pd.DataFrame:
         leased.append(held)
         if r.status == "running" and not held:
             status.iloc[i] = "interrupted"
+    # Newest first: a run is superseded by a later (earlier-listed) finished run of the same judge whose set
+    # contains its set.
+    for i, r in enumerate(df.itertuples()):
+        if leased[i] or status.iloc[i] not in RESUMABLE_STATUSES:
+            continue
+        later = next(
+            (
+                int(o.run_id)
+                for o in df.iloc[:i].itertuples()
+                if o.judge == r.judge
+                and o.dataset == r.dataset
+                and o.status == "done"
+                and covers(o.definition_json, r.definition_json)
+            ),
+            None,
+        )
+        if later is not None:
+            status.iloc[i] = "superseded"
+            message.iloc[i] = f"every unit it covered was finished by run {later}; nothing is left to resume"
     df["status"] = status
     df["leased"] = leased
-    df["message"] = [redact.redact(m) for m in df["message"]]
+    df["message"] = [redact.redact(m) for m in message]
     return df
 
 
 LEASED_STATUSES = ("running", "paused")
+RESUMABLE_STATUSES = ("paused", "interrupted")  # what a run list tells the user to resume with the same command
+
+
+def covers(later_json: Any, earlier_json: Any) -> bool:
+    """Whether a finished run defined by ``later_json`` judged every unit of the run defined by ``earlier_json``.
+
+    A run completes its whole set (units judged before are skipped), so a finished run with the same definition
+    covers it, and so does one that differs only by a larger ``limit`` over the same fixed order (sample 'all':
+    the first N units contain the first M < N; a balanced sample depends on its size, so only equal ones count).
+    """
+    if not isinstance(later_json, str) or not isinstance(earlier_json, str) or not later_json or not earlier_json:
+        return False
+    later, earlier = json.loads(later_json), json.loads(earlier_json)
+    for d in (later, earlier):
+        d.pop("units", None)  # how many were defined when it ran: the same set may have grown or shrunk in count
+    if later.pop("retry_failed", False) is False and earlier.get("retry_failed"):
+        return False  # a run that retried refused calls is not finished by one that skipped them
+    earlier.pop("retry_failed", None)
+    if later == earlier:
+        return True
+    lim_l, lim_e = later.pop("limit", None), earlier.pop("limit", None)
+    if later != earlier or later.get("sample", "all") != "all":
+        return False
+    return lim_l is None or (lim_e is not None and lim_l >= lim_e)
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from core.app import waits
 from core.cli import UserError
@@ -86,3 +88,47 @@ def stop_on_signals() -> Iterator[Stop]:
     finally:
         for s, old in previous.items():
             signal.signal(s, old)
+
+
+PROGRESS_EVERY_S = 5.0  # a log file or pipe gets at most one progress line this often
+
+
+class ProgressLine:
+    """A command's progress on stderr: a live line redrawn in place on a terminal; elsewhere (a worker's log, a
+    pipe) whole lines, at most one per ``every_s``, and the latest one at :meth:`close`.
+
+    A carriage return means nothing to a file: redrawing there made one line of every update (tens of KB in a
+    long run's log, which the Admin page shows)."""
+
+    def __init__(self, stream: TextIO | None = None, every_s: float = PROGRESS_EVERY_S, tty: bool | None = None):
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.every_s = every_s
+        self._last = -float("inf")
+        self._pending: str | None = None
+        self._drawn = False
+
+    def __call__(self, text: str) -> None:
+        from core.redact import redact
+
+        text = redact(text.strip())
+        if self.tty:
+            self.stream.write(f"\r{text} ")
+            self._drawn = True
+        else:
+            now = time.monotonic()
+            if now - self._last < self.every_s:
+                self._pending = text
+                return
+            self._last, self._pending = now, None
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the display: the live line's newline, or the last update a file has not had."""
+        if self.tty and self._drawn:
+            self.stream.write("\n")
+        elif self._pending is not None:
+            self.stream.write(self._pending + "\n")
+        self._drawn, self._pending = False, None
+        self.stream.flush()

@@ -11,7 +11,7 @@ import sys
 import threading
 
 from core.cli import UserError
-from core.commands._common import EXIT_RESUME, stop_on_signals
+from core.commands._common import EXIT_RESUME, ProgressLine, stop_on_signals
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,19 +41,21 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
     except ConfigError as exc:
         raise UserError(str(exc)) from None
 
+    line = ProgressLine()
+
     def bar(s: GenerationStats) -> None:
-        sys.stderr.write(f"\r{s.finished}/{s.planned} answered, {s.failed} failed ")
-        sys.stderr.flush()
+        line(f"{s.finished}/{s.planned} answered, {s.failed} failed")
 
     try:
         plan, stats = generate(args.db, args.dataset, cfg, limit=args.limit, progress=bar, cancel=cancel)
     except (StoreError, ValueError) as exc:
         raise UserError(str(exc)) from None
+    finally:
+        line.close()
     if not plan.todo:
         print(f"nothing to do: the {plan.defined:,} prompts covered have answers from {cfg.name}", file=sys.stderr)
         return 0
     cost = cfg.cost(stats.prompt_tokens, stats.completion_tokens)
-    sys.stderr.write("\n")
     print(
         f"{cfg.name}: {stats.ok} answers stored, {stats.failed} failed (stored with the reason; run again to retry), "
         f"{stats.prompt_tokens + stats.completion_tokens:,} tokens" + (f" (${cost:,.4f})" if cost is not None else ""),

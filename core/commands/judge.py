@@ -17,7 +17,7 @@ import threading
 from typing import TYPE_CHECKING, TextIO
 
 from core.cli import UserError
-from core.commands._common import EXIT_RESUME, stop_on_signals
+from core.commands._common import EXIT_RESUME, ProgressLine, stop_on_signals
 
 if TYPE_CHECKING:
     from core.app.judging import RunStats
@@ -85,12 +85,6 @@ def _print(*parts: object, file: TextIO | None = None) -> None:
     print(*(redact(str(p)) for p in parts), file=file or sys.stdout)
 
 
-def _write(text: str) -> None:
-    from core.redact import redact
-
-    sys.stderr.write(redact(text))
-
-
 def run_command(args: argparse.Namespace) -> int:
     with stop_on_signals() as stop:
         return _run(args, stop.event, stop.signals)
@@ -143,19 +137,18 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
     if args.limit is not None and args.limit < 1:
         raise UserError("--limit must be at least 1")
     width = 30
+    line = ProgressLine()
 
     def bar(s: RunStats) -> None:
         frac = s.finished / max(s.planned, 1)
         eta = s.eta_seconds()
-        _write(
-            f"\r[{'#' * int(frac * width):<{width}}] {s.finished}/{s.planned} "
+        line(
+            f"[{'#' * int(frac * width):<{width}}] {s.finished}/{s.planned} "
             f"{s.throughput():.1f}/s failed {s.failed} parse errors {s.parse_errors}"
             + (f" deferred {s.deferred}" if s.deferred else "")
             + (" PAUSED: endpoint down" if s.status == "paused" else "")
             + (f" ETA {eta:.0f}s" if eta else "")
-            + " "
         )
-        sys.stderr.flush()
 
     try:
         outcome = run_shared(
@@ -179,6 +172,8 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
         raise UserError(str(exc)) from None
     except (EndpointUnreachable, EndpointRefused) as exc:
         raise EndpointError(str(exc)) from None
+    finally:
+        line.close()
     for run_id in outcome.interrupted:
         _print(f"run {run_id} had been interrupted (its process was gone); what it finished is kept", file=sys.stderr)
     stats = outcome.stats
@@ -192,7 +187,6 @@ def _run(args: argparse.Namespace, cancel: threading.Event, received: list[int])
             file=sys.stderr,
         )
         return 0
-    sys.stderr.write("\n")
     if args.repeats and outcome.journal_kept is None:
         with open_store(args.db) as store:
             variance = judge_variance_of(store, args.dataset, cfg.name)

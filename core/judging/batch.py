@@ -13,7 +13,10 @@ same judgments.  It is built to be killed at any moment and run again:
   key makes a repeated collection (after a kill mid-write) store each judgment once;
 * a request the provider answered 429 or 5xx, or never processed (an expired or cancelled batch),
   stays pending and is submitted again by the next run; a 4xx is the endpoint's final word and is
-  stored as a failed call with its reason (``--retry-failed`` retries those).
+  stored as a failed call with its reason (``--retry-failed`` retries those);
+* the uploaded input file's id is recorded as soon as the upload returns: a process killed after the
+  upload but before the batch was created creates it from that file (no second upload), and a batch's
+  input file is deleted at the provider once the batch is collected (it holds every prompt).
 
 A run polls for up to ``batch_wait_s`` and then stops with status 'paused' (exit 75): batches can
 take hours, and the same command collects them later.
@@ -25,7 +28,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +85,7 @@ class _Open:
     key: str
     batch_id: str | None
     units: list[tuple[int, str, str]]  # (battle_id, order, variant)
+    input_file_id: str | None = None
 
 
 def _line_outcome(line: dict) -> tuple[str, Outcome | None]:
@@ -205,7 +209,7 @@ class BatchRun:
         out = []
         for r in rows:
             units = [(int(b), str(o), str(v)) for b, o, v in json.loads(r["units_json"])]
-            out.append(_Open(r["batch_key"], r["batch_id"], units))
+            out.append(_Open(r["batch_key"], r["batch_id"], units, r.get("input_file_id")))
         return out
 
     def _adopt(self, batches: list[_Open]) -> list[_Open]:
@@ -226,11 +230,40 @@ class BatchRun:
                 if not page.data or not getattr(page, "has_more", False) or all(p.batch_id for p in pending.values()):
                     break
                 after = page.data[-1].id
+            for ob in pending.values():
+                if ob.batch_id is None and ob.input_file_id:
+                    self._create_from_upload(ob)
             with self.open_store(waits.BATCH.seconds) as store:
                 for key, ob in pending.items():
                     if ob.batch_id is None:
                         store.drop_batch(key)
         return [b for b in batches if b.batch_id is not None]
+
+    def _create_from_upload(self, ob: _Open) -> None:
+        """A batch killed after its upload and before its creation: created from the file already uploaded (its
+        lines are exactly the recorded units), not uploaded a second time.  A file the provider no longer has
+        leaves the record to be dropped and its units submitted anew."""
+        import openai
+
+        try:
+            batch = self._create_once(ob.key, str(ob.input_file_id))
+        except (EndpointRefused, openai.BadRequestError, openai.NotFoundError):
+            self._delete_file(ob.input_file_id)
+            return
+        ob.batch_id = batch.id
+        with self.open_store(waits.BATCH.seconds) as store:
+            store.batch_update(ob.key, batch_id=batch.id, status="submitted", run_id=self.run_id)
+        self.stats.calls += len(ob.units)
+
+    def _delete_file(self, file_id: str | None) -> None:
+        """Remove an input file at the provider; best effort (the judgments do not depend on it, and a file
+        already gone is what we want)."""
+        import openai
+
+        if not file_id:
+            return
+        with suppress(openai.OpenAIError):
+            self.client.files.delete(file_id)
 
     def _submit(self, units: list[Unit]) -> _Open:
         key = uuid.uuid4().hex
@@ -242,11 +275,14 @@ class BatchRun:
             "uploading the batch file",
             lambda: self.client.files.create(file=(f"judge-{key}.jsonl", data, "application/jsonl"), purpose="batch"),
         )
+        # Recorded before the create: a kill from here on resumes from this file instead of uploading again.
+        with self.open_store(waits.BATCH.seconds) as store:
+            store.batch_update(key, input_file_id=upload.id)
         batch = self._create_once(key, upload.id)
         with self.open_store(waits.BATCH.seconds) as store:
             store.batch_update(key, batch_id=batch.id, input_file_id=upload.id, status="submitted")
         self.stats.calls += len(units)
-        return _Open(key, batch.id, [(int(b), str(o), str(v)) for b, o, v in ids])
+        return _Open(key, batch.id, [(int(b), str(o), str(v)) for b, o, v in ids], upload.id)
 
     def _create_once(self, key: str, input_file_id: str) -> Any:
         """Create the batch exactly once.  A create is never retried blindly: one that timed out (or whose
@@ -362,6 +398,8 @@ class BatchRun:
             for name, value in got.counters().items():
                 setattr(self.stats, name, getattr(self.stats, name) - value)
             return False
+        # Collected: the provider's copy of every prompt has served its purpose.
+        self._delete_file(getattr(batch, "input_file_id", None) or ob.input_file_id)
         if self.progress:
             self.progress(self.stats)
         return True

@@ -20,7 +20,8 @@ cool-down while another works, and the breaker opens only when all are failing.
 
 Finished units go to the run's ledger, whose idempotency key makes a repeated
 call a no-op: kill the process at any moment and the next run plans exactly
-what is missing.
+what is missing.  A journal ledger (``ArrivalLedger``) gets each unit the
+moment its call returns, so a kill re-pays only the calls in flight.
 
 This module holds the run itself (``execute``); its parts live beside it: ``units`` (units, counters,
 refusals), ``resilience`` (breaker, replica pool, cost guard), ``calls`` (one unit's call and its judgment
@@ -60,6 +61,7 @@ from core.judging.units import EndpointRefused as EndpointRefused
 from core.judging.units import EndpointUnreachable as EndpointUnreachable
 from core.judging.units import RunStats as RunStats
 from core.judging.units import Unit as Unit
+from core.judging.writer import ArrivalLedger as ArrivalLedger
 from core.judging.writer import RunLedger as RunLedger
 from core.judging.writer import _Writer as _Writer
 
@@ -100,7 +102,17 @@ async def _run(
     pool = ReplicaPool(
         [Replica(url, make_async_client(cfg, base_url=url)) for url in cfg.urls], cfg.breaker_threshold, stats
     )
-    writer = _Writer(ledger, run_id, stats, progress, batch_rows=max(64, 2 * cfg.concurrency), window_s=0.5)
+    # A journal keeps each judgment as its call returns: a kill then re-pays only the calls in flight.
+    on_arrival = isinstance(ledger, ArrivalLedger)
+    writer = _Writer(
+        ledger,
+        run_id,
+        stats,
+        progress,
+        batch_rows=max(64, 2 * cfg.concurrency),
+        window_s=0.5,
+        kept_on_arrival=on_arrival,
+    )
     writer.start()
     breaker = Breaker(cfg.breaker_threshold, cfg.max_outage_s, stats, cancel)
     guard = CostGuard(cfg, stats)
@@ -135,6 +147,12 @@ async def _run(
                 deferred_reasons.append(out.reason or "")
                 return
             row = judgment_row(cfg, unit, judge_id, run_id, out, stats)
+            if on_arrival:
+                try:
+                    ledger.append([row])  # type: ignore[attr-defined]
+                except OSError as exc:  # a full disk: stop paying for calls that cannot be kept
+                    writer.error = exc
+                    return
             writer.queue.put(row)
 
         # ``concurrency`` workers share one iterator of units: a plan of 100k

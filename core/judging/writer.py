@@ -6,7 +6,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from core.judging.units import RunStats
 
@@ -17,6 +17,14 @@ class RunLedger(Protocol):
     def record_judgments(self, rows: list[dict], run_progress: tuple[int, dict] | None = None) -> int: ...
 
 
+@runtime_checkable
+class ArrivalLedger(RunLedger, Protocol):
+    """A ledger that keeps each row the moment its call returns (``core.store.RunJournal``): the runner appends
+    there first, and the writer only paces the counters and the progress callback."""
+
+    def append(self, rows: list[dict]) -> None: ...
+
+
 class _Writer(threading.Thread):
     """The run's only writer: drains finished judgments and commits them in groups.
 
@@ -25,10 +33,10 @@ class _Writer(threading.Thread):
     the first one arrived, whichever comes first; the event loop never waits
     for the database.  The writer sleeps between polls instead of waking for
     every row (a wake-up per row costs the event loop the GIL each time).
-    A row lost to a kill before its commit is planned again by the next run
-    and the idempotency key makes a repeat harmless: a kill costs the calls
-    in flight plus at most ``batch_rows`` finished ones, never a stored
-    judgment.
+    With an :class:`ArrivalLedger` the rows were kept on arrival and the
+    writer commits only the counters (``kept_on_arrival``); with a store as
+    the ledger (the in-process ``run``) a row lost to a kill before its
+    commit is planned again by the next run.
     """
 
     def __init__(
@@ -40,10 +48,12 @@ class _Writer(threading.Thread):
         batch_rows: int = 64,
         window_s: float = 1.0,
         poll_s: float = 0.02,
+        kept_on_arrival: bool = False,
     ):
         super().__init__(name=f"judge-writer-{run_id}", daemon=True)
         self.ledger, self.run_id, self.stats, self.progress = ledger, run_id, stats, progress
         self.batch_rows, self.window_s, self.poll_s = batch_rows, window_s, poll_s
+        self.kept_on_arrival = kept_on_arrival
         self.queue: queue.Queue = queue.Queue()
         self.closing = threading.Event()
         self.error: BaseException | None = None
@@ -85,8 +95,9 @@ class _Writer(threading.Thread):
                 self._last_flush = now
                 progress = (self.run_id, {**self.stats.counters(), "status": self.stats.status})
             try:
-                if rows or progress is not None:
-                    self.ledger.record_judgments(rows, run_progress=progress)
+                todo = [] if self.kept_on_arrival else rows
+                if todo or progress is not None:
+                    self.ledger.record_judgments(todo, run_progress=progress)
             except BaseException as exc:
                 self.error = exc
                 return

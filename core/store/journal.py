@@ -1,16 +1,21 @@
-"""A judge run's durable ledger: finished calls go to an append-only journal first, the store when it is free.
+"""The durable path of paid work: each finished call goes to an append-only journal as it arrives, the store
+when it is free.
 
 The store is shared (the dashboard reads it, the CLI imports into it), and
 DuckDB lets one process write it only while nobody else has it open.  A run
-therefore never waits for the store to keep what it has paid for: each group
-of finished calls is appended to ``<store>.runs/run-<id>.jsonl`` and flushed
-to disk (``fsync``) within the writer's window (≤ 1 s), then merged into the
-store by a brief open whenever the store's lock is free (about once a
-second).  A merge is idempotent (the judgments' unique key), so merging a
-journal twice, or a journal whose run was killed mid-merge, stores every
-judgment exactly once.  A journal is deleted only after its last merge;
-:func:`reconcile` merges the journals of runs whose lease has expired (the owner process is gone,
-whether the run was running or paused) and settles those runs.
+therefore never waits for the store to keep what it has paid for: each
+answer is appended to its journal the moment its call returns (judge runs:
+``<store>.runs/run-<id>.jsonl``; ``generate``: ``<store>.runs/gen-<pid>-….jsonl``),
+written straight to the operating system, so a SIGKILL loses only the calls
+still in flight, and ``fsync``'d every few rows and every second (a power
+loss).  A merger thread moves the journal into the store by a brief open
+whenever the store's lock is free (about once a second).  A merge is
+idempotent (the judgments' and the generations' unique keys), so merging a
+journal twice, or a journal whose run was killed mid-merge, stores every row
+exactly once.  A journal is deleted only after its last merge;
+:func:`reconcile` merges the journals of judge runs whose lease has expired
+(the owner process is gone, whether the run was running or paused) and
+settles those runs, :func:`reconcile_generations` those of ``generate`` runs.
 """
 
 from __future__ import annotations
@@ -89,7 +94,7 @@ def lease_alive(pid: Any, host: Any, start: Any, seconds_since_heartbeat: Any, s
     the process cannot be seen) its heartbeat is younger than ``stale_s``."""
 
     def given(x: Any) -> bool:
-        return x is not None and x == x  # NaN from a row without the column's value
+        return _given(x)
 
     alive = process_alive(
         int(pid) if given(pid) else None, str(host) if given(host) else None, int(start) if given(start) else None
@@ -114,55 +119,91 @@ def _read_rows(path: Path, offset: int) -> tuple[list[dict], dict | None, int]:
             obj = json.loads(line)
             if "_run" in obj:
                 run = obj["_run"]
-            else:
+            elif "_gen" not in obj:  # a generation journal's header names its owner, it is no row
                 rows.append(obj)
     return rows, run, offset + end
 
 
-class RunJournal:
-    """The ledger of one run (``core.judging.runner.RunLedger``): journal first, store when free.
+FSYNC_ROWS = 16  # rows appended between two fsyncs: a power loss costs at most these (a kill costs none)
 
-    ``record_judgments`` only appends and syncs (milliseconds), so the run's
-    writer is never held up by the store; a merger thread moves the journal
-    into the store about every ``merge_every_s`` and touches the journal as
-    the run's heartbeat.  ``open_store(wait_s)`` returns a writable store (a
-    context manager) and raises :class:`StoreLockedError` when the store is
-    held, in which case the rows wait in the journal for the next merge.
+
+class Journal:
+    """An append-only journal of paid work, moved into the store by a merger thread whenever the store is free.
+
+    :meth:`append` writes each finished call's row the moment it arrives, straight to the operating system
+    (an unbuffered append of whole lines), so a killed process loses nothing it was answered; the merger
+    thread ``fsync``s once ``FSYNC_ROWS`` rows wait and at every merge tick, which bounds what a power loss
+    can take without putting an fsync on the caller's event loop.  A merger thread
+    moves new complete lines into the store about every ``merge_every_s`` (an idempotent merge, subclasses say
+    how) and touches the file as the owner's heartbeat.  ``open_store(wait_s)`` returns a writable store (a
+    context manager) and raises :class:`StoreLockedError` when the store is held; the rows then wait in the
+    journal for the next merge, or for :func:`reconcile` after a kill.
     """
 
-    def __init__(self, db_path: str | Path, run_id: int, open_store: Any, merge_every_s: float = HEARTBEAT_S):
-        self.db_path, self.run_id, self.open_store = str(db_path), run_id, open_store
-        self.path = journal_path(db_path, run_id)
+    def __init__(
+        self, path: Path, open_store: Any, merge_every_s: float = HEARTBEAT_S, header: dict | None = None
+    ) -> None:
+        self.path, self.open_store = path, open_store
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(self.path, "ab")  # noqa: SIM115 (open for the run's lifetime, closed by close())
+        # O_APPEND and no user-space buffer: one os.write per batch of lines, visible to a reader at once and
+        # kept by the kernel whatever happens to this process.
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._merged = 0  # bytes of the journal already in the store
+        self._unsynced = 0
         self.merge_every_s = merge_every_s
         self._progress: dict | None = None
+        self._write_lock = threading.Lock()  # the event loop appends while the merger syncs
         self._lock = threading.Lock()  # one merge at a time (the merger thread, then close)
         self._stop = threading.Event()
-        self._merger = threading.Thread(target=self._merge_loop, name=f"journal-merger-{run_id}", daemon=True)
+        self._sync_wanted = threading.Event()
+        if header is not None:  # what it names (a system prompt) passes the same redaction as the rows
+            self._write([redact.redact_value(header)], sync=True)
+        self._merger = threading.Thread(target=self._merge_loop, name=f"journal-merger-{path.stem}", daemon=True)
         self._merger.start()
 
-    # -- RunLedger
-    def record_judgments(self, rows: list[dict], run_progress: tuple[int, dict] | None = None) -> int:
-        if rows:
-            # Redacted before it touches the disk: the journal is a file next to the store.
-            secrets = redact.secrets()
-            clean = [{k: redact.redact(v, secrets) for k, v in r.items()} for r in rows]
-            payload = b"".join(json.dumps(r, default=_json_default).encode() + b"\n" for r in clean)
-            self._fh.write(payload)
-            self._fh.flush()
-            os.fsync(self._fh.fileno())  # durable before it counts as kept
-        if run_progress is not None:
-            self._progress = run_progress[1]
-        return len(rows)
+    def append(self, rows: list[dict]) -> None:
+        """Keep finished calls now: redacted (the journal is a file next to the store), written, fsync'd in groups."""
+        if not rows:
+            return
+        secrets = redact.secrets()
+        self._write([{k: redact.redact(v, secrets) for k, v in r.items()} for r in rows])
+
+    def _write(self, objs: list[dict], sync: bool = False) -> None:
+        payload = b"".join(json.dumps(o, default=_json_default).encode() + b"\n" for o in objs)
+        with self._write_lock:
+            os.write(self._fd, payload)
+            self._unsynced += len(objs)
+            if sync:
+                self._sync_locked()
+            elif self._unsynced >= FSYNC_ROWS:
+                self._sync_wanted.set()  # the merger thread syncs: an fsync would stall the caller's event loop
+
+    def _sync_locked(self) -> None:
+        if self._unsynced:
+            os.fsync(self._fd)
+            self._unsynced = 0
+
+    def sync(self) -> None:
+        with self._write_lock:
+            self._sync_locked()
 
     def _merge_loop(self) -> None:
-        while not self._stop.wait(self.merge_every_s):
+        next_merge = time.monotonic() + self.merge_every_s
+        while not self._stop.is_set():
+            self._sync_wanted.wait(max(0.0, next_merge - time.monotonic()))
+            self._sync_wanted.clear()
+            with contextlib.suppress(OSError):
+                self.sync()
+            if self._stop.is_set() or time.monotonic() < next_merge:
+                continue
             with contextlib.suppress(OSError):
                 os.utime(self.path)  # the heartbeat: a live run's journal is never older than a second
             with contextlib.suppress(Exception):  # a failed merge is retried; the rows are safe in the journal
                 self.merge()
+            next_merge = time.monotonic() + self.merge_every_s
+
+    def _store_rows(self, store: Any, rows: list[dict], fields: dict) -> None:
+        raise NotImplementedError
 
     def merge(self, wait_s: float = 0.0, final: dict | None = None) -> bool:
         """Move journaled rows (and the run's counters, or ``final`` fields) into the store; False when held."""
@@ -172,7 +213,7 @@ class RunJournal:
             fields.update(final or {})
             try:
                 with self.open_store(wait_s) as store:
-                    store.record_judgments(rows, run_progress=(self.run_id, {**fields, "heartbeat": True}))
+                    self._store_rows(store, rows, fields)
             except StoreLockedError:
                 return False
             self._merged = end
@@ -185,15 +226,109 @@ class RunJournal:
         still ends with its own status when :func:`reconcile` merges it later.
         """
         self._stop.set()
+        self._sync_wanted.set()
         self._merger.join()
-        self._fh.write(json.dumps({"_run": final}, default=_json_default).encode() + b"\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        self._write([{"_run": final}], sync=True)
         merged = self.merge(wait_s, final)
-        self._fh.close()
+        os.close(self._fd)
         if merged:
             self.path.unlink(missing_ok=True)
         return merged
+
+
+class RunJournal(Journal):
+    """The ledger of one judge run (``core.judging.runner.RunLedger``): journal first, store when free.
+
+    The runner appends each judgment as its call returns (:meth:`Journal.append`); ``record_judgments`` takes
+    the run's counters (and rows of a caller that did not append them), so the run's writer is never held up
+    by the store.
+    """
+
+    def __init__(self, db_path: str | Path, run_id: int, open_store: Any, merge_every_s: float = HEARTBEAT_S):
+        self.db_path, self.run_id = str(db_path), run_id
+        super().__init__(journal_path(db_path, run_id), open_store, merge_every_s)
+
+    # -- RunLedger
+    def record_judgments(self, rows: list[dict], run_progress: tuple[int, dict] | None = None) -> int:
+        if rows:
+            self.append(rows)
+            self.sync()
+        if run_progress is not None:
+            self._progress = run_progress[1]
+        return len(rows)
+
+    def _store_rows(self, store: Any, rows: list[dict], fields: dict) -> None:
+        store.record_judgments(rows, run_progress=(self.run_id, {**fields, "heartbeat": True}))
+
+
+def generation_journal_path(db_path: str | Path) -> Path:
+    """A new generation journal's file: the owner's pid and start time name it (one per process)."""
+    pid = os.getpid()
+    return runs_dir(db_path) / f"gen-{pid}-{process_start(pid) or 0}-{time.time_ns()}.jsonl"
+
+
+class GenerationJournal(Journal):
+    """The answers of one ``generate`` run, journaled on arrival like a judge run's judgments.
+
+    Its first line names the owner (pid, host, start time) and what the answers are of (dataset, model,
+    settings): :func:`reconcile_generations` merges the journal of an owner that is gone, so the next run
+    plans only what is missing.  The store's key (prompt, model, settings) makes every merge idempotent.
+    """
+
+    def __init__(
+        self,
+        db_path: str | Path,
+        open_store: Any,
+        dataset: str,
+        model: str,
+        settings_key: str,
+        settings: dict,
+        merge_every_s: float = HEARTBEAT_S,
+    ):
+        self.target = {"dataset": dataset, "model": model, "settings_key": settings_key, "settings": settings}
+        pid = os.getpid()
+        owner = {"pid": pid, "host": this_host(), "start": process_start(pid)}
+        super().__init__(
+            generation_journal_path(db_path), open_store, merge_every_s, header={"_gen": {**self.target, **owner}}
+        )
+
+    def _store_rows(self, store: Any, rows: list[dict], fields: dict) -> None:
+        _merge_generations(store, self.target, rows)
+
+
+def _merge_generations(store: Any, target: dict, rows: list[dict]) -> None:
+    if rows:
+        store.record_generations(target["dataset"], target["model"], target["settings_key"], target["settings"], rows)
+
+
+def pending_generation_journals(db_path: str | Path) -> list[Path]:
+    d = runs_dir(db_path)
+    return sorted(d.glob("gen-*.jsonl")) if d.is_dir() else []
+
+
+def reconcile_generations(store: Any, db_path: str | Path) -> int:
+    """Merge the generation journals whose owner is gone (killed, or ended while the store was held) and delete
+    them; returns the answers merged.  A live owner's journal is left to its own merger."""
+    merged = 0
+    for f in pending_generation_journals(db_path):
+        try:
+            with open(f, "rb") as fh:
+                head = json.loads(fh.readline() or b"{}").get("_gen")
+        except (OSError, ValueError):
+            head = None
+        if head is None:  # cut before its header was written: no answer can follow it
+            with contextlib.suppress(OSError):
+                if time.time() - f.stat().st_mtime > STALE_S:
+                    f.unlink(missing_ok=True)
+            continue
+        alive = lease_alive(head.get("pid"), head.get("host"), head.get("start"), _journal_age(f, None))
+        if alive:
+            continue
+        rows, _, _ = _read_rows(f, 0)
+        _merge_generations(store, head, rows)
+        merged += len(rows)
+        f.unlink(missing_ok=True)
+    return merged
 
 
 def _json_default(o: Any) -> Any:
@@ -267,8 +402,13 @@ def reconcile(store: Any, db_path: str | Path) -> list[int]:
 
 
 def _given(x: Any) -> bool:
-    """A value a row has: not None, NaN or NaT."""
-    return x is not None and x == x
+    """A value a row has: not None, NaN, NaT or pandas' NA (a column whose every value is missing)."""
+    if x is None:
+        return False
+    try:
+        return bool(x == x)
+    except TypeError:  # pd.NA compares to NA, which has no truth value
+        return False
 
 
 def _journal_age(f: Path | None, seconds_since_heartbeat: Any) -> float | None:
@@ -283,12 +423,17 @@ def _journal_age(f: Path | None, seconds_since_heartbeat: Any) -> float | None:
 
 
 __all__ = [
+    "FSYNC_ROWS",
+    "GenerationJournal",
+    "Journal",
     "RunJournal",
     "lease_alive",
+    "pending_generation_journals",
     "pending_journals",
     "process_alive",
     "process_start",
     "reconcile",
+    "reconcile_generations",
     "runs_dir",
     "this_host",
 ]
