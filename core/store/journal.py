@@ -131,13 +131,13 @@ class Journal:
     """An append-only journal of paid work, moved into the store by a merger thread whenever the store is free.
 
     :meth:`append` writes each finished call's row the moment it arrives, straight to the operating system
-    (an unbuffered append of whole lines), so a killed process loses nothing it was answered; the merger
-    thread ``fsync``s once ``FSYNC_ROWS`` rows wait and at every merge tick, which bounds what a power loss
-    can take without putting an fsync on the caller's event loop.  A merger thread
-    moves new complete lines into the store about every ``merge_every_s`` (an idempotent merge, subclasses say
-    how) and touches the file as the owner's heartbeat.  ``open_store(wait_s)`` returns a writable store (a
-    context manager) and raises :class:`StoreLockedError` when the store is held; the rows then wait in the
-    journal for the next merge, or for :func:`reconcile` after a kill.
+    (an unbuffered append of whole lines), so a killed process loses nothing it was answered.  The merger
+    thread ``fsync``s once ``FSYNC_ROWS`` rows wait and at every tick, which bounds what a power loss can
+    take without putting an fsync on the caller's event loop; about every ``merge_every_s`` it moves the new
+    complete lines into the store (an idempotent merge, subclasses say how) and touches the file as the
+    owner's heartbeat.  ``open_store(wait_s)`` returns a writable store (a context manager) and raises
+    :class:`StoreLockedError` when the store is held; the rows then wait in the journal for the next merge,
+    or for :func:`reconcile` / :func:`reconcile_generations` after a kill.
     """
 
     def __init__(
