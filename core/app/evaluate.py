@@ -24,18 +24,15 @@ from core.app.workers import WorkerProcess, spawn
 from core.judging.config import JudgeConfig, to_toml
 from core.judging.runner import RunStats
 from core.stats.adaptive import (
-    STOP_BUDGET,
-    STOP_EXHAUSTED,
     STOP_STALLED,
     AdaptiveConfig,
     AdaptiveResult,
     Round,
+    decide,
     fit_rating,
-    next_round,
     placement,
     prompt_order,
     rank_interval,
-    stop_reason,
 )
 from core.store import Store, waits
 
@@ -365,11 +362,11 @@ def adaptive_rounds(
         share = f", sampling share {now.share:.2f}" if np.isfinite(now.sigma) else ""
         say(f"round {len(result.rounds)}: {now.calls} judge calls, interval width {now.width:.0f} Elo{share}")
         remaining = sum(1 for m, ps in ordered.items() for p in ps if (m, p) not in chosen)
-        reason = STOP_STALLED if stalled else stop_reason(result.rounds, design, cap, remaining)
-        if reason is None:
-            batch = next_round(now.estimate, now.se, anchor_elo, ordered, chosen, design, max_calls=cap - now.calls)
-            if not batch:
-                reason = STOP_BUDGET if cap - now.calls < design.round_size else STOP_EXHAUSTED
+        reason, batch = (
+            (STOP_STALLED, [])
+            if stalled
+            else decide(result.rounds, anchor_elo, ordered, chosen, design, cap, remaining)
+        )
         if reason is not None:
             result.stop_reason = reason
             result.calls = now.calls

@@ -256,6 +256,28 @@ def stop_reason(
     return STOP_STABLE if len(unchanged) == 1 and last.ranks is not None else None
 
 
+def decide(
+    rounds: Sequence[Round],
+    anchor_elo: Mapping[str, float],
+    ordered: Mapping[str, Sequence[int]],
+    used: set[tuple[str, int]],
+    cfg: AdaptiveConfig,
+    budget: int,
+    remaining: int,
+) -> tuple[str | None, list[tuple[str, int]]]:
+    """After the last of ``rounds``: the rule that stops the design, or the next round's battles.  One step for
+    the product's loop (``core.app.evaluate``) and the simulator's (``core.stats.adaptive_sim``), so the
+    benchmark measures the rule the product runs."""
+    reason = stop_reason(rounds, cfg, budget, remaining)
+    if reason is not None:
+        return reason, []
+    last = rounds[-1]
+    batch = next_round(last.estimate, last.se, anchor_elo, ordered, used, cfg, max_calls=budget - last.calls)
+    if not batch:
+        return (STOP_BUDGET if budget - last.calls < cfg.round_size else STOP_EXHAUSTED), []
+    return None, batch
+
+
 def fit_rating(opponent_elo: np.ndarray, y: np.ndarray, iterations: int = 50) -> tuple[float, float]:
     """The new model's judge Elo with its opponents' held fixed: the one-parameter Bradley–Terry MLE (``y``: its
     score per call, 1 win, 0.5 tie, 0 loss) and its SE from the Fisher information.  A perfect record has no

@@ -24,17 +24,14 @@ import pandas as pd
 
 from core.domain import ELO_PER_LOGIT
 from core.stats.adaptive import (
-    STOP_BUDGET,
-    STOP_EXHAUSTED,
     AdaptiveConfig,
     AdaptiveResult,
     Round,
+    decide,
     fit_rating,
-    next_round,
     placement,
     prompt_order,
     rank_interval,
-    stop_reason,
     win_probability,
 )
 from core.stats.conformal import Quantile, calibrate
@@ -154,11 +151,7 @@ def run_adaptive(
         spent = len(opp)
         result.rounds.append(Round(spent, est, se, q.sigma, half, rank_interval(est - half, est + half, arena.human)))
         remaining = sum(len(v) for v in ordered.values()) - len(used)
-        reason = stop_reason(result.rounds, cfg, cap, remaining)
-        if reason is None:
-            batch = next_round(est, se, judge, ordered, used, cfg, max_calls=cap - spent)
-            if not batch:
-                reason = STOP_BUDGET if cap - spent < cfg.round_size else STOP_EXHAUSTED
+        reason, batch = decide(result.rounds, judge, ordered, used, cfg, cap, remaining)
         if reason is not None:
             result.stop_reason = reason
             result.calls = spent
