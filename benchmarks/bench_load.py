@@ -31,6 +31,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
 import shutil
 import socket
@@ -334,8 +335,15 @@ async def _load_phase(url: str, endpoint: str, args: argparse.Namespace, db: Pat
             stop.set()
             await asyncio.gather(*sessions, return_exceptions=True)
             await browser.close()
-    during = [r for r in loaded if started <= r["t"] <= ended]
+    # under load: every visit that overlapped the run, whether it began before the run started or ended after
+    # it landed (a visit slower than the run is still one the run slowed)
+    during = [r for r in loaded if r["t"] >= started and r["t"] - _seconds(r) <= ended]
     return {"alone": alone, "cold": cold, "loaded": during, "run_window": (started, ended)}
+
+
+def _seconds(visit: dict) -> float:
+    """How long a visit took; 0 for a failed one (its start is unknown, its end is when it failed)."""
+    return 0.0 if math.isnan(visit["s"]) else visit["s"]
 
 
 def _log(text: str) -> None:
@@ -415,6 +423,7 @@ def main(argv: list[str] | None = None) -> dict:
         "browsers": args.browsers,
         "renders_under_load": len(renders),
         "render_failures": len(failures),
+        "sessions_served_under_load": len({r["session"] for r in phase["loaded"] if r["kind"] != "error"}),
         "server_runs_under_load": len(served),
         "median_server_run_s": statistics.median(served) if served else float("nan"),
         "p90_server_run_s": statistics.quantiles(served, n=10)[-1] if len(served) >= 10 else float("nan"),
