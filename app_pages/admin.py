@@ -26,7 +26,7 @@ from app_pages._shared import (
     selection,
     store_available,
 )
-from core.app import generation, judging
+from core.app import StoreError, generation, judging
 from core.app.access import ADMIN
 from core.app.judging import TEMPLATES, ConfigError, PlanError, WorkerProcess, connection_test, from_mapping
 from core.redact import ADMIN_TOKEN_ENV, KEY_ENV_ALLOW_ENV, key_env_allow_list, key_env_allowed, key_env_names, redact
@@ -128,6 +128,38 @@ def run_monitor(dataset: str) -> None:
     st.subheader("Runs")
     runs = read_store(judging.runs, dataset)
     st.dataframe(runs.drop(columns=["owner_host"], errors="ignore"), hide_index=True)
+
+
+def judge_family_setting(dataset: str) -> None:
+    """Which family (organisation) each judge belongs to: what the Judge bias page's self-preference needs."""
+    families = read_store(judging.judge_families, dataset)
+    if families.empty:
+        st.caption("No judge has judged this dataset yet.")
+        return
+    with st.form("judge_family"):
+        c1, c2 = st.columns(2)
+        judge = c1.selectbox("judge", list(families["judge"]))
+        known = families.set_index("judge")["family"].get(judge)
+        family = c2.text_input(
+            "family",
+            "",
+            placeholder=str(known) if isinstance(known, str) else "e.g. openai, anthropic, meta",
+            help="Lowercase letters, digits, '-', '_' or '.', as the models' families are named, "
+            "so the Judge bias page can compare a judge's verdicts on its own "
+            "family's models with other judges' verdicts on them.",
+        )
+        if st.form_submit_button("Save family"):
+            try:
+                judging.record_judge_family(db_path(), judge, family)
+                st.success(f"{esc(judge)}: family {esc(family.strip())}.")
+            except (ValueError, StoreError) as exc:
+                st.error(esc(redact(str(exc))))
+    st.caption(
+        "Known: "
+        + ", ".join(
+            f"{esc(j)} → {esc(f) if isinstance(f, str) else 'not given'}" for j, f in families.itertuples(False)
+        )
+    )
 
 
 with page_guard("The admin page"):
@@ -261,6 +293,9 @@ with page_guard("The admin page"):
                     _start(cfg, dataset, int(limit), sample, retry_failed=False, replace_judge=replace_judge)
         except (ConfigError, PlanError, OSError) as exc:
             st.error(redact(str(exc)))
+
+    st.subheader("Judge families")
+    judge_family_setting(dataset)
 
     st.subheader("Generate a model's answers")
     st.caption(

@@ -338,3 +338,47 @@ def test_a_judges_family_is_read_from_its_annotator_and_can_be_given(tmp_path):
     assert fam == {"j2": "custom", "j3": "given"}
     with pytest.raises(ConfigError, match="family"):
         from_mapping({**base, "family": "Not A Name"})
+
+
+@pytest.mark.shared
+@pytest.mark.integration
+def test_the_admin_page_sets_a_judges_family_and_refuses_a_malformed_one(tmp_path, monkeypatch):
+    """Issue 45: the family can be given where the judge runs are started, not only on the command line."""
+    from streamlit.testing.v1 import AppTest
+
+    from core.app.data import import_path
+
+    db = tmp_path / "a.duckdb"
+    src = shared_path("alpaca_eval_2") / "results" / "claude-2" / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json"
+    with Store.open(db) as s:
+        name = import_path(s, src, "alpaca-eval").dataset
+        judge = str(s.judges_frame(name)["judge"].iloc[0])
+    monkeypatch.setenv("ARENA_DB", str(db))
+    monkeypatch.setenv("ARENA_ADMIN_TOKEN", "s3cret")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("app_pages/admin.py")
+    at.run()
+    at.text_input(key="admin_token_input").set_value("s3cret").run()
+    assert not at.exception and any(h.value == "Judge families" for h in at.subheader)
+    box, field, save = _family_form(at)
+    assert box.value == judge
+    for bad in ("Open AI", ""):  # not a family name: refused, nothing stored
+        field.set_value(bad)
+        save.click().run()
+        assert at.error and "family" in at.error[0].value, bad
+        with Store.open(db, read_only=True) as s:
+            assert s.judges_frame(name)["family"].iloc[0] == "openai"
+        box, field, save = _family_form(at)
+    field.set_value("acme")
+    save.click().run()
+    assert not at.exception and not at.error and any("family acme" in m.value for m in at.success)
+    with Store.open(db, read_only=True) as s:
+        assert s.judges_frame(name)["family"].iloc[0] == "acme"
+
+
+def _family_form(at):
+    box = next(w for w in at.selectbox if w.label == "judge")
+    field = next(w for w in at.text_input if w.label == "family")
+    save = next(b for b in at.button if b.label == "Save family")
+    return box, field, save

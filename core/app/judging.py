@@ -156,6 +156,18 @@ def set_judge_family(store: Store, judge: str, family: str) -> None:
     store.set_judge_family(judge, family)
 
 
+def judge_families(store: Store, dataset: str) -> pd.DataFrame:
+    """The judges of ``dataset`` and the family each is known to belong to (None when nobody said)."""
+    return store.judges_frame(dataset)[["judge", "family"]]
+
+
+def record_judge_family(db_path: str | Path, judge: str, family: str) -> None:
+    """:func:`set_judge_family` in a brief write of the store at ``db_path`` (the Admin page's setting);
+    waits for another writer as a vote does.  Raises ``ValueError`` or ``StoreError``."""
+    with Store.open(str(db_path), read_only=False, wait_s=waits.VOTE.seconds) as store:
+        set_judge_family(store, judge, family.strip())
+
+
 @dataclass(frozen=True)
 class RunPlan:
     """What a run covers and what of it is still to do.
