@@ -259,7 +259,7 @@ def snap_selected_tau(fit: Any) -> None:
         sync_url()
 
 
-def tau_control(fit: Any, label: str, disabled: bool = False, help: str | None = None) -> tuple[float, bool]:
+def tau_control(fit: Any, label: str, help: str | None = None) -> tuple[float, bool]:
     """The τ slider shared by Leaderboard and Calibration: a log-spaced grid that contains the fitted τ.
 
     Returns (τ, fitted): the fitted τ until the user moves the slider
@@ -285,7 +285,6 @@ def tau_control(fit: Any, label: str, disabled: bool = False, help: str | None =
             options=grid,
             key=key,
             on_change=write_home,
-            disabled=disabled,
             help=help,
             format_func=lambda v: f"{v:.3g} (fitted)" if v == at_fit else f"{v:.3g}",
         )

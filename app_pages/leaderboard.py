@@ -351,25 +351,31 @@ with page_guard("The leaderboard"):
         if not present:
             # the page's two controls first, in its header: visible without scrolling at 1440×900
             c_tau, c_alpha, c_slice = st.columns(3)
+            # a control the data cannot use is left out, with the one line why (never drawn disabled at a value)
             with c_tau:
-                tau, tau_fitted = tau_control(
-                    tau_fit,
-                    "τ (soft-target temperature)",
-                    disabled=not has_gap,
-                    help="Soft targets are σ(τ·score gap); larger τ → targets closer to hard labels. The scale is "
-                    "logarithmic; the fitted τ is marked.",
-                )
-                st.caption(tau_fit.caption() if has_gap else "This judge has no rubric scores: no Soft-Elo.")
-                back_to_fitted_tau_button(tau_fit)
+                if has_gap:
+                    tau, tau_fitted = tau_control(
+                        tau_fit,
+                        "τ (soft-target temperature)",
+                        help="Soft targets are σ(τ·score gap); larger τ → targets closer to hard labels. The scale "
+                        "is logarithmic; the fitted τ is marked.",
+                    )
+                    st.caption(tau_fit.caption())
+                    back_to_fitted_tau_button(tau_fit)
+                else:
+                    tau, tau_fitted = None, False
+                    st.caption("No τ: this judge has no rubric scores, so there is no Soft-Elo.")
             with c_alpha:
-                alpha = bound_slider(
-                    "alpha",
-                    "α (miscoverage of the intervals)",
-                    *ALPHA_RANGE,
-                    shown=alpha,
-                    disabled=not has_votes,
-                    help="The intervals cover a new model's human Elo with probability ≥ 1 − α.",
-                )
+                if has_votes:
+                    alpha = bound_slider(
+                        "alpha",
+                        "α (miscoverage of the intervals)",
+                        *ALPHA_RANGE,
+                        shown=alpha,
+                        help="The intervals cover a new model's human Elo with probability ≥ 1 − α.",
+                    )
+                else:
+                    st.caption("No α: without human votes there are no intervals for a human Elo.")
         else:
             snap_selected_tau(tau_fit)  # the τ the slider would show, as in the interactive page
             tau, tau_fitted = (selection().tau, False) if selection().tau is not None else (tau_fit.tau, True)

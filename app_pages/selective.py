@@ -81,16 +81,23 @@ with page_guard("The selective judging page", page="selective"):
         )
         st.stop()
     sources = selective.scope_sources(frame)
+    if not sources:
+        notice("this judge's battles give no probability of a win to threshold.", fix=ADD_CONFIDENCE)
+        st.stop()
     c1, c2 = st.columns(2)
     with c1:
-        source = bound_radio(
-            "scope_source",
-            "Source of P(a ≻ b)",
-            sources,
-            shown=selection().scope_source or "",
-            help=SOURCE_HELP,
-            format_func=show.scope_source,
-        )
+        if len(sources) > 1:
+            source = bound_radio(
+                "scope_source",
+                "Source of P(a ≻ b)",
+                sources,
+                shown=selection().scope_source or "",
+                help=SOURCE_HELP,
+                format_func=show.scope_source,
+            )
+        else:  # one choice is no choice: named, not offered
+            source = sources[0]
+            st.caption(f"Source of P(a ≻ b): {show.scope_source(source)}, the only one this judge's data gives.")
     with c2:
         alpha = bound_slider(
             "scope_alpha",

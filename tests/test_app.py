@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import re
 
+import duckdb
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.app.data import import_path
+from core.domain import CRITERIA
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT, shared_path
@@ -61,6 +63,16 @@ def arena_hard_db(tmp_path_factory):
     path = tmp_path_factory.mktemp("app") / "arena_hard.duckdb"
     with Store.open(path) as s:
         import_path(s, shared_path("arena_hard_v0.1"), "arena-hard")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def alpaca_db(tmp_path_factory):
+    """AlpacaEval's GPT-4-turbo preferences on claude-2: a judge without rubric scores, no human votes."""
+    path = tmp_path_factory.mktemp("app") / "alpaca.duckdb"
+    src = shared_path("alpaca_eval_2") / "results" / "claude-2" / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json"
+    with Store.open(path) as s:
+        import_path(s, src, "alpaca-eval")
     return str(path)
 
 
@@ -443,3 +455,35 @@ def test_a_link_naming_an_unknown_dataset_or_judge_says_so(demo_db, monkeypatch)
     # a link that names what the store has draws no such warning
     at = _app(demo_db, monkeypatch, params={"dataset": "demo", "judge": "judge-strong"})
     assert not any("which this store does not have" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("store", ["demo_db", "softelo_db", "contests_db", "arena_hard_db", "alpaca_db"])
+def test_a_control_the_data_cannot_use_is_left_out_with_one_line_why(store, request, monkeypatch):
+    """Issue 45: controls a dataset cannot use were drawn disabled at a value nobody chose."""
+    db = request.getfixturevalue(store)
+    at = _app(db, monkeypatch, "app_pages/leaderboard.py")
+    _no_errors(at)
+    assert not [w.label for w in [*at.slider, *at.select_slider] if w.disabled]
+    con = duckdb.connect(db, read_only=True)
+    try:  # what the data holds, read here: human votes, and rubric gaps of the judge shown
+        judges = [j for (j,) in con.execute("SELECT DISTINCT name FROM judges").fetchall()]
+        picker = [w.value for w in at.sidebar.selectbox if w.label == "Judge"]
+        judge = picker[0] if picker else (judges[0] if judges else None)
+        assert picker or len(judges) <= 1
+        votes = con.execute("SELECT count(*) FROM votes").fetchone()[0]
+        gaps = con.execute(
+            "SELECT count(*) FROM judgments g JOIN judges j USING (judge_id) WHERE j.name = ? AND ("
+            + " OR ".join(f"(a_{c} IS NOT NULL AND b_{c} IS NOT NULL)" for c in CRITERIA)
+            + ")",
+            [judge],
+        ).fetchone()[0]
+    finally:
+        con.close()
+    captions = [c.value for c in at.caption]
+    has_tau = any(w.label.startswith("τ") for w in at.select_slider)
+    has_alpha = any(w.label.startswith("α") for w in at.slider)
+    if judge is None:  # no judge: no judge leaderboard, so neither control (nor a line about them)
+        assert not has_tau and not has_alpha
+        return
+    assert has_tau == (gaps > 0) and has_tau != any(c.startswith("No τ") for c in captions)
+    assert has_alpha == (votes > 0) and has_alpha != any(c.startswith("No α") for c in captions)
