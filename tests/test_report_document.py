@@ -346,3 +346,51 @@ def test_csv_export_is_a_plain_table_with_a_provenance_sidecar(demo_db, tmp_path
     assert sidecar["file"] == "battles.csv" and sidecar["table"] == "battles" and sidecar["dataset"] == "demo"
     assert sidecar["data fingerprint"] == prov["fingerprint"] and sidecar["code"]
     assert sidecar["rows"] == len(rows) and sidecar["columns"] == list(rows.columns)
+
+
+@pytest.fixture(scope="module")
+def full_db(tmp_path_factory) -> Path:
+    """The demo arena as ``make run`` builds it (48 models): its table spilled three rows onto page 2."""
+    path = tmp_path_factory.mktemp("document_full") / "full.duckdb"
+    with Store.open(path) as s:
+        s.write_dataset(simulate_arena(0, DemoConfig()))
+    return path
+
+
+def _filled(pdf: Path) -> list[float]:
+    """Each page's share of its height that holds text, top line to bottom line (chart labels included)."""
+    from pypdf import PdfReader
+
+    shares = []
+    for page in PdfReader(pdf).pages:
+        ys: list[float] = []
+
+        def seen(text: str, cm: list[float], tm: list[float], *_: object, ys: list[float] = ys) -> None:
+            if text.strip():
+                ys.append(tm[5] * cm[3] + cm[5])  # the baseline, in page coordinates
+
+        page.extract_text(visitor_text=seen)
+        shares.append((max(ys) - min(ys)) / float(page.mediabox.height) if ys else 0.0)
+    return shares
+
+
+@pytest.mark.browser
+@needs_chromium
+@pytest.mark.parametrize("store", ["full_db", "wide_db"])
+@pytest.mark.parametrize("paper", ["letter", "a4"])
+def test_no_page_but_the_last_is_near_empty(store, paper, request, tmp_path):
+    """Issue 45: a table spilling three rows left them alone on page 2, the chart of every model on page 3."""
+    pytest.importorskip("pypdf")
+    db = request.getfixturevalue(store)
+    cmd = [sys.executable, "-m", "core", "report", "--db", str(db), "--dataset", "demo", "--judge", "judge-strong"]
+    done = subprocess.run(
+        [*cmd, "--format", "pdf", "--paper", paper, "--out", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    (pdf,) = tmp_path.iterdir()
+    shares = _filled(pdf)
+    assert len(shares) >= 2 and all(s >= 0.4 for s in shares[:-1]), [round(s, 2) for s in shares]

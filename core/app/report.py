@@ -77,9 +77,11 @@ dd { margin: 0; font-family: ui-monospace, monospace; font-size: .85rem; word-br
   .chart, .note, dl > * { break-inside: avoid; }
   .modebar, .modebar-container { display: none !important; }
   .note { padding: .3rem .6rem; margin: .4rem 0; }
+  dl { font-size: 7.5pt; gap: 0 .8rem; } dd { font-size: 7pt; }
   a { color: inherit; text-decoration: none; }
 }
 """
+PAPER_CHART_ROWS = 20  # the leaderboard chart on paper: about half a page, so it fits beside a table's last rows
 PAPER_WIDTH_PX = 680  # a chart's width on paper: A4 (186 mm) and Letter (194 mm) inside the page margins, at 96 px/in
 
 
@@ -376,11 +378,18 @@ def build_report(
         parts.append(f'<p class="sub">{_md(tau_note)}</p>')
     parts.append("<h2>Leaderboard</h2>")
     parts.append(_html_table(display_table(view), "leaderboard"))
-    drawn = chart_input(view, ("human", "hard", "soft"))
+    # the chart holds the top rows only: a chart of every model is a page of its own, and after a table that
+    # spills a few rows it left a page holding those rows alone (the table lists every model)
+    drawn = chart_input(view, ("human", "hard", "soft"), rows=view.table.head(PAPER_CHART_ROWS))
     fig = charts.leaderboard_intervals(
         drawn.frame, drawn.methods, interval=drawn.interval, interval_label=drawn.interval_label
     )
     parts.append(_figure(fig, first=True))
+    if (more := len(view.table) - PAPER_CHART_ROWS) > 0:
+        parts.append(
+            f'<p class="sub">The chart shows the top {PAPER_CHART_ROWS}; the table above lists all '
+            f"{len(view.table)} models ({more} more).</p>"
+        )
     parts += _arena_hard_section(store, dataset, judge)
     if isinstance(graded, MTBenchView):
         parts += _mtbench_parts(graded)
