@@ -211,3 +211,31 @@ def test_the_import_command_takes_a_format_registered_only_in_the_registry(pairs
         assert {d["name"]: d["n_battles"] for d in s.info()["datasets"]} == {"p": 3}
     assert main(["import", "--db", str(db), "--format", "no-such", str(path), "--dataset", "q"]) == 2
     assert "pairs" in capsys.readouterr().err
+
+
+def _read_with_a_bug(path, dataset=None, judge=None):
+    """A reader with a bug of its own (a misspelt name), whatever the file holds."""
+    return lmarena_reader(path, dataset=dataset, judge=judge)  # type: ignore[name-defined]  # noqa: F821
+
+
+def _read_strictly(path, dataset=None, judge=None):
+    """A reader that meets data it did not foresee: a value that is not a number."""
+    return float(Path(path).read_text().split(";")[0])
+
+
+@pytest.mark.parametrize("reader, bug", [("_read_with_a_bug", True), ("_read_strictly", False)])
+def test_a_readers_own_bug_is_reported_as_a_bug_not_as_the_files_fault(reader, bug, tmp_path, monkeypatch):
+    """Issue 44: every reader exception, a reader's own bug included, read "could not be read as FMT"."""
+    from core.ingest import ReaderBug, formats, load
+
+    entry = formats.Format("buggy", f"tests.test_registries:{reader}", None)
+    monkeypatch.setattr(formats, "FORMATS", (entry, *formats.FORMATS))
+    path = tmp_path / "a.txt"
+    path.write_text("x;y;model_a\n")
+    if bug:
+        with pytest.raises(ReaderBug, match="bug in the reader, not a problem of the file") as caught:
+            load(path, "buggy")
+        assert isinstance(caught.value.__cause__, NameError)  # the traceback says where
+    else:
+        with pytest.raises(IngestError, match=r"a\.txt: could not be read as buggy \(ValueError"):
+            load(path, "buggy")

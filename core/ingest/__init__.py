@@ -19,7 +19,16 @@ from core.ingest import formats
 from core.ingest.common import TABLE_SUFFIXES, ImportResult, IngestError, content_hash, quote, table_files
 from core.methods import resolve
 
-__all__ = ["ImportResult", "IngestError", "bulk_plan", "content_hash", "load"]
+__all__ = ["ImportResult", "IngestError", "ReaderBug", "bulk_plan", "content_hash", "load"]
+
+# What only a reader's own code raises, whatever the file holds: a bug to report, not a file to fix.  Every
+# other exception may come from data the reader did not foresee (a list where a mapping was expected raises
+# AttributeError, a null TypeError) and is said to be the file's, with the reader's words.
+_READER_BUGS = (NameError, ImportError, AssertionError, NotImplementedError, SyntaxError)
+
+
+class ReaderBug(RuntimeError):
+    """A reader failed on its own code, not on the file: the traceback (chained) says where."""
 
 
 # Views of the format registry (core/ingest/formats.py) for older callers; load() reads the registry itself.
@@ -62,6 +71,11 @@ def load(
         raise
     except RecursionError:
         raise IngestError(path, "the data is nested too deeply to read") from None
+    except _READER_BUGS as exc:
+        raise ReaderBug(
+            f"the {fmt} reader failed on {path} with {type(exc).__name__}: this is a bug in the reader, not a "
+            "problem of the file (nothing was imported); the traceback above says where"
+        ) from exc
     except Exception as exc:
         raise IngestError(path, f"could not be read as {fmt} ({type(exc).__name__}: {quote(str(exc))})") from None
     return tables
