@@ -18,7 +18,7 @@ import pytest
 from core.app.judging import run_shared
 from core.judging.config import from_mapping, load_toml
 from core.store import Store
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_until
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_judging import _config, _store
 
@@ -39,6 +39,12 @@ def _judgments(db, judge):
         j = s.judgments_frame("ah", judge, variant=None)
     assert not j.duplicated(["battle_id", "order"]).any()
     return j.sort_values(["battle_id", "order"]).reset_index(drop=True)
+
+
+def _batch_ids_stored(db) -> int:
+    """Batches whose provider id the store holds (a run killed after this collects them, not submits again)."""
+    with Store.open(db, read_only=True, wait_s=30) as s:
+        return int(s.batches_frame()["batch_id"].notna().sum())
 
 
 def test_batch_run_stores_what_an_online_run_stores(tmp_path):
@@ -182,7 +188,7 @@ def test_batch_run_killed_and_restarted_collects_its_batch_once(tmp_path):
         while time.monotonic() < deadline and srv.judge.batches.created == 0:
             time.sleep(0.1)
         assert srv.judge.batches.created == 1
-        time.sleep(1.0)  # the batch id reaches the store within a few polls
+        wait_until(lambda: _batch_ids_stored(db) == 1, 120, "the batch id in the store")
         proc.kill()
         proc.wait(30)
         assert len(_judgments(db, "batchy")) == 0
