@@ -186,6 +186,7 @@ def main() -> None:
     if not args.skip_pages:
         pages(results, db, dataset)
     dest = ROOT / "benchmarks/out/scale_results.json"
+    dest.parent.mkdir(parents=True, exist_ok=True)  # git-ignored: absent from a fresh clone
     dest.write_text(json.dumps(results, indent=2))
     print(f"wrote {dest}")
     shutil.rmtree(work, ignore_errors=True)
