@@ -55,6 +55,11 @@ def stores(tmp_path_factory):
     with Store.open(db) as s:
         name = import_path(s, alpaca / "annotations.json", "alpaca-eval").dataset
         out["alpaca"] = (db, name, [str(j) for j in s.judges_frame(name)["judge"]])
+    db = root / "alpaca_more.duckdb"  # the whole `alpaca_eval_more` tree: many models, one annotator
+    with Store.open(db) as s:
+        tree = shared_path("alpaca_eval_more") / "results"
+        name = import_path(s, tree, "alpaca-eval", dataset="ae", annotator="weighted_alpaca_eval_gpt4_turbo").dataset
+        out["alpaca_more"] = (db, name, [str(j) for j in s.judges_frame(name)["judge"]])
     db = root / "mtbench.duckdb"
     with Store.open(db) as s:
         name = import_path(s, _write(root / "mt" / "human.jsonl", HUMAN + GPT4), "mtbench-human").dataset
@@ -201,7 +206,7 @@ def _check_view(db, dataset: str, judge: str | None, tau: float | None, alpha: f
 
 
 @pytest.mark.shared
-@pytest.mark.parametrize("key", ["demo", "pandalm", "softelo", "alpaca", "mtbench"])
+@pytest.mark.parametrize("key", ["demo", "pandalm", "softelo", "alpaca", "alpaca_more", "mtbench"])
 def test_every_leaderboard_sentence_holds_at_every_slider_position(stores, key):
     db, dataset, judges = stores[key]
     assert judges
@@ -216,13 +221,14 @@ def test_every_leaderboard_sentence_holds_at_every_slider_position(stores, key):
         "pandalm": {"votes", "headline"},  # 5 models: too few to calibrate; no rubric scores: no τ
         "softelo": {"votes", "headline", "tau", "tau note", "coverage success", "coverage warning"},
         "alpaca": {"headline"},  # no human votes
+        "alpaca_more": {"headline"},  # no human votes either
         "mtbench": {"votes", "headline"},
     }[key]
     assert expected <= checked, expected - checked
 
 
 @pytest.mark.shared
-@pytest.mark.parametrize("key", ["demo", "pandalm", "softelo", "alpaca", "mtbench"])
+@pytest.mark.parametrize("key", ["demo", "pandalm", "softelo", "alpaca", "alpaca_more", "mtbench"])
 def test_every_position_statement_holds(stores, key):
     db, dataset, judges = stores[key]
     for judge in judges:
