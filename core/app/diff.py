@@ -62,10 +62,17 @@ def _battle_identity(t: DatasetTables) -> pd.Series:
     for k in range(n):
         if exts[k] is not None:
             out.append(f"e:{exts[k]}\x1f{a[k]}\x1f{b[k]}")
-        else:
+        elif prompt_keys[k] is not None:
             prompt = prompt_of.get(prompt_keys[k], f"k:{prompt_keys[k]}")
             out.append(f"{prompt}\x1f{a[k]}\x1f{b[k]}\x1f{turns[k]}")
+        else:  # nothing names the battle: its position, so that a snapshot that appends votes keeps its first ones
+            out.append(f"r:{k}\x1f{a[k]}\x1f{b[k]}\x1f{turns[k]}")
     return pd.Series(out, index=range(n), dtype=object)
+
+
+def _text(column: pd.Series) -> pd.Series:
+    """A column as plain Python strings, a missing value as the empty string."""
+    return column.astype(object).where(column.notna(), "").astype(str)
 
 
 def _human_units(t: DatasetTables) -> pd.DataFrame:
@@ -78,8 +85,10 @@ def _human_units(t: DatasetTables) -> pd.DataFrame:
     v = votes.merge(base, on="battle_key", how="inner")
     v = v.assign(y=outcome_y(v["winner"].to_numpy()))
     v = v[np.isfinite(v["y"].to_numpy(dtype=float))]
-    annot = v["annotator"].astype(str) if "annotator" in v else pd.Series("", index=v.index)
-    key = v["cluster"].astype(str) + "\x1e" + annot + "\x1e" + v["winner"].astype(str)
+    annot = _text(v["annotator"]) if "annotator" in v else pd.Series("", index=v.index)
+    # plain strings: a missing annotator in a nullable string column made every key NA, and NA keys merge with
+    # each other (3,000 votes against 6,000 became 18,000,000 "shared" units, all "no change")
+    key = _text(v["cluster"]) + "\x1e" + annot + "\x1e" + _text(v["winner"])
     return pd.DataFrame(
         {"model_a": v["model_a"], "model_b": v["model_b"], "y": v["y"], "cluster": v["cluster"], "key": key}
     )
