@@ -300,3 +300,79 @@ def test_one_qhat_for_one_question(stores, key):
     for conf in said.values():
         assert conf["qhat_all_models"] == pytest.approx(view.quantile.qhat, rel=1e-9)
         assert conf["n_models_for_qhat"] == view.quantile.n
+
+
+def _votes_csv(path, a, b, y) -> object:
+    """Votes as an LMArena CSV (one battle each): y = 1 a wins, 0 b wins, 0.5 a tie."""
+    winner = np.where(np.asarray(y) == 1.0, "model_a", np.where(np.asarray(y) == 0.0, "model_b", "tie"))
+    pd.DataFrame({"model_a": a, "model_b": b, "winner": winner}).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_two_tie_votes_change_no_stated_interval_or_headline(tmp_path, seed):
+    """Issue 45's gauge case, as the Leaderboard states it: 1,500 votes among 10 models, a 5/5 winner, a 3/3
+    loser, and (second store) a model with 2 tie votes only.  The tie votes change no regular model's interval
+    by more than 1%, the headline's tie count holds against the intervals shown (``_check_view``), and each
+    regular model's interval is Elo ± z·SE with the SE of a sandwich written in the test, gauged on the 10
+    regular models only."""
+    from scipy import stats
+
+    from core.stats.bt import comparisons_from_battles, fit_bt
+    from tests.test_gauge_identified import _independent_sandwich_se, _issue_design
+
+    shown = {}
+    for ties in (False, True):
+        a, b, y, models = _issue_design(seed, ties=ties)
+        db = tmp_path / f"g{int(ties)}.duckdb"
+        with Store.open(db) as s:
+            name = import_path(s, _votes_csv(tmp_path / f"g{int(ties)}.csv", a, b, y), "lmarena", dataset="g").dataset
+        _check_view(db, name, None, None, 0.1)
+        with Store.open(db, read_only=True) as s:
+            view, _ = view_for(s, name, None, None, 0.1)
+        t = view.table.set_index("model").loc[REGULAR_MODELS]
+        shown[ties] = (t["human_upper"] - t["human_lower"]).astype(float).to_numpy()
+        if ties:
+            fit = fit_bt(comparisons_from_battles(a, b, y, models=models))
+            se = _independent_sandwich_se(a, b, y, models, fit.theta, fit.lam, list(range(10)))[:10]
+            z = stats.norm.ppf(0.975)
+            np.testing.assert_allclose(shown[ties], 2 * z * se, rtol=1e-3)
+    np.testing.assert_allclose(shown[True], shown[False], rtol=0.01)
+
+
+REGULAR_MODELS = [f"m{k}" for k in range(10)]
+
+
+def test_one_planted_mover_is_the_only_model_said_to_move(tmp_path):
+    """Issue 45's snapshot case, as `diff` states it between two datasets of one store: one model of 10 moved
+    +250 Elo in the added votes.  Over 20 seeds the sentence's counts are the table's verdicts, the planted
+    model is said to have moved up in ≥ 19, and an unchanged model is said to have moved in at most 2 (the
+    family-wise α = 0.05 over 20 seeds is 1 expected; 2 leaves Monte-Carlo slack: P(≥ 3 | p = 0.05) ≈ 0.08)."""
+    from core.app.diff import compare_datasets
+    from tests.test_diff import _planted
+
+    elo = np.linspace(-200, 200, 10)
+    up_found = unchanged_flagged = 0
+    for seed in range(20):
+        base = _planted(seed, 3000, {}, REGULAR_MODELS, elo)
+        more = _planted(100 + seed, 3000, {"m3": 250.0}, REGULAR_MODELS, elo)
+        after = pd.concat([base, more], ignore_index=True)
+        db = tmp_path / f"d{seed}.duckdb"
+        with Store.open(db) as s:
+            for name, votes in (("before", base), ("after", after)):
+                csv = _votes_csv(tmp_path / f"{name}{seed}.csv", votes.model_a, votes.model_b, votes.y)
+                import_path(s, csv, "lmarena", dataset=name)
+            comparison = compare_datasets(s, "before", "after")
+        verdicts = {r.model: r.verdict for r in comparison.result.rows}
+        moved = {m: v for m, v in verdicts.items() if v in ("moved up", "moved down")}
+        n_up = sum(v == "moved up" for v in moved.values())
+        said = comparison.summary()
+        if moved:
+            assert said.startswith(
+                f"{len(moved)} of 10 models moved significantly ({n_up} up, {len(moved) - n_up} down)"
+            )
+        else:
+            assert said.startswith("none of the 10 models moved significantly")
+        up_found += verdicts["m3"] == "moved up"
+        unchanged_flagged += any(m != "m3" for m in moved)
+    assert up_found >= 19 and unchanged_flagged <= 2, (up_found, unchanged_flagged)
