@@ -343,6 +343,7 @@ def test_two_tie_votes_change_no_stated_interval_or_headline(tmp_path, seed):
 REGULAR_MODELS = [f"m{k}" for k in range(10)]
 
 
+@pytest.mark.slow
 def test_one_planted_mover_is_the_only_model_said_to_move(tmp_path):
     """Issue 45's snapshot case, as `diff` states it between two datasets of one store: one model of 10 moved
     +250 Elo in the added votes.  Over 20 seeds the sentence's counts are the table's verdicts, the planted
