@@ -198,7 +198,7 @@ with page_guard("The selective judging page", page="selective"):
         st.markdown("**Examples accepted** (most confident first)")
         acc = ex[ex["accepted"]]
         if acc.empty:
-            st.caption("None: at this α the rule abstains on every battle.")
+            st.caption("No battle is accepted: at this α the rule abstains on every one.")
         else:
             show_table(show.columns(acc.nsmallest(8, "uncertainty")[cols]), hide_index=True, column_config=fmt)
     with b:

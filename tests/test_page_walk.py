@@ -220,7 +220,7 @@ def _titles_under_the_toolbar(pg) -> list[str]:
         wait_until(lambda h=handle: pg.evaluate(_BOXES_JS, h)["opacity"] > 0.9, timeout=10, what="the modebar shown")
         boxes = pg.evaluate(_BOXES_JS, handle)
         if _overlap(boxes["title"], boxes["modebar"]):
-            out.append(f"chart title under the toolbar: {boxes['text'][:120]!r}")
+            out.append(f"chart title under the toolbar: {boxes['text'][:120]!r} {boxes['title']} {boxes['modebar']}")
     return out
 
 
@@ -250,7 +250,6 @@ def _page_problems(pg, url: str, shot: str, present: bool) -> list[str]:
     return out
 
 
-@pytest.mark.xfail(reason="issue 45: titles under the modebar, selective page says None: (fixes pending)", strict=False)
 @pytest.mark.parametrize("present", [False, True], ids=["interactive", "presentation"])
 @pytest.mark.parametrize("dataset", DATASETS)
 def test_every_page_reads_cleanly(pg, app_url, dataset, present):

@@ -54,12 +54,17 @@ def _legend_rows(fig: go.Figure, width_px: int = 900) -> int:
     return rows
 
 
+# The title starts below the band plotly's toolbar takes at the chart's top right (in Streamlit, about 16 to 42 px
+# from the chart's top): a title long enough to reach the right edge of a half-width chart ran under its buttons.
+TITLE_TOP = 50
+
+
 def _layout(fig: go.Figure, title: str, x: str, y: str, height: int = 450) -> go.Figure:
     """Title top-left, legend in its own band under the title (never over it, never clipped), axis titles with
     units."""
-    top = 60 + 24 * _legend_rows(fig)
+    top = TITLE_TOP + 48 + 24 * _legend_rows(fig)
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=12, l=4)),
+        title=dict(text=title, x=0, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=TITLE_TOP, l=4)),
         xaxis_title=x,
         yaxis_title=y,
         height=height,
