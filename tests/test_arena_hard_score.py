@@ -439,3 +439,30 @@ def test_the_leaderboard_page_shows_the_score_against_the_baseline(small_store, 
     assert any("Against the baseline" in h.value for h in at.subheader)
     shown = [d.value for d in at.dataframe if "95% CI" in d.value.columns]
     assert shown and "strong" in set(shown[0]["model"]), shown
+
+
+@pytest.mark.shared
+def test_the_cheap_checks_agree_with_the_frames_they_stand_for(judged_store, tmp_path):
+    """The Leaderboard asks on every cold visit whether there is a baseline and whether a judge graded games;
+    the cheap queries answer as the full frames do (the baseline recomputed here from the battles, by pandas),
+    on Arena-Hard's real judgments (a baseline, grades) and on the demo arena (neither)."""
+    from core.simulate import DemoConfig, simulate_arena
+
+    demo = tmp_path / "demo.duckdb"
+    with Store.open(demo) as s:
+        s.write_dataset(simulate_arena(0, DemoConfig.small()))
+    for db, dataset in ((judged_store, "ah"), (demo, "demo")):
+        with Store.open(db, read_only=True) as s:
+            battles = s.dataset_tables(dataset).battles
+            everywhere = sorted(
+                m
+                for m in set(battles["model_a"]) | set(battles["model_b"])
+                if ((battles["model_a"] == m) | (battles["model_b"] == m)).all()
+            )
+            assert s.common_baselines(dataset) == everywhere
+            for judge in s.judges_frame(dataset)["judge"]:
+                graded = bool(s.graded_games(dataset, judge)["grade"].notna().any())
+                assert s.has_graded_games(dataset, judge) == graded
+    with Store.open(judged_store, read_only=True) as s:
+        assert DEFAULT_BASELINE in s.common_baselines("ah")  # with the one judged model, also in every battle
+        assert s.has_graded_games("ah", str(s.judges_frame("ah")["judge"].iloc[0]))

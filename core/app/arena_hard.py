@@ -146,8 +146,7 @@ def has_grades(store: Store, dataset: str, judge: str | None) -> bool:
     """Whether ``judge`` graded any game of the dataset (an Arena-Hard import)."""
     if judge is None:
         return False
-    frame = store.graded_games(dataset, judge)
-    return bool(frame["grade"].notna().any())
+    return store.has_graded_games(dataset, judge)
 
 
 @dataclass(frozen=True)

@@ -697,22 +697,25 @@ class Queries(StoreBase):
         )
 
     def common_baselines(self, dataset: str) -> list[str]:
-        """Models that take part in every battle of the dataset (AlpacaEval's and Arena-Hard's baseline), by name."""
+        """Models that take part in every battle of the dataset (AlpacaEval's and Arena-Hard's baseline), by name.
+
+        Such a model is in the dataset's first battle, so only its two models are tried, each with one count of
+        the battles it is not in (grouping every battle's two sides took seconds on a 1M-battle arena, on every
+        cold Leaderboard visit, to find no baseline)."""
         ds = self.dataset(dataset).dataset_id
-        rows = (
-            self._cur()
-            .execute(
-                """WITH sides AS (SELECT battle_id, model_a AS model FROM battles WHERE dataset_id = $ds
-                                  UNION SELECT battle_id, model_b FROM battles WHERE dataset_id = $ds)
-                   SELECT model FROM sides GROUP BY model
-                   HAVING count(DISTINCT battle_id) = (SELECT count(*) FROM battles WHERE dataset_id = $ds)
-                      AND count(*) > 0
-                   ORDER BY model""",
-                {"ds": ds},
-            )
-            .fetchall()
-        )
-        return [r[0] for r in rows]
+        cur = self._cur()
+        first = cur.execute("SELECT model_a, model_b FROM battles WHERE dataset_id = ? LIMIT 1", [ds]).fetchone()
+        if first is None:
+            return []
+        found = []
+        for model in sorted(set(first)):
+            row = cur.execute(
+                "SELECT count(*) FROM battles WHERE dataset_id = ? AND model_a <> ? AND model_b <> ?",
+                [ds, model, model],
+            ).fetchone()
+            if row is not None and row[0] == 0:
+                found.append(model)
+        return found
 
     def model_a_everywhere(self, dataset: str) -> list[str]:
         """Models that are ``model_a`` of every battle of the dataset: the importers of AlpacaEval and Arena-Hard
@@ -790,6 +793,21 @@ class Queries(StoreBase):
         """
         frame = self._cur().execute(query, {"ds": ds, "judge": judge_id, "version": version}).df()
         return frame.astype({"grade": "Float64"})
+
+    def has_graded_games(self, dataset: str, judge: str) -> bool:
+        """Whether :meth:`graded_games` has a game with a grade, without reading the games (a 1M-battle arena's
+        judgments took seconds to read, on every cold Leaderboard visit, to find none graded)."""
+        ds = self.dataset(dataset).dataset_id
+        judge_id, version = self._judge_filter(judge, ds)
+        query = """
+            SELECT EXISTS (
+                SELECT 1 FROM judgments g JOIN battles b USING (battle_id)
+                WHERE b.dataset_id = $ds AND g.judge_id = $judge AND g.variant = 'original'
+                  AND ($version IS NULL OR g.prompt_version = $version) AND NOT coalesce(g.call_failed, false)
+                  AND g.grade IS NOT NULL)
+        """
+        row = self._cur().execute(query, {"ds": ds, "judge": judge_id, "version": version}).fetchone()
+        return row is not None and bool(row[0])
 
     def languages_frame(self, dataset: str) -> pd.DataFrame:
         ds = self.dataset(dataset).dataset_id
