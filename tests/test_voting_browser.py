@@ -25,6 +25,8 @@ ANNOTATORS = 10
 VOTES_EACH = 30
 BUTTONS = {"left": "Left is better", "right": "Right is better", "tie": "Tie", "both_bad": "Both bad"}
 KEYS = {"left": "1", "right": "2", "tie": "3", "both_bad": "4"}
+# eleven browsers and the server share the machine: a page load may wait its turn for minutes
+NAVIGATION_MS = 240_000
 _IDLE_JS = "() => !document.querySelector(\"[data-testid='stStatusWidget']\")"
 _SETTLED = "document.querySelector(\"[data-testid='stApp'][data-test-script-state='notRunning']\")"
 # What the page says once the run a press started has finished: the vote stored, or the press refused as
@@ -73,6 +75,7 @@ async def _annotator(
 ) -> None:
     name, queue = f"annotator-{k:02d}", voting.QUEUES[k % len(voting.QUEUES)]
     ctx = await browser.new_context(viewport={"width": 1300, "height": 1000})
+    ctx.set_default_navigation_timeout(NAVIGATION_MS)
     pg = await ctx.new_page()
     await pg.goto(f"{url}/vote?dataset=demo&judge=judge-strong&annotator={name}&queue={queue}")
     battle = None
@@ -134,7 +137,9 @@ async def _run(url: str) -> tuple[list[tuple[str, int, str]], int, int, list[flo
             executable_path=CHROMIUM,
             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"],
         )
-        viewer = await (await browser.new_context(viewport={"width": 1300, "height": 1000})).new_page()
+        viewing = await browser.new_context(viewport={"width": 1300, "height": 1000})
+        viewing.set_default_navigation_timeout(NAVIGATION_MS)
+        viewer = await viewing.new_page()
         before = await _leaderboard_votes(viewer, url)
         log: list[tuple[str, int, str]] = []
         seconds: list[float] = []

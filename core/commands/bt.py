@@ -37,8 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--se-top", type=int, default=None, metavar="K", help="with very many models: SEs for the K best (default 500)"
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    # The command holds nothing when it returns (its DuckDB connection is closed, its scan thread joined).
-    p.set_defaults(func=run, skip_teardown=True)
+    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
