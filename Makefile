@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # make test's first phase: pytest-xdist workers (CI has 2 cores)
 TEST_WORKERS ?= 2
 
-.PHONY: run check test lint format demo bench tour clean-db help
+.PHONY: run check test lint format demo bench tour clean-db lock help
 
 help:
 	@echo "make run    - install, build the demo store on first start, serve http://$(HOST):$(PORT) (HOST=0.0.0.0 to share)"
@@ -21,16 +21,29 @@ help:
 	@echo "make demo   - (re)build the demo store at $(DB)"
 	@echo "make bench  - run the benchmarks (prints ratios against in-run baselines)"
 	@echo "make tour   - the README's page tour: screenshots of every page on the demo arena (docs/tour/)"
+	@echo "make lock   - resolve requirements*.txt afresh and rewrite constraints.txt (the pinned versions)"
 
-$(VENV)/.runtime: requirements.txt
+# requirements*.txt say what the code needs (ranges); constraints.txt pins the exact versions every install gets.
+$(VENV)/.runtime: requirements.txt constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q -r requirements.txt -c constraints.txt
 	touch $@
 
-$(VENV)/.test: $(VENV)/.runtime requirements-test.txt
-	$(PY) -m pip install -q -r requirements-test.txt
+$(VENV)/.test: $(VENV)/.runtime requirements-test.txt constraints.txt
+	$(PY) -m pip install -q -r requirements-test.txt -c constraints.txt
 	touch $@
+
+# New pins: the newest versions the ranges allow, resolved in a throw-away environment (the project's own is
+# left alone); review the diff of constraints.txt, run `make test`, commit both.
+lock:
+	rm -rf .lock-venv
+	$(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install -q --upgrade pip
+	.lock-venv/bin/python -m pip install -q -r requirements-test.txt
+	{ sed -n '1,2p' constraints.txt; .lock-venv/bin/python -m pip freeze --exclude-editable; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+	rm -rf .lock-venv
 
 # The demo store (a few seconds); the server answers at once and computes the pages' results in the background
 # (serve.py), pages computing what they need on demand meanwhile.
