@@ -9,8 +9,8 @@ import sys
 import pandas as pd
 import pytest
 
-from core.ingest import IngestError
-from core.ingest.detect import LAYOUTS, detect
+from core.ingest import IngestError, formats
+from core.ingest.detect import detect
 from tests.conftest import ROOT, shared_path
 
 
@@ -49,8 +49,8 @@ def test_an_unknown_layout_lists_every_layout_tried_and_what_it_lacked(tmp_path)
     with pytest.raises(IngestError) as err:
         detect(path)
     message = str(err.value)
-    for layout in LAYOUTS:
-        assert layout.fmt in message
+    for fmt in formats.FORMATS:
+        assert fmt.name in message
     assert "field(s) model_a, model_b, winner" in message and "'answer'" in message and "mystery.csv" in message
 
 

@@ -57,16 +57,6 @@ def test_every_page_has_a_title_an_icon_a_role_and_known_needs():
         assert set(page.needs) <= set(availability.REQUIREMENTS), page
 
 
-def test_the_old_tables_are_views_of_the_registry():
-    from app_pages import _shared
-
-    assert _shared.PAGE_TITLES == _registry.PAGE_TITLES == {p.key: p.title for p in _registry.PAGES}
-    assert _shared.PAGE_ROLES == {"vote": "annotator", "admin": ADMIN}
-    assert set(_registry.ICONS) == set(_registry.PAGE_TITLES)
-    data_pages = ("leaderboard", "calibration", "residuals", "bias", "selective", "judges", "analyses")
-    assert data_pages == _registry.DATA_PAGES
-
-
 def test_the_navigation_lists_the_allowed_pages_in_order_with_the_first_as_default():
     nav = _registry.navigation(["admin", "overview", "bias"], blocked={"bias": "no judge"})
     # the default is served at "/"; its own pathname is a hidden alias, so "/overview" links work too
@@ -90,7 +80,8 @@ def extra_page(tmp_path, monkeypatch):
 
 
 def test_a_page_registered_only_in_the_registry_is_in_the_navigation_sidebar_and_availability(extra_page):
-    from app_pages._shared import Access, allowed_pages, page_title
+    from app_pages._access import Access, allowed_pages
+    from app_pages._registry import page_title
 
     every = [p.key for p in _registry.PAGES]
     nav = _registry.navigation(every, blocked={})
@@ -135,21 +126,24 @@ def test_app_py_navigates_to_a_page_registered_only_in_the_registry(extra_page, 
 # ================================================================== formats
 def test_every_format_is_registered_once_and_described():
     from core.ingest import formats
-    from core.methods import IMPORT_FORMATS
 
     names = [f.name for f in formats.FORMATS]
     assert len(names) == len(set(names)), names
-    assert set(names) == set(IMPORT_FORMATS)  # each has the description the CLI's --format offers
-    assert all(f.recognise is not None for f in formats.FORMATS)  # every built-in format is detected
+    for f in formats.FORMATS:  # what `import --help` and the docs show, and auto-detection, for every format
+        assert f.label and f.origin and f.recognise is not None, f.name
+        assert f.adds_by in (None, "id", "pair"), f.name
+    assert names[:2] == ["bundle", "pandalm"]  # auto tries the most specific first
 
 
-def test_the_old_tables_are_views_of_the_format_registry():
-    from core.ingest import ANNOTATOR_FORMATS, FILE_FORMATS
-    from core.ingest.detect import LAYOUTS
+def test_the_import_help_lists_every_registered_format(capsys):
+    from core.cli import main
+    from core.ingest.formats import names
 
-    assert [layout.fmt for layout in LAYOUTS][:2] == ["bundle", "pandalm"]  # most specific first
-    assert FILE_FORMATS == ("softelo", "contests", "arena-judgments", "mtbench-human", "lmarena")
-    assert ANNOTATOR_FORMATS == ("alpaca-eval",)
+    with pytest.raises(SystemExit):
+        main(["import", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for name in names():
+        assert name in text, name
 
 
 def _read_pairs(path, dataset=None, judge=None):
@@ -159,19 +153,20 @@ def _read_pairs(path, dataset=None, judge=None):
     path = Path(path)
     rows = [line.split(";") for line in path.read_text().splitlines() if line.strip()]
     csv = path.with_suffix(".csv")
-    csv.write_text("model_a,model_b,winner\n" + "".join(f"{a},{b},{w}\n" for a, b, w in rows))
-    return lmarena.read(csv, dataset=dataset or path.stem, judge=judge)
+    csv.write_text("question_id,model_a,model_b,winner\n" + "".join(f"{i},{a},{b},{w}\n" for i, a, b, w in rows))
+    return dataclasses.replace(lmarena.read(csv, dataset=dataset or path.stem, judge=judge), source="pairs")
 
 
 @pytest.fixture
 def pairs_format(monkeypatch):
-    """A format registered only in the registry: ``*.pairs`` files, read by :func:`_read_pairs`."""
+    """A format registered only in the registry: ``*.pairs`` files (``id;left;right;winner`` lines), read by
+    :func:`_read_pairs`, whose battles carry their own id."""
     from core.ingest import formats
 
     def recognise(path, fields):
         return None if path.suffix == ".pairs" else "a .pairs file"
 
-    entry = formats.Format("pairs", "tests.test_registries:_read_pairs", recognise)
+    entry = formats.Format("pairs", "tests.test_registries:_read_pairs", recognise, label="pairs", adds_by="id")
     monkeypatch.setattr(formats, "FORMATS", (entry, *formats.FORMATS))
     return entry
 
@@ -181,7 +176,7 @@ def test_a_format_registered_only_in_the_registry_is_detected_and_loaded(pairs_f
     from core.ingest.detect import detect
 
     path = tmp_path / "arena.pairs"
-    path.write_text("x;y;model_a\ny;z;tie\nx;z;model_b\n")
+    path.write_text("1;x;y;model_a\n2;y;z;tie\n3;x;z;model_b\n")
     assert detect(path) == "pairs"
     tables = load(path, detect(path))
     assert len(tables.battles) == 3 and set(tables.models["model"]) == {"x", "y", "z"}
@@ -204,11 +199,20 @@ def test_the_import_command_takes_a_format_registered_only_in_the_registry(pairs
     from core.store import Store
 
     path = tmp_path / "arena.pairs"
-    path.write_text("x;y;model_a\ny;z;tie\nx;z;model_b\n")
+    path.write_text("1;x;y;model_a\n2;y;z;tie\n3;x;z;model_b\n")
     db = tmp_path / "s.duckdb"
     assert main(["import", "--db", str(db), "--format", "pairs", str(path), "--dataset", "p"]) == 0
     with Store.open(db, read_only=True) as s:
         assert {d["name"]: d["n_battles"] for d in s.info()["datasets"]} == {"p": 3}
+    # a second file adds to the dataset by the battle ids its entry declares (adds_by="id"): battle 2's vote is
+    # already stored and is skipped, battle 4 is new
+    more = tmp_path / "more.pairs"
+    more.write_text("2;y;z;tie\n4;y;x;model_a\n")
+    assert main(["import", "--db", str(db), "--format", "pairs", str(more), "--dataset", "p"]) == 0
+    with Store.open(db, read_only=True) as s:
+        assert [(d["name"], d["source"], d["n_battles"], d["n_human_votes"]) for d in s.info()["datasets"]] == [
+            ("p", "pairs", 4, 4)
+        ]
     assert main(["import", "--db", str(db), "--format", "no-such", str(path), "--dataset", "q"]) == 2
     assert "pairs" in capsys.readouterr().err
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from core.datahome import DEFAULT_DB
 from core.domain import DatasetTables, dataset_name_problem, outcome_of_target
-from core.ingest import ImportResult, IngestError, bulk_plan, content_hash, load
+from core.ingest import ImportResult, IngestError, bulk_plan, content_hash, formats, load
 from core.ingest.common import quote
 from core.ingest.detect import AUTO, detect
 from core.redact import redact_frame
@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from core.stats.calibration import TauFit
 
 EXPORT_TABLES = ("battles", "judgments")
+
+
+def import_formats() -> list[str]:
+    """The names ``--format`` accepts besides ``auto``: the format registry's, in detection order."""
+    return formats.names()
 
 
 def open_store(

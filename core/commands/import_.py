@@ -7,10 +7,11 @@ import sys
 
 from core.cli import UserError, print_json
 from core.commands._common import add_db_arg, open_store
-from core.methods import IMPORT_FORMATS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from core.app.data import import_formats
+
     p = sub.add_parser("import", help="import a battle file into the store (all-or-nothing)")
     add_db_arg(p)
     p.add_argument(
@@ -20,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         # not argparse choices: the format registry (core/ingest/formats.py) is read when the file is, so a
         # format registered there is a valid --format without a second entry; an unknown name exits 2 listing them
         help=f"the file's layout: auto (default: recognised from its fields; an error lists the layouts tried), "
-        f"{', '.join(IMPORT_FORMATS)}, or any other registered format",
+        f"{', '.join(import_formats())}, or any other registered format",
     )
     p.add_argument("path", help="file or directory to import (a directory of one layout's files is one dataset)")
     p.add_argument(

@@ -31,12 +31,6 @@ class ReaderBug(RuntimeError):
     """A reader failed on its own code, not on the file: the traceback (chained) says where."""
 
 
-# Views of the format registry (core/ingest/formats.py) for older callers; load() reads the registry itself.
-ANNOTATOR_FORMATS = tuple(f.name for f in formats.FORMATS if f.annotators)  # files with several annotator configs
-# Layouts of one file each: a directory of such files is read file by file into one dataset.
-FILE_FORMATS = tuple(f.name for f in formats.FORMATS if f.one_file)
-
-
 def _format(path: str | Path, fmt: str) -> formats.Format:
     """The registered format named ``fmt``, else an :class:`IngestError` listing the known ones."""
     found = formats.formats().get(fmt)

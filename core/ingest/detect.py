@@ -74,10 +74,6 @@ def _layouts() -> tuple[Layout, ...]:
     return tuple(Layout(f.name, f.recognise) for f in formats.FORMATS if f.recognise is not None)
 
 
-# A view of the format registry (core/ingest/formats.py) for older callers; detect() reads the registry itself.
-LAYOUTS = _layouts()
-
-
 def _one_layout(directory: Path) -> str | None:
     """The layout every table file of a directory has (MT-Bench's splits side by side); None when they differ."""
     from core.ingest.common import table_files

@@ -1,13 +1,12 @@
-"""The import formats: one :class:`Format` each, with how it is read and how it is recognised.
+"""The import formats: one :class:`Format` each, the only place a format is described.
 
 ``core.ingest.load`` reads a path with its format's ``reader``; ``--format auto`` (``core.ingest.detect``)
-tries each format's ``recognise`` test in the order of :data:`FORMATS` and takes the first that matches.
-Adding a format is one entry here (and its reader module); the description ``python -m core import
---format`` offers (label, where such files come from) is its
-``core.methods.IMPORT_FORMATS`` entry, from which the built-in formats below take their reader.
+tries each format's ``recognise`` test in the order of :data:`FORMATS` and takes the first that matches;
+``core.ingest.merge`` reads ``adds_by`` to match a file's battles with a dataset's; ``python -m core import``
+lists the names.  Adding a format is one entry here and its reader module.
 
-Everything reads :data:`FORMATS` when called, so a format registered later (or by a test) is detected and
-read like the built-in ones.
+Everything reads :data:`FORMATS` when called, so a format registered later (or by a test) is detected, read
+and added to a dataset like the built-in ones.
 """
 
 from __future__ import annotations
@@ -16,8 +15,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-from core.methods import IMPORT_FORMATS
+from typing import Literal
 
 # ``recognise(path, fields)``: None when the path is of the format, else what it lacks (that text goes into
 # the error that lists every format tried).  ``fields``: a table file's field names (None for a directory or
@@ -34,10 +32,17 @@ class Format:
     # it validates the whole input and raises ``core.ingest.IngestError`` naming file, row and field
     reader: str
     recognise: Recogniser | None = None  # None: never chosen by ``--format auto``
-    # ``bulk(path, dataset=None, judge=None)``: a plan the store writes in SQL, or None (``core/store/bulk.py``)
+    label: str = ""  # a short name for people ("LMArena battles (Parquet, CSV, JSONL)")
+    origin: str = ""  # where such files come from and the fields they hold
+    # ``bulk(path, dataset=None, judge=None)``: a plan the store writes with INSERT … SELECT after validating in
+    # SQL, or None when the file needs ``reader`` (not Parquet, texts, unusual column types); core/store/bulk.py
     bulk: str | None = None
     one_file: bool = False  # a table layout of one file: a directory of such files is read as one dataset
     annotators: bool = False  # its files hold several annotator configurations (``--annotator`` chooses one)
+    # How a file of this format adds to a dataset of the same format (``core.ingest.merge``): "id", battles
+    # carry their own id (LMArena's question_id, PandaLM's idx); "pair", one battle per (prompt, model pair,
+    # turn), matched in either order; None, files are whole datasets and add to none.
+    adds_by: Literal["id", "pair"] | None = None
 
 
 def _table(*required: str) -> Callable[[Path, frozenset[str] | None], str | None]:
@@ -130,27 +135,103 @@ def _bundle(path: Path, fields: frozenset[str] | None) -> str | None:
         return "a readable zip file"
 
 
-def _described(name: str, recognise: Recogniser, **kwargs: bool) -> Format:
-    """A built-in format: its reader and bulk plan as ``core.methods.IMPORT_FORMATS`` describes them."""
-    spec = IMPORT_FORMATS[name]
-    return Format(name, spec.reader, recognise, bulk=spec.bulk, **kwargs)
-
-
 # In the order ``--format auto`` tries them: the most specific first (a softelo or contests file also has
 # model_a / model_b-like fields; an Arena-Hard directory looks like a FastChat one without its judgments).
 FORMATS: tuple[Format, ...] = (
-    _described("bundle", _bundle),
-    _described("pandalm", _pandalm),
-    _described("fastchat-mtbench", _fastchat_mtbench),
-    _described("arena-hard", _arena_hard),
-    _described("alpaca-eval", _alpaca_eval, annotators=True),
-    _described(
-        "softelo", _table("model_a", "model_b", "human_pref", "judge_pref", "scores_a", "scores_b"), one_file=True
+    Format(
+        "bundle",
+        "core.ingest.bundle:read",
+        _bundle,
+        label="a bundle zip (export --bundle)",
+        origin="a zip written by `python -m core export --bundle`: the dataset's tables, its leaderboards and a "
+        "manifest with hashes and parameters",
     ),
-    _described("contests", _table("judge", "first", "second", "question_id", "winner"), one_file=True),
-    _described("arena-judgments", _table("question_id", "judge", "order", "winner"), one_file=True),
-    _described("mtbench-human", _mtbench_human, one_file=True),
-    _described("lmarena", _lmarena, one_file=True),
+    Format(
+        "pandalm",
+        "core.ingest.pandalm:read",
+        _pandalm,
+        label="PandaLM test set (directory or testset-v1.json)",
+        origin="the PandaLM test set (github.com/WeOpenML/PandaLM, data/): battles with texts and three human "
+        "labels each, and judge files <judge>-testset-v1.json beside it",
+        adds_by="id",
+    ),
+    Format(
+        "fastchat-mtbench",
+        "core.ingest.fastchat:read",
+        _fastchat_mtbench,
+        label="FastChat MT-Bench directory",
+        origin="a FastChat MT-Bench data directory (fastchat/llm_judge/data/mt_bench/): question.jsonl, "
+        "model_answer/*.jsonl and model_judgment/<judge>_pair.jsonl[, <judge>_single.jsonl]",
+        adds_by="pair",
+    ),
+    Format(
+        "arena-hard",
+        "core.ingest.arena_hard:read",
+        _arena_hard,
+        label="Arena-Hard directory",
+        origin="an Arena-Hard-Auto data directory: question.jsonl and model_answer/*.jsonl, with the judges' "
+        "games against the baseline from model_judgment/<judge>/*.jsonl when present",
+        adds_by="pair",
+    ),
+    Format(
+        "alpaca-eval",
+        "core.ingest.alpaca_eval:read",
+        _alpaca_eval,
+        label="AlpacaEval annotations (annotations.json or its directory)",
+        origin="AlpacaEval's annotations.json (results/<model>/<annotator>/ in github.com/tatsu-lab/alpaca_eval): "
+        "instruction, output_1/2, generator_1/2, annotator, preference 1–2",
+        annotators=True,
+        adds_by="pair",
+    ),
+    Format(
+        "softelo",
+        "core.ingest.softelo:read",
+        _table("model_a", "model_b", "human_pref", "judge_pref", "scores_a", "scores_b"),
+        label="SoftElo annotation CSV",
+        origin="the Soft-Elo paper's annotation files: model_a, model_b, human_pref, judge_pref, scores_a, scores_b",
+        one_file=True,
+        adds_by="id",
+    ),
+    Format(
+        "contests",
+        "core.ingest.contests:read",
+        _table("judge", "first", "second", "question_id", "winner"),
+        label="judge contests CSV",
+        origin="the consistency paper's judge_contests.csv: judge, first, second, question_id, winner",
+        one_file=True,
+        adds_by="id",
+    ),
+    Format(
+        "arena-judgments",
+        "core.ingest.arena_judgments:read",
+        _table("question_id", "judge", "order", "winner"),
+        label="judgments of a dataset's battles (Parquet)",
+        origin="judge verdicts and rubric scores for battles already imported: question_id, judge, order "
+        "(ab/ba), winner[, a_<criterion>, b_<criterion>]; needs --dataset",
+        bulk="core.ingest.arena_judgments:bulk_plan",
+        one_file=True,
+    ),
+    Format(
+        "mtbench-human",
+        "core.ingest.mtbench_human:read",
+        _mtbench_human,
+        label="MT-Bench human judgments (Parquet, CSV, JSONL)",
+        origin="a split file of lmsys/mt_bench_human_judgments (human or gpt4_pair): question_id, model_a, "
+        "model_b, winner, judge, conversation_a/b, turn",
+        one_file=True,
+        adds_by="pair",
+    ),
+    Format(
+        "lmarena",
+        "core.ingest.lmarena:read",
+        _lmarena,
+        label="LMArena battles (Parquet, CSV, JSONL)",
+        origin="LMArena / Chatbot Arena battle dumps: model_a, model_b, winner[, judge, conversation_a/b, turn, "
+        "language, tstamp]",
+        bulk="core.ingest.lmarena:bulk_plan",
+        one_file=True,
+        adds_by="id",
+    ),
 )
 
 
@@ -160,6 +241,5 @@ def formats() -> dict[str, Format]:
 
 
 def names() -> list[str]:
-    """Every format's name: ``core.methods.IMPORT_FORMATS``' order, then any registered only here."""
-    known = formats()
-    return [*(n for n in IMPORT_FORMATS if n in known), *(n for n in known if n not in IMPORT_FORMATS)]
+    """Every registered format's name, in detection order."""
+    return [f.name for f in FORMATS]

@@ -6,14 +6,15 @@ split beside its ``human`` one, a second model's Arena-Hard answers.  This
 module compares the new file's tables with the stored ones and returns only
 what must be added, without touching a store (``core.store`` writes it).
 
-Matching follows each layout's own battle identity:
+Matching follows each layout's own battle identity, its ``adds_by`` in the format registry
+(``core/ingest/formats.py``):
 
-* battles of :data:`PAIR_KEYED` layouts are one per (prompt, model pair,
+* battles of layouts with ``adds_by="pair"`` are one per (prompt, model pair,
   turn), so a new battle is the stored one with the same prompt (same
   external id and text), the same two models in either order and the same
   turn; a battle named the other way round has its outcomes flipped into the
   stored battle's terms (winner, verdict, p_a, grade, rubric scores, order);
-* battles of :data:`ID_KEYED` layouts carry their own id (LMArena's
+* battles of layouts with ``adds_by="id"`` carry their own id (LMArena's
   ``question_id``, PandaLM's ``idx``): a new battle is the stored one with
   the same external id, and must name the same two models.
 
@@ -38,8 +39,6 @@ import pandas as pd
 from core.domain import SCORE_COLUMNS, DatasetTables
 from core.ingest.common import IngestError, is_missing, quote
 
-PAIR_KEYED = frozenset({"alpaca-eval", "arena-hard", "fastchat-mtbench", "mtbench-human"})
-ID_KEYED = frozenset({"lmarena", "pandalm", "softelo", "contests"})
 FLIP_WINNER = {"a": "b", "b": "a"}
 FLIP_ORDER = {"ab": "ba", "ba": "ab"}
 
@@ -67,7 +66,7 @@ def can_add(stored_source: str, new_source: str) -> str | None:
     """Why a file of ``new_source`` cannot join a dataset of ``stored_source``; None when it can."""
     if new_source != stored_source:
         return f"it holds {stored_source} data and this file is {new_source}"
-    if new_source not in PAIR_KEYED | ID_KEYED:
+    if _adds_by(new_source) is None:
         return f"{new_source} files are whole datasets; they do not add to one"
     return None
 
@@ -249,8 +248,16 @@ def _completions(
     return comps.iloc[keep].reset_index(drop=True), skipped
 
 
+def _adds_by(source: str) -> str | None:
+    """How files of format ``source`` add to a dataset: the format registry's ``adds_by``."""
+    from core.ingest.formats import formats
+
+    found = formats().get(source)
+    return None if found is None else found.adds_by
+
+
 def _battle_identity(source: str, row: dict, prompt: int | None) -> tuple:
-    if source in ID_KEYED:
+    if _adds_by(source) == "id":
         return ("id", None if is_missing(row.get("external_id")) else str(row["external_id"]))
     turn: Any = row.get("turn")
     pair = tuple(sorted((row["model_a"], row["model_b"])))
