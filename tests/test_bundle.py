@@ -19,6 +19,7 @@ import pytest
 from core.app.bundle import leaderboard_files, safe_name
 from core.app.data import build_demo, import_path
 from core.app.leaderboard import ratings
+from core.app.report import report_html
 from core.ingest import IngestError
 from core.store import Store
 from tests.conftest import ROOT
@@ -249,3 +250,41 @@ def test_a_bundle_whose_leaderboard_contradicts_its_tables_is_refused_or_warned(
     # the untouched bundle passes the same check
     with Store.open(":memory:") as s:
         assert import_path(s, out, "bundle").status == "imported"
+
+
+def test_registered_methods_travel_in_the_bundle_and_the_report(demo_bundle, tmp_path):
+    """Issue 44: a registered rating method printed on the page was missing from `export --bundle` and the
+    report.  `--method am-elo` prints its column in every leaderboard, names it in the manifest, and the
+    import recomputes it digit for digit; a manifest that drops it no longer matches its printed tables."""
+    db, _, judge = demo_bundle
+    out = tmp_path / "with-am-elo.zip"
+    res = _cli("export", "--db", str(db), "--dataset", "demo", "--bundle", str(out), "--method", "am-elo")
+    assert res.returncode == 0, res.stderr
+    with zipfile.ZipFile(out) as zf:
+        manifest = json.loads(zf.read("manifest.json"))
+        boards = {m: pd.read_csv(zf.open(m)) for m in manifest["files"] if m.endswith(".csv") and "leaderb" in m}
+    assert manifest["parameters"]["methods"] == ["am-elo"]
+    assert boards and all(any("am-ELO" in str(c) for c in t.columns) for t in boards.values()), boards.keys()
+    with Store.open(":memory:") as s:
+        import_path(s, out, "bundle")  # the import recomputes every printed leaderboard, am-ELO included
+    without = tmp_path / "dropped.zip"
+
+    def drop(name: str, data: bytes) -> bytes:
+        if name != "manifest.json":
+            return data
+        edited = json.loads(data)
+        edited["parameters"]["methods"] = []
+        return json.dumps(edited).encode()
+
+    _rewrite(out, without, drop)
+    with Store.open(":memory:") as s, pytest.raises(IngestError, match="am-ELO"):
+        import_path(s, without, "bundle")
+    assert (
+        _cli(
+            "export", "--db", str(db), "--dataset", "demo", "--bundle", str(tmp_path / "x.zip"), "--method", "no-such"
+        ).returncode
+        == 2
+    )
+    with Store.open(db, read_only=True) as s:
+        html_text = report_html(s, "demo", judge, others=("am-elo",))
+    assert "am-ELO" in html_text

@@ -133,6 +133,34 @@ def test_the_coverage_heatmap_holds_every_pair_count_exactly_and_leaves_unplayed
     assert np.nansum(z_big) == 2 * big["n_battles"].sum()
 
 
+def test_past_its_limit_the_coverage_heatmap_keeps_the_most_compared_models_and_says_so():
+    rng = np.random.default_rng(8)
+    models = [f"m{k:03d}" for k in range(90)]
+    pairs = pd.DataFrame(
+        [
+            (a, b, int(rng.integers(1, 400)))
+            for i, a in enumerate(models)
+            for b in models[i + 1 :]
+            if rng.random() < 0.3
+        ],
+        columns=["model_1", "model_2", "n_battles"],
+    )
+    per_model = dict.fromkeys(models, 0)
+    for a, b, n in pairs.itertuples(index=False):
+        per_model[a] += n
+        per_model[b] += n
+    fig = charts.coverage_heatmap(pairs, models, limit=25)
+    shown = list(fig.data[0].x)
+    assert len(shown) == 25 and shown == sorted(shown)  # the given order kept
+    assert min(per_model[m] for m in shown) >= max(per_model[m] for m in models if m not in shown)
+    assert "the 25 models with the most battles, of 90" in fig.layout.title.text
+    z = np.asarray(fig.data[0].z, float)  # the cells of the kept models are the pair counts, exactly
+    for a, b, n in pairs.itertuples(index=False):
+        if a in shown and b in shown:
+            assert z[shown.index(a), shown.index(b)] == z[shown.index(b), shown.index(a)] == n
+    assert "of 90" not in charts.coverage_heatmap(pairs, models, limit=90).layout.title.text  # all shown: no cap
+
+
 def test_labels_do_not_print_over_what_they_label():
     """The τ profile's interval is named in the legend (the curve bottoms out inside the band, under any label
     written there); the annotators' average line is labelled in the right margin, not among the points."""

@@ -28,6 +28,7 @@ import json
 import re
 import time
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,12 +79,18 @@ def _json_ready(obj: Any) -> Any:
 
 
 def leaderboard_files(
-    store: Store, dataset: str, judge: str | None, alpha: float, tau: float | None = None
+    store: Store,
+    dataset: str,
+    judge: str | None,
+    alpha: float,
+    tau: float | None = None,
+    others: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, dict]:
-    """The printed table and the full-precision record of one leaderboard view (also what the import checks)."""
+    """The printed table and the full-precision record of one leaderboard view (also what the import checks);
+    ``others``: registered rating methods beyond human, Hard- and Soft-Elo, as extra columns."""
     from core.app import leaderboard as lb
 
-    view, _ = lb.view_for(store, dataset, judge, tau, alpha)
+    view, _ = lb.view_for(store, dataset, judge, tau, alpha, others=others)
     table = lb.export_table(view)
     record = {
         "judge": judge,
@@ -137,7 +144,12 @@ class Printed:
 
 
 def printed_leaderboards(
-    store: Store, dataset: str, judges: list[str], alpha: float, has_battles: bool = True
+    store: Store,
+    dataset: str,
+    judges: list[str],
+    alpha: float,
+    has_battles: bool = True,
+    methods: Sequence[str] = (),
 ) -> Printed:
     """The leaderboards of one dataset as a bundle prints them: a view per judge (or the human votes), the
     Arena-Hard score where a judge graded its verdicts, the MT-Bench score where there are grades.  The export
@@ -149,7 +161,7 @@ def printed_leaderboards(
     # a dataset of single-answer grades only has no battles to rate: its leaderboard is the MT-Bench score
     views: list[str | None] = ([*judges] if judges else [None]) if has_battles else []
     for board in views:
-        table, record = leaderboard_files(store, dataset, board, alpha)
+        table, record = leaderboard_files(store, dataset, board, alpha, others=methods)
         stem = f"leaderboards/{safe_name(board) if board else 'human'}"
         tables[f"{stem}.csv"], records[f"{stem}.json"] = table, record
         boards.append(board or "human")
@@ -172,6 +184,7 @@ def export_bundle(
     out: str | Path,
     judge: str | None = None,
     alpha: float = DEFAULT_ALPHA,
+    methods: Sequence[str] = (),
 ) -> BundleWritten:
     """Write the bundle of ``dataset`` (only ``judge``'s judgments when given) to the zip ``out``.
 
@@ -193,7 +206,8 @@ def export_bundle(
         clean = redact.redact_frame(df)
         files[f"tables/{name}.parquet"] = _parquet(clean)
         rows[f"tables/{name}.parquet"] = len(clean)
-    printed = printed_leaderboards(store, dataset, judges, alpha, has_battles=len(tables.battles) > 0)
+    methods = check_methods(methods)
+    printed = printed_leaderboards(store, dataset, judges, alpha, has_battles=len(tables.battles) > 0, methods=methods)
     for member, table in printed.tables.items():
         files[member] = redact.redact_frame(table).to_csv(index=False).encode()
         rows[member] = len(table)
@@ -214,6 +228,7 @@ def export_bundle(
         "leaderboards": boards,
         "parameters": {
             "alpha": alpha,
+            "methods": list(methods),  # registered rating methods printed beside human, Hard- and Soft-Elo
             "tau": taus,
             "tau_rule": "fitted on the human votes by maximum likelihood, refitted in every leave-one-out fold",
             "human_ci": "95% sandwich, cluster-robust by battle",
@@ -233,6 +248,19 @@ def export_bundle(
             zf.writestr(path, data)
     partial.replace(out)
     return BundleWritten(out, dataset, judges, boards, len(files) + 1)
+
+
+def check_methods(methods: Sequence[str]) -> tuple[str, ...]:
+    """``methods`` as registered rating methods to print beside the view's own (human, Hard-, Soft-Elo);
+    ``ValueError`` naming the registered ones for an unknown name."""
+    from core.app.leaderboard import JOINED_METHODS
+    from core.methods import RATING_METHODS
+
+    extra = [m for m in RATING_METHODS if m not in JOINED_METHODS]
+    unknown = [m for m in methods if m not in extra]
+    if unknown:
+        raise ValueError(f"unknown rating method {unknown[0]!r}; expected one of {', '.join(extra)}")
+    return tuple(dict.fromkeys(methods))
 
 
 class LeaderboardMismatch(ValueError):
@@ -264,9 +292,15 @@ def check_leaderboards(path: str | Path, tables: Any) -> None:
         }
     alpha = float(manifest.get("parameters", {}).get("alpha", DEFAULT_ALPHA))
     judges = [str(j) for j in manifest.get("judges", [])]
+    try:
+        methods = check_methods([str(m) for m in manifest.get("parameters", {}).get("methods", [])])
+    except ValueError as exc:
+        raise LeaderboardMismatch("manifest.json", 0, "parameters.methods", "printed", str(exc)) from None
     with Store.open(":memory:") as store:
         store.write_dataset(tables)
-        again = printed_leaderboards(store, tables.name, judges, alpha, has_battles=len(tables.battles) > 0)
+        again = printed_leaderboards(
+            store, tables.name, judges, alpha, has_battles=len(tables.battles) > 0, methods=methods
+        )
     for member in sorted(set(printed) | set(again.tables)):
         if member not in again.tables:
             raise LeaderboardMismatch(member, 0, "file", "printed", "no such leaderboard from these tables")

@@ -94,6 +94,7 @@ def jobs(store: Store, dataset: str | None = None) -> list[Job]:
             Job(f"{ds}: human Elo", leaderboard.human_ratings, (ds,), "", ds),
             Job(f"{ds}: head-to-head fit (human)", leaderboard.pair_model, (ds, "human", None, None), "", ds),
             Job(f"{ds}: human Elo by turn", leaderboard.ratings_by_turn, (ds, "human", None), "", ds),
+            Job(f"{ds}: the slices battles carry", leaderboard.slice_values, (ds,), "", ds),
         ]
         out += [replace(job, lane=job.label) for job in own]
         if judge_names:  # read by every judge's bias report: first, so that they are there when it runs

@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -291,10 +292,12 @@ def report_html(
     alpha: float = 0.1,
     now: datetime | None = None,
     previous: str | Path | None = None,
+    others: Sequence[str] = (),
 ) -> str:
     """The whole report as one HTML document (``tau=None``: the judge's fitted τ; ``previous``: the bundle of
-    an earlier report, which adds "Changes since" it)."""
-    return build_report(store, dataset, judge, tau, alpha, now, previous).html
+    an earlier report, which adds "Changes since" it; ``others``: registered rating methods beside human,
+    Hard- and Soft-Elo in its table)."""
+    return build_report(store, dataset, judge, tau, alpha, now, previous, others).html
 
 
 @dataclass(frozen=True)
@@ -337,6 +340,7 @@ def build_report(
     alpha: float = 0.1,
     now: datetime | None = None,
     previous: str | Path | None = None,
+    others: Sequence[str] = (),
 ) -> Report:
     """The report (:func:`report_html`) with the τ it is drawn at, which names its file.
 
@@ -352,7 +356,7 @@ def build_report(
     graded = mtbench_view(store, dataset)
     if store.dataset_counts(dataset)["battles"] == 0 and isinstance(graded, MTBenchView):
         return _grades_report(store, dataset, graded, alpha, now)
-    view, frame = view_for(store, dataset, judge, tau, alpha)
+    view, frame = view_for(store, dataset, judge, tau, alpha, others=others)
     human = ratings(store, dataset, "human", ci="sandwich")
     human_issues = () if isinstance(human, Unavailable) else human.issues
     prov = store.provenance(dataset)

@@ -81,6 +81,7 @@ RESULTS: dict[str, Result] = {
         Result(lb.heldout_of, "judge", "leave-one-model-out table"),
         Result(lb.ratings_by_turn, "judge", "Elo by turn", judge_at=2),
         Result(lb.pair_model, "judge", "head-to-head fit", judge_at=2),
+        Result(lb.slice_values, "votes", "the slices battles carry"),
         # Calibration, Residuals, Selective judging: the judge's battles
         Result(app_data.tau_fit_of, "judge", "τ fit"),
         Result(app_data.sample_frame, "judge", "battle sample"),

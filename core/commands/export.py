@@ -31,6 +31,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="output file for --table, .parquet or .csv")
     p.add_argument("--judge", help="arena-rank: this judge's hard labels; bundle: only this judge's judgments")
     p.add_argument("--alpha", type=float, default=0.1, help="bundle: miscoverage of the conformal intervals")
+    p.add_argument(
+        "--method",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="bundle: a registered rating method to print beside human, Hard- and Soft-Elo (repeatable; "
+        "`leaderboard --help` lists them)",
+    )
     p.set_defaults(func=run)
 
 
@@ -46,11 +54,15 @@ def run(args: argparse.Namespace) -> int:
 
         with open_store(args.db, read_only=True) as store:
             try:
-                done = export_bundle(store, args.dataset, args.bundle, judge=args.judge, alpha=args.alpha)
+                done = export_bundle(
+                    store, args.dataset, args.bundle, judge=args.judge, alpha=args.alpha, methods=args.method
+                )
             except (StoreError, ValueError) as exc:
                 raise UserError(str(exc)) from None
         print(redact(f"wrote {done.path}: {done.n_files} files, leaderboards {', '.join(done.leaderboards)}"))
         return 0
+    if args.method:
+        raise UserError("--method applies to --bundle")
     if args.judge and args.table != "arena-rank":
         raise UserError("--judge applies to --table arena-rank and to --bundle")
     with open_store(args.db, read_only=True) as store:

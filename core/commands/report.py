@@ -40,6 +40,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--paper", choices=["a4", "letter"], default="a4", help="pdf: the paper size (default a4)")
     p.add_argument(
+        "--method",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a registered rating method to add to the table beside human, Hard- and Soft-Elo (repeatable)",
+    )
+    p.add_argument(
         "--previous",
         metavar="BUNDLE.zip",
         help="the bundle of an earlier report (export --bundle): adds 'Changes since <bundle>', each model's "
@@ -55,6 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from core.app import IngestError, StoreError
+    from core.app.bundle import check_methods
     from core.app.report import NoChromium, build_report, find_chromium, html_to_pdf
 
     suffixes = SUFFIXES[args.format]
@@ -76,7 +84,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             # a dataset with one judge and no human votes has nothing to report without it: take it
             judge = args.judge if args.judge is not None else _default_judge(store, args.dataset)
-            report = build_report(store, args.dataset, judge, args.tau, args.alpha, previous=args.previous)
+            others = check_methods(args.method)
+            report = build_report(
+                store, args.dataset, judge, args.tau, args.alpha, previous=args.previous, others=others
+            )
         except (StoreError, ValueError, IngestError) as exc:
             raise UserError(str(exc)) from None
     name = report.file_name(suffixes[0])

@@ -505,10 +505,17 @@ def view_parts(
 
 
 def view_for(
-    store: Store, dataset: str, judge: str | None, tau: float | None, alpha: float, where: Slice = ()
+    store: Store,
+    dataset: str,
+    judge: str | None,
+    tau: float | None,
+    alpha: float,
+    where: Slice = (),
+    others: Sequence[str] = (),
 ) -> tuple[LeaderboardView, pd.DataFrame | None]:
     """The Leaderboard page's view composed in one call (the report, the bundle, new-model placement and a
-    sliced page; the page's whole-dataset view caches the same parts one by one): :func:`view_parts` at α.
-    Returns the view and the battle frame of the judge (None without one)."""
-    parts = view_parts(store, dataset, judge, tau, where)
+    sliced page; the page's whole-dataset view caches the same parts one by one): :func:`view_parts` at α,
+    with the registered methods ``others`` as extra columns.  Returns the view and the battle frame of the
+    judge (None without one)."""
+    parts = view_parts(store, dataset, judge, tau, where, others)
     return parts.view(alpha), parts.frame
