@@ -6,27 +6,21 @@ pages live in ``app_pages/`` (a folder named ``pages/`` would put Streamlit
 into its legacy file-based routing).  The default page (Overview) is at ``/``.
 
 With ``[auth]`` in Streamlit's secrets, a visitor signs in first (``st.login``) and the navigation lists only
-the pages their role allows (``app_pages/_shared.py``: access; README: Serving others).  Every page, its title,
+the pages their role allows (``app_pages/_access.py``; README: Serving others).  Every page, its title,
 icon, role and what data it needs is one entry of the page registry, ``app_pages/_registry.py``.
 """
 
 import streamlit as st
 
-from app_pages._registry import ICONS as ICONS  # a view of the page registry, for older callers
+from app_pages._access import access, allowed_pages, sign_in_page, signed_in_sidebar
+from app_pages._loaders import unavailable_pages
+from app_pages._preload import preload_charts
 from app_pages._registry import navigation
-from app_pages._shared import (
-    access,
-    allowed_pages,
-    apply_presentation_mode,
-    resolve_selection,
-    sidebar,
-    sign_in_page,
-    signed_in_sidebar,
-    sync_url,
-    unavailable_pages,
-)
+from app_pages._selection import sync_url
+from app_pages._sidebar import apply_presentation_mode, resolve_selection, sidebar
 
 st.set_page_config(page_title="Judge Arena", page_icon=":material/leaderboard:", layout="wide")
+preload_charts()  # the browser loads the chart library while this run computes
 
 gate = access()
 if gate.sign_in and gate.role is None:  # signed out, or no role: the sign-in page and nothing else

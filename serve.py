@@ -26,10 +26,15 @@ PRELOAD = (
     "core.charts",
 )
 
-# Imported by a first page run beyond PRELOAD: the pages' shared module (and the use cases it imports), the icon
-# names Streamlit checks, pyarrow's pandas conversion (tables and persisted frames).
+# Imported by a first page run beyond PRELOAD: the pages' shared modules (and the use cases they import), the
+# icon names Streamlit checks, pyarrow's pandas conversion (tables and persisted frames).
 FIRST_RUN_MODULES = (
-    "app_pages._shared",
+    "app_pages._access",
+    "app_pages._loaders",
+    "app_pages._selection",
+    "app_pages._sidebar",
+    "app_pages._store",
+    "app_pages._widgets",
     "pyarrow.pandas_compat",
     "streamlit.emojis",
     "streamlit.material_icon_names",

@@ -1,6 +1,6 @@
 """Sign-in, roles and the admin token: who this session is and which pages and actions it may use.
 
-Part of ``app_pages/_shared.py``; each page's role is in the page registry (``app_pages/_registry.py``).
+Each page's role is in the page registry (``app_pages/_registry.py``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from core.app.safe_text import escape_markdown as esc
 # the ``[roles]`` table gives each a role (``core.app.access``): viewer (every results page), annotator (the Vote
 # page, voting under their email), admin (the Admin page and the Evaluate page's form).  Without ``[auth]``
 # the dashboard is open to whoever reaches it, and the admin and vote tokens guard what they guard.
-# Each page's role is in the page registry (app_pages/_registry.py; PAGE_ROLES is its view).
+# Each page's role is in the page registry (app_pages/_registry.py).
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Cached loaders: cached on their arguments and on the store's data version, so new data invalidates them
-and sliders never enter the keys of the expensive steps.  Part of ``app_pages/_shared.py``.
+and sliders never enter the keys of the expensive steps.
 """
 
 from __future__ import annotations
@@ -140,8 +140,6 @@ def load_heldout_lagged(dataset: str, judge: str, tau: float | None) -> app_pers
         return behind.lagged
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def load_slices(dataset: str, token: str) -> pd.DataFrame:
+def load_slices(dataset: str) -> pd.DataFrame:
     """The dataset's slices (key, value, battles, votes, enough) for the slice picker."""
-    with reading() as store:
-        return app_leaderboard.slice_values(store, dataset)
+    return load_result(app_leaderboard.slice_values, dataset)

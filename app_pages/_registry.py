@@ -8,7 +8,7 @@ whose role allows ``role``, and ``needs`` names the data it cannot run without (
 the sidebar gives).
 
 Everything here reads :data:`PAGES` when called, so a page registered later (or by a test) is seen by all
-of them; ``PAGE_TITLES``, ``PAGE_ROLES``, ``ICONS`` and ``DATA_PAGES`` are views of it for older callers.
+of them.
 """
 
 from __future__ import annotations
@@ -104,10 +104,3 @@ def navigation(allowed: Iterable[str], blocked: Container[str] = ()) -> list[dic
 
 
 DEFAULT_SUFFIX = "-home"  # the default page's reserved pathname: its key + this (it is served at "/")
-
-
-# Views of the registry for older callers (fixed at import; the functions above see later registrations).
-PAGE_TITLES: dict[str, str] = {p.key: p.title for p in PAGES}
-ICONS: dict[str, str] = {p.key: p.icon for p in PAGES}
-PAGE_ROLES: dict[str, str] = {p.key: p.role for p in PAGES if p.role != VIEWER}  # every other page: VIEWER
-DATA_PAGES: tuple[str, ...] = tuple(p.key for p in PAGES if p.needs)

@@ -4,7 +4,7 @@ A fresh session reads it from the URL (``st.query_params``); every widget that e
 through its callback, before the script reruns; ``app.py`` mirrors it into the URL on every run
 (:func:`sync_url`).  Widgets never own the state: their keys are rewritten from the home before they are
 drawn (:func:`bound_slider`, :func:`bound_radio`), because Streamlit forgets the value of a widget that
-the current page does not draw.  Part of ``app_pages/_shared.py``.
+the current page does not draw.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The shared sidebar (dataset and judge, pages that cannot run, presentation mode) and making the selection
-valid for the store before a page draws.  Part of ``app_pages/_shared.py``.
+valid for the store before a page draws.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""The store as the pages see it: its data version (one reader per server process), read-only reads, cache keys.
-
-Part of the pages' shared module (``app_pages/_shared.py`` re-exports every name); patch a name here, where it
-is read, not on the facade.
-"""
+"""The store as the pages see it: its data version (one reader per server process), read-only reads, cache keys."""
 
 from __future__ import annotations
 

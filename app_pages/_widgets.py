@@ -1,5 +1,5 @@
 """What every page draws the same way: notices, the page guard and context, charts, tables, downloads, the τ
-slider.  Part of ``app_pages/_shared.py``.
+slider.
 """
 
 from __future__ import annotations
@@ -313,10 +313,10 @@ LEADERBOARD_SLICE_HELP = (
 )
 
 
-def slice_picker(dataset: str, token: str, key: str, what: str = LEADERBOARD_SLICE_HELP) -> Slice:
+def slice_picker(dataset: str, key: str, what: str = LEADERBOARD_SLICE_HELP) -> Slice:
     """The slice picker (terms AND-ed; each option shows its battles), writing ``Selection.slice`` home: one
     slice for every page that draws a leaderboard, so it follows the visitor from page to page."""
-    values = load_slices(dataset, token)
+    values = load_slices(dataset)
     if values.empty:
         return ()
     counts = {f"{r.key}={r.value}": (int(r.n_battles), bool(r.enough)) for r in values.itertuples()}

@@ -14,21 +14,14 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import (
-    access,
-    configured_admin_token,
-    db_path,
-    esc,
-    forbidden,
-    notice,
-    page_guard,
-    read_store,
-    selection,
-    store_available,
-)
+from app_pages._access import access, configured_admin_token, forbidden
+from app_pages._selection import selection
+from app_pages._store import db_path, read_store, store_available
+from app_pages._widgets import notice, page_guard
 from core.app import StoreError, generation, judging
 from core.app.access import ADMIN
 from core.app.judging import TEMPLATES, ConfigError, PlanError, WorkerProcess, connection_test, from_mapping
+from core.app.safe_text import escape_markdown as esc
 from core.redact import ADMIN_TOKEN_ENV, KEY_ENV_ALLOW_ENV, key_env_allow_list, key_env_allowed, key_env_names, redact
 
 st.title("Admin")

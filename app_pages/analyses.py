@@ -4,21 +4,14 @@ from functools import partial
 
 import streamlit as st
 
-from app_pages._shared import (
-    caption,
-    esc,
-    load_result,
-    notice,
-    page_guard,
-    require_selection,
-    show_chart,
-    show_table,
-)
+from app_pages._loaders import load_result
+from app_pages._widgets import caption, notice, page_guard, require_selection, show_chart, show_table
 from core import charts
 from core.app import Unavailable, analyses
 from core.app import display as show
 from core.app.availability import ADD_RUBRIC, ADD_VOTES, IMPORT, RUN_JUDGE
 from core.app.precompute import AGG_SHUFFLES
+from core.app.safe_text import escape_markdown as esc
 
 st.title("Analyses")
 

@@ -8,10 +8,12 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import esc, load_result, notice, page_guard, require_selection, show_chart, show_table
+from app_pages._loaders import load_result
+from app_pages._widgets import notice, page_guard, require_selection, show_chart, show_table
 from core import charts
 from core.app import bias
 from core.app import display as show
+from core.app.safe_text import escape_markdown as esc
 
 st.title("Judge bias")
 

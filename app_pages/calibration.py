@@ -9,11 +9,9 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import (
+from app_pages._loaders import load_sample, load_tau
+from app_pages._widgets import (
     back_to_fitted_tau_button,
-    esc,
-    load_sample,
-    load_tau,
     notice,
     page_guard,
     require_selection,
@@ -25,6 +23,7 @@ from core import charts
 from core.app import calibration
 from core.app import data as app_data
 from core.app.availability import ADD_RUBRIC
+from core.app.safe_text import escape_markdown as esc
 
 st.title("Calibration")
 Q_OPTIONS = [0.55, 0.65, 0.75, 0.85, 0.95]

@@ -13,22 +13,10 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import (
-    SCOPE_ALPHA_RANGE,
-    access,
-    admin_unlocked,
-    configured_admin_token,
-    db_path,
-    esc,
-    notice,
-    page_guard,
-    read_store,
-    selection,
-    show_chart,
-    show_table,
-    store_available,
-    version,
-)
+from app_pages._access import access, admin_unlocked, configured_admin_token
+from app_pages._selection import SCOPE_ALPHA_RANGE, selection
+from app_pages._store import db_path, read_store, store_available, version
+from app_pages._widgets import notice, page_guard, show_chart, show_table
 from core import charts
 from core.app import Unavailable, generation, judging, newmodel
 from core.app import data as app_data
@@ -38,6 +26,7 @@ from core.app.access import ADMIN
 from core.app.escalation import Escalations
 from core.app.judging import TEMPLATES, ConfigError, PlanError, WorkerProcess, from_mapping
 from core.app.newmodel import Standing
+from core.app.safe_text import escape_markdown as esc
 from core.redact import ADMIN_TOKEN_ENV, key_env_allowed, key_env_patterns, redact
 
 st.title("Evaluate a model")

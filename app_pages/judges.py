@@ -9,7 +9,8 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import esc, load_result, notice, page_guard, require_selection, show_chart, show_table
+from app_pages._loaders import load_result
+from app_pages._widgets import notice, page_guard, require_selection, show_chart, show_table
 from core import charts
 from core.app import Unavailable
 from core.app import display as show
@@ -17,6 +18,7 @@ from core.app import judges as app_judges
 from core.app.availability import ADD_VOTES
 from core.app.judges import AgreementFigure
 from core.app.precompute import AMELO_MIN_RECORDS, SHUFFLES
+from core.app.safe_text import escape_markdown as esc
 
 st.title("Judges & annotators")
 

@@ -17,29 +17,20 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import (
-    ALPHA_RANGE,
+from app_pages._loaders import dataset_facts, dataset_options, default_judge, load_heldout_lagged, load_result, load_tau
+from app_pages._selection import ALPHA_RANGE, bound_slider, selection, update
+from app_pages._store import read_store
+from app_pages._widgets import (
     back_to_fitted_tau_button,
-    bound_slider,
-    dataset_facts,
-    dataset_options,
-    default_judge,
-    esc,
     export_buttons,
-    load_heldout_lagged,
-    load_result,
-    load_tau,
     notice,
     page_guard,
-    read_store,
     require_selection,
-    selection,
     show_chart,
     show_table,
     slice_picker,
     snap_selected_tau,
     tau_control,
-    update,
 )
 from core import charts
 from core.app import Store, Unavailable, mtbench, newmodel, report, winrate
@@ -48,6 +39,7 @@ from core.app import diff as app_diff
 from core.app import leaderboard as lb
 from core.app import style as app_style
 from core.app.persist import Lagged
+from core.app.safe_text import escape_markdown as esc
 from core.domain import Ratings, Slice, slice_label
 from core.methods import RATING_METHODS
 
@@ -390,7 +382,7 @@ with page_guard("The leaderboard"):
     style_on = selection().style
     if not present:
         with c_slice or st.container():
-            where = slice_picker(dataset, ctx.token, key="lb_slice")
+            where = slice_picker(dataset, key="lb_slice")
             st.session_state["lb_style"] = style_on
             style_on = st.toggle(
                 "Style control",
@@ -695,7 +687,9 @@ with page_guard("The leaderboard"):
     )
     st.download_button(
         "Report (HTML, prints to PDF)",
-        data=lambda: read_store(report.report_html, dataset, judge, None if tau_fitted else tau, alpha),
+        data=lambda: read_store(
+            report.report_html, dataset, judge, None if tau_fitted else tau, alpha, None, None, others
+        ),
         file_name=report.report_file_name(dataset, judge, named_tau, alpha),
         mime="text/html",
         icon=":material/description:",

@@ -8,7 +8,8 @@ from functools import partial
 
 import streamlit as st
 
-from app_pages._shared import load_result, notice, page_guard, require_selection, show_chart, show_table
+from app_pages._loaders import load_result
+from app_pages._widgets import notice, page_guard, require_selection, show_chart, show_table
 from core import charts
 from core.app import display as show
 from core.app import overview

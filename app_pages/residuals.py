@@ -8,23 +8,14 @@ from functools import partial
 
 import streamlit as st
 
-from app_pages._shared import (
-    ALPHA_RANGE,
-    bound_slider,
-    esc,
-    load_heldout,
-    notice,
-    page_guard,
-    require,
-    require_selection,
-    selection,
-    show_chart,
-    show_table,
-)
+from app_pages._loaders import load_heldout
+from app_pages._selection import ALPHA_RANGE, bound_slider, selection
+from app_pages._widgets import notice, page_guard, require, require_selection, show_chart, show_table
 from core import charts
 from core.app import Unavailable, residuals
 from core.app import display as show
 from core.app.availability import ADD_RUBRIC, ADD_VOTES, RUN_JUDGE
+from core.app.safe_text import escape_markdown as esc
 
 st.title("Residuals")
 

@@ -11,28 +11,16 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages._shared import (
-    SCOPE_ALPHA_RANGE,
-    bound_radio,
-    bound_slider,
-    esc,
-    load_result,
-    load_sample,
-    notice,
-    page_guard,
-    read_store,
-    require,
-    require_selection,
-    selection,
-    show_chart,
-    show_table,
-    slice_picker,
-)
+from app_pages._loaders import load_result, load_sample
+from app_pages._selection import SCOPE_ALPHA_RANGE, bound_radio, bound_slider, selection
+from app_pages._store import read_store
+from app_pages._widgets import notice, page_guard, require, require_selection, show_chart, show_table, slice_picker
 from core import charts
 from core.app import Unavailable, selective
 from core.app import display as show
 from core.app.availability import ADD_BOTH_ORDERS, ADD_CONFIDENCE
 from core.app.precompute import SCOPE_SPLITS as N_SPLITS
+from core.app.safe_text import escape_markdown as esc
 from core.domain import Slice, slice_label
 from core.methods import SCOPE_RULES, SCOPE_SOURCES
 
@@ -163,7 +151,7 @@ with page_guard("The selective judging page", page="selective"):
     )
 
     st.subheader(f"At α = {alpha:.2f}")
-    where = slice_picker(dataset, ctx.token, key="scope_slice", what=SLICE_HELP)
+    where = slice_picker(dataset, key="scope_slice", what=SLICE_HELP)
     if where:
         st.caption(
             f"On the slice **{esc(slice_label(where))}**: the threshold is calibrated, and the judgments accepted, "

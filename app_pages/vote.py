@@ -14,19 +14,13 @@ from typing import Literal
 
 import streamlit as st
 
-from app_pages._shared import (
-    access,
-    db_path,
-    esc,
-    forbidden,
-    notice,
-    page_guard,
-    read_store,
-    selection,
-    store_available,
-)
+from app_pages._access import access, forbidden
+from app_pages._selection import selection
+from app_pages._store import db_path, read_store, store_available
+from app_pages._widgets import notice, page_guard
 from core.app import Unavailable, voting
 from core.app.access import ANNOTATOR
+from core.app.safe_text import escape_markdown as esc
 from core.app.safe_text import neutralise_markdown
 from core.redact import redact, secrets
 

@@ -51,3 +51,30 @@ def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} was not reached within {timeout:g} s")
         time.sleep(poll)
+
+
+def viewer_pages() -> dict[str, str]:
+    """Key → title of every page a signed-out viewer opens, read from the live page registry (Vote needs an
+    annotator, Admin a token): the sweeps over pages follow a page registered there without a list to edit."""
+    from app_pages._registry import pages
+    from core.app.access import VIEWER
+
+    return {key: page.title for key, page in pages().items() if page.role == VIEWER}
+
+
+ADMIN_TOKEN = "s3cret"  # the admin token the page tests set in the environment
+
+
+def admin_page(db: Path, monkeypatch: pytest.MonkeyPatch, token: str = ADMIN_TOKEN) -> object:
+    """An AppTest of the app over ``db``, on the Admin page, unlocked with ``token`` (set as the server's
+    admin token): the set-up every Admin page test shares."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ARENA_DB", str(db))
+    monkeypatch.setenv("ARENA_ADMIN_TOKEN", token)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("app_pages/admin.py")
+    at.run()
+    at.text_input(key="admin_token_input").set_value(token).run()
+    return at

@@ -15,23 +15,13 @@ from core.app.data import import_path
 from core.domain import CRITERIA
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
-from tests.conftest import ROOT, shared_path
+from tests.conftest import ROOT, shared_path, viewer_pages
 
 # multi-process or Streamlit AppTest throughout: the integration tier (pytest.ini)
 pytestmark = pytest.mark.integration
 
 APP = str(ROOT / "app.py")
-PAGES = [
-    "app_pages/overview.py",
-    "app_pages/leaderboard.py",
-    "app_pages/calibration.py",
-    "app_pages/residuals.py",
-    "app_pages/selective.py",
-    "app_pages/judges.py",
-    "app_pages/bias.py",
-    "app_pages/analyses.py",
-    "app_pages/evaluate.py",
-]
+PAGES = [f"app_pages/{key}.py" for key in viewer_pages()]  # Vote and Admin: their own tests
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from core.simulate import DemoConfig, simulate_arena
 from core.stats import bias
 from core.stats.consistency import consistency_scores, study
 from core.store import Store
-from tests.conftest import ROOT, shared_path
+from tests.conftest import ROOT, admin_page, shared_path
 
 
 @pytest.fixture(scope="module")
@@ -344,7 +344,6 @@ def test_a_judges_family_is_read_from_its_annotator_and_can_be_given(tmp_path):
 @pytest.mark.integration
 def test_the_admin_page_sets_a_judges_family_and_refuses_a_malformed_one(tmp_path, monkeypatch):
     """Issue 45: the family can be given where the judge runs are started, not only on the command line."""
-    from streamlit.testing.v1 import AppTest
 
     from core.app.data import import_path
 
@@ -353,13 +352,7 @@ def test_the_admin_page_sets_a_judges_family_and_refuses_a_malformed_one(tmp_pat
     with Store.open(db) as s:
         name = import_path(s, src, "alpaca-eval").dataset
         judge = str(s.judges_frame(name)["judge"].iloc[0])
-    monkeypatch.setenv("ARENA_DB", str(db))
-    monkeypatch.setenv("ARENA_ADMIN_TOKEN", "s3cret")
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.run()
-    at.switch_page("app_pages/admin.py")
-    at.run()
-    at.text_input(key="admin_token_input").set_value("s3cret").run()
+    at = admin_page(db, monkeypatch)
     assert not at.exception and any(h.value == "Judge families" for h in at.subheader)
     box, field, save = _family_form(at)
     assert box.value == judge

@@ -22,20 +22,11 @@ import pytest
 
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
-from tests.conftest import ROOT
+from tests.conftest import ROOT, viewer_pages
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts"
-PAGES = [
-    "overview",
-    "leaderboard",
-    "calibration",
-    "residuals",
-    "bias",
-    "selective",
-    "judges",
-    "analyses",
-]  # admin: token-gated, tested with AppTest
+PAGES = list(viewer_pages())  # Vote and Admin (role-gated): AppTest and their own browser tests
 
 pytestmark = [
     pytest.mark.integration,
@@ -129,6 +120,18 @@ def _wait_idle(pg) -> None:
     time.sleep(0.5)
 
 
+def _wait_settled(pg) -> None:
+    """A freshly loaded page's script has run to its end: its title is drawn, the app is not running,
+    Streamlit's running indicator is gone and every chart is drawn (pages with or without charts)."""
+    pg.wait_for_function(
+        "() => !!document.querySelector('h1') && "
+        "!!document.querySelector(\"[data-testid='stApp'][data-test-script-state='notRunning']\") && "
+        "!document.querySelector(\"[data-testid='stStatusWidget']\") && "
+        "[...document.querySelectorAll(\"[data-testid='stPlotlyChart']\")].every(c => c.querySelector('.main-svg'))",
+        timeout=120_000,
+    )
+
+
 def _wait_rendered(pg) -> None:
     # every page explains its first chart with a "How to read this" caption once computed
     pg.wait_for_selector("text=How to read this", timeout=120_000)
@@ -155,7 +158,7 @@ def test_the_first_visitor_after_a_server_start_can_follow_a_deep_link(page, dem
 def test_every_page_opens_without_an_exception(page, app_url, name):
     # every page at its own pathname, the default (served at "/") included: "/overview" links must work too
     page.goto(f"{app_url}/{name}?dataset=demo&judge=judge-position")
-    _wait_rendered(page)
+    _wait_settled(page)
     assert page.get_by_text("Page not found").count() == 0  # a modal that would block the sidebar
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
     assert page.locator("[data-testid='stException']").count() == 0
@@ -191,12 +194,33 @@ def _slider_text(pg, label: str) -> str:
     return pg.get_by_role("slider", name=label).get_attribute("aria-valuetext") or ""
 
 
-def _settle(pg, label: str, before: str) -> None:
-    """Wait until the slider shows a new value, then for the rerun it causes."""
-    deadline = time.time() + 30
-    while _slider_text(pg, label) == before and time.time() < deadline:
-        time.sleep(0.2)
-    time.sleep(1.0)  # the rerun starts once the slider settles
+# Counts the changes of the app's script state (initial → running → notRunning …) from the moment it is armed,
+# so a wait can tell the rerun a key press caused from the state the page was already in.
+_ARM_JS = """() => {
+    const app = document.querySelector("[data-testid='stApp']");
+    if (!window.__scriptStateChanges) {
+        window.__scriptStateChanges = 0;
+        new MutationObserver(records => { window.__scriptStateChanges += records.length; })
+            .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+    }
+    return window.__scriptStateChanges;
+}"""
+_RERUN_DONE_JS = """n => window.__scriptStateChanges >= n + 2 &&
+    !!document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']")"""
+
+
+def _arm(pg) -> int:
+    """Start counting script-state changes (once per page); the count so far."""
+    return int(pg.evaluate(_ARM_JS))
+
+
+def _settle(pg, label: str, before: str, armed: int) -> None:
+    """Wait until the slider shows a new value, then for a script run that started after ``armed`` (the
+    rerun the new value causes) to finish."""
+    from playwright.sync_api import expect
+
+    expect(pg.get_by_role("slider", name=label)).not_to_have_attribute("aria-valuetext", before, timeout=30_000)
+    pg.wait_for_function(_RERUN_DONE_JS, arg=armed, timeout=120_000)
     _wait_rendered(pg)
 
 
@@ -212,21 +236,21 @@ def _move_slider(pg, label: str, target: float, step: float = 0.01) -> None:
         presses = round((target - float(slider.input_value())) / step)
         if presses == 0:
             return
-        before = _slider_text(pg, label)
+        before, armed = _slider_text(pg, label), _arm(pg)
         slider.focus()
         for _ in range(abs(presses)):
             pg.keyboard.press("ArrowRight" if presses > 0 else "ArrowLeft")
-        _settle(pg, label, before)
+        _settle(pg, label, before, armed)
     raise AssertionError(f"the {label!r} slider did not reach {target} (it shows {_slider_text(pg, label)})")
 
 
 def _step_slider(pg, label: str, steps: int) -> str:
     """Move a (select) slider by ``steps`` options with the keyboard; returns the label it then shows."""
-    before = _slider_text(pg, label)
+    before, armed = _slider_text(pg, label), _arm(pg)
     pg.get_by_role("slider", name=label).focus()
     for _ in range(abs(steps)):
         pg.keyboard.press("ArrowRight" if steps > 0 else "ArrowLeft")
-    _settle(pg, label, before)
+    _settle(pg, label, before, armed)
     return _slider_text(pg, label)
 
 
@@ -293,10 +317,10 @@ def test_the_tau_in_use_is_on_the_first_screen_at_the_sliders_minimum_and_on_a_d
         assert pg.locator("[data-testid='stAlertContentSuccess']", has_text="covers the human Elo").count() == 0
         pg.screenshot(path=str(ARTIFACTS / "leaderboard_deep_link_tau_0.89.png"))
 
-        before = _slider_text(pg, TAU)
+        before, armed = _slider_text(pg, TAU), _arm(pg)
         pg.get_by_role("slider", name=TAU).focus()
         pg.keyboard.press("Home")  # the slider's minimum
-        _settle(pg, TAU, before)
+        _settle(pg, TAU, before, armed)
         assert _slider_text(pg, TAU) == "0.02"
         _tau_note_beside_the_headline(pg, "0.02", height)
         pg.screenshot(path=str(ARTIFACTS / "leaderboard_tau_minimum.png"))
@@ -489,16 +513,7 @@ def test_report_downloads_and_opens_offline_with_its_provenance(page, app_url, t
         offline.close()
 
 
-TOUR = [
-    ("overview", "Overview"),
-    ("leaderboard", "Leaderboard"),
-    ("calibration", "Calibration"),
-    ("residuals", "Residuals"),
-    ("bias", "Judge bias"),
-    ("selective", "Selective judging"),
-    ("judges", "Judges & annotators"),
-    ("analyses", "Analyses"),
-]
+TOUR = list(viewer_pages().items())
 
 
 def test_page_tour_screenshots(page, app_url):
@@ -512,7 +527,7 @@ def test_page_tour_screenshots(page, app_url):
         pg = context.new_page()
         for key, _ in TOUR:
             pg.goto(f"{url}/{key}?dataset=demo")
-            _wait_rendered(pg)
+            _wait_settled(pg)
             assert pg.locator("[data-testid='stException']").count() == 0
             pg.screenshot(path=str(out / f"{key}.png"))
         pg.goto(f"{url}/leaderboard?dataset=demo&present=1")

@@ -18,7 +18,7 @@ from core.app.data import import_path
 from core.app.generation import load_model_toml, model_config, split_reasoning
 from core.judging.config import ConfigError
 from core.store import Store
-from tests.conftest import ROOT
+from tests.conftest import ROOT, admin_page
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_lmarena_releases import _frame_140k
 
@@ -213,16 +213,8 @@ def test_killed_generations_resume_to_exactly_the_planned_set(tmp_path):
 def test_the_admin_page_starts_a_generation_worker(tmp_path, monkeypatch):
     import time
 
-    from streamlit.testing.v1 import AppTest
-
     db = _store(tmp_path)
-    monkeypatch.setenv("ARENA_DB", str(db))
-    monkeypatch.setenv("ARENA_ADMIN_TOKEN", "s3cret")
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.run()
-    at.switch_page("app_pages/admin.py")
-    at.run()
-    at.text_input(key="admin_token_input").set_value("s3cret").run()
+    at = admin_page(db, monkeypatch)
     with FakeServer(FakeJudge(latency_ms=5)) as srv:
         at.text_input(key="gen_name").set_value("from-page")
         at.text_input(key="gen_url").set_value(srv.url)

@@ -14,7 +14,7 @@ from core.app.data import import_path
 from core.app.judging import PlanError, run_shared
 from core.judging.config import load_toml
 from core.store import Store
-from tests.conftest import ROOT
+from tests.conftest import ROOT, admin_page
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_judging import _config, _store
 
@@ -99,18 +99,11 @@ def test_a_run_named_like_an_imported_judge_is_refused(tmp_path):
 
 @pytest.mark.integration
 def test_the_admin_form_asks_before_replacing_a_judge(tmp_path, monkeypatch):
-    from streamlit.testing.v1 import AppTest
 
     db = _store(tmp_path, n_prompts=3)
     with FakeServer(FakeJudge()) as srv:
         assert run_shared(db, "ah", load_toml(_variant(tmp_path, srv.url, "j")), limit=4).status == "done"
-        monkeypatch.setenv("ARENA_DB", str(db))
-        monkeypatch.setenv("ARENA_ADMIN_TOKEN", "admin-token-for-tests")
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-        at.run()
-        at.switch_page("app_pages/admin.py")
-        at.run()
-        at.text_input(key="admin_token_input").set_value("admin-token-for-tests").run()
+        at = admin_page(db, monkeypatch, token="admin-token-for-tests")
         next(t for t in at.text_input if t.label == "name").set_value("j")
         next(t for t in at.text_input if t.label == "base URL").set_value(srv.url)
         next(t for t in at.text_input if t.label == "model").set_value("another-model")

@@ -23,11 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from app_pages._registry import pages
-from core.app.access import VIEWER
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
-from tests.conftest import ROOT, shared_path, wait_until
+from tests.conftest import ROOT, shared_path, viewer_pages, wait_until
 from tests.test_browser import _start_app
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -84,11 +82,6 @@ CONTRADICTIONS: list[tuple[str, str, str]] = [
         "a self-preference result next to the sentence that there is nothing to measure it on",
     ),
 ]
-
-
-def _viewer_pages() -> list[str]:
-    """The pages a signed-out viewer opens, from the live registry (Vote needs an annotator, Admin a token)."""
-    return [key for key, page in pages().items() if page.role == VIEWER]
 
 
 @pytest.fixture(scope="module")
@@ -256,7 +249,7 @@ def test_every_page_reads_cleanly(pg, app_url, dataset, present):
     """Every viewer page on this dataset: no missing value as text, no contradiction, no alert twice, no title
     under the toolbar, and in presentation mode no chart larger than the screen."""
     found: dict[str, list[str]] = {}
-    for key in _viewer_pages():
+    for key in list(viewer_pages()):
         query = f"dataset={dataset}" + ("&present=1" if present else "")
         shot = f"{dataset}-{key}" + ("-present" if present else "")
         problems = _page_problems(pg, f"{app_url}/{key}?{query}", shot, present)

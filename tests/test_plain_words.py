@@ -389,7 +389,7 @@ def test_the_busy_notice_says_who_is_writing_in_words_not_a_command_line(tmp_pat
             Exception(f"IO Error: Could not set lock on file: Conflicting lock is held in python (PID {holder.pid})"),
         )
         assert "--db" in message and str(holder.pid) in message  # the CLI's message names the process
-        script = f"from app_pages._shared import busy_notice\nbusy_notice({message!r})\n"
+        script = f"from app_pages._store import busy_notice\nbusy_notice({message!r})\n"
         at = AppTest.from_string(script, default_timeout=60).run()
     finally:
         holder.kill()

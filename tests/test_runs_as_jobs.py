@@ -17,7 +17,7 @@ import pytest
 from core.app.judging import plan_run
 from core.judging.config import load_toml
 from core.store import Store
-from tests.conftest import ROOT, wait_until
+from tests.conftest import ROOT, admin_page, wait_until
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_judging import _config, _store
 
@@ -214,16 +214,9 @@ def test_a_cost_budget_needs_prices(tmp_path):
 
 @pytest.mark.integration
 def test_the_admin_page_estimates_before_spending(tmp_path, monkeypatch):
-    from streamlit.testing.v1 import AppTest
 
     db = _store(tmp_path, n_prompts=3)  # 18 units
-    monkeypatch.setenv("ARENA_DB", str(db))
-    monkeypatch.setenv("ARENA_ADMIN_TOKEN", "s3cret")
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.run()
-    at.switch_page("app_pages/admin.py")
-    at.run()
-    at.text_input(key="admin_token_input").set_value("s3cret").run()
+    at = admin_page(db, monkeypatch)
     field = {w.label: w for w in [*at.text_input, *at.number_input, *at.radio]}
     field["name"].set_value("est-judge")
     field["base URL"].set_value("http://127.0.0.1:9/v1")  # never called

@@ -10,7 +10,7 @@ import pytest
 
 from core.app.judging import covers, runs
 from core.store import Store
-from tests.conftest import ROOT
+from tests.conftest import ROOT, admin_page
 from tests.test_judging import _store
 
 
@@ -92,16 +92,9 @@ def test_the_runs_command_says_superseded(tmp_path):
 
 @pytest.mark.integration
 def test_the_admin_pages_run_list_says_superseded(tmp_path, monkeypatch):
-    from streamlit.testing.v1 import AppTest
 
     db, paused, bigger, _, done = _runs_store(tmp_path)
-    monkeypatch.setenv("ARENA_DB", str(db))
-    monkeypatch.setenv("ARENA_ADMIN_TOKEN", "s3cret")
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.run()
-    at.switch_page("app_pages/admin.py")
-    at.run()
-    at.text_input(key="admin_token_input").set_value("s3cret").run()
+    at = admin_page(db, monkeypatch)
     assert not at.exception
     shown = next(d.value for d in at.dataframe if "run_id" in d.value.columns and "status" in d.value.columns)
     shown = shown.set_index("run_id")

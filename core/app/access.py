@@ -22,7 +22,7 @@ addresses are verified by construction (a company directory that sends no
 claim) can be trusted with ``trust_unverified_email = true``; groups and ``*``
 never depend on the email.
 
-This module only decides; the pages ask it (``app_pages/_shared.py``).
+This module only decides; the pages ask it (``app_pages/_access.py``).
 """
 
 from __future__ import annotations
