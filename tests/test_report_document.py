@@ -394,3 +394,37 @@ def test_no_page_but_the_last_is_near_empty(store, paper, request, tmp_path):
     (pdf,) = tmp_path.iterdir()
     shares = _filled(pdf)
     assert len(shares) >= 2 and all(s >= 0.4 for s in shares[:-1]), [round(s, 2) for s in shares]
+
+
+@pytest.mark.browser
+@needs_chromium
+@pytest.mark.shared
+@pytest.mark.parametrize("paper", ["letter", "a4"])
+@pytest.mark.parametrize(
+    ("source", "fmt", "judge"),
+    [
+        ("pandalm_testset_v1", "pandalm", "gpt-3.5-turbo"),
+        ("alpaca_eval_2/results/claude-2/weighted_alpaca_eval_gpt4_turbo/annotations.json", "alpaca-eval", None),
+    ],
+)
+def test_a_short_report_leaves_no_page_to_a_few_lines(source, fmt, judge, paper, tmp_path):
+    """Issue 45: PandaLM's report (5 models) put its last two to eight provenance lines alone on page 2,
+    because its chart was drawn 450 px tall for five rows."""
+    pytest.importorskip("pypdf")
+    from core.app.data import import_path
+    from tests.conftest import shared_path
+
+    db = tmp_path / "s.duckdb"
+    with Store.open(db) as s:
+        dataset = import_path(s, shared_path(source), fmt).dataset
+        judge = judge or str(s.judges_frame(dataset)["judge"].iloc[0])
+    out = tmp_path / "out"
+    out.mkdir()
+    cmd = [sys.executable, "-m", "core", "report", "--db", str(db), "--dataset", dataset, "--judge", judge]
+    done = subprocess.run(
+        [*cmd, "--format", "pdf", "--paper", paper, "--out", str(out)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    (pdf,) = out.iterdir()
+    shares = _filled(pdf)
+    assert all(s >= 0.25 for s in shares), [round(s, 2) for s in shares]  # no page holds only a few lines

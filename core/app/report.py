@@ -78,11 +78,13 @@ dd { margin: 0; font-family: ui-monospace, monospace; font-size: .85rem; word-br
   .chart, .note, dl > * { break-inside: avoid; }
   .modebar, .modebar-container { display: none !important; }
   .note { padding: .3rem .6rem; margin: .4rem 0; }
-  dl { font-size: 7.5pt; gap: 0 .8rem; } dd { font-size: 7pt; }
+  dl { font-size: 7.5pt; gap: 0 .8rem; grid-template-columns: max-content minmax(0, 1fr) max-content minmax(0, 1fr); }
+  dd { font-size: 7pt; }
   a { color: inherit; text-decoration: none; }
 }
 """
 PAPER_CHART_ROWS = 20  # the leaderboard chart on paper: about half a page, so it fits beside a table's last rows
+PAPER_ROW_PX, PAPER_CHART_BASE_PX = 18, 200  # its height on paper: title, legend and axes, then each row
 PAPER_WIDTH_PX = 680  # a chart's width on paper: A4 (186 mm) and Letter (194 mm) inside the page margins, at 96 px/in
 
 
@@ -388,6 +390,9 @@ def build_report(
     fig = charts.leaderboard_intervals(
         drawn.frame, drawn.methods, interval=drawn.interval, interval_label=drawn.interval_label
     )
+    # on paper a row needs 18 px, not the screen's 450 px floor: five models drawn 450 px tall pushed the
+    # provenance's last lines onto a page of their own
+    fig.update_layout(height=PAPER_CHART_BASE_PX + PAPER_ROW_PX * min(len(view.table), PAPER_CHART_ROWS))
     parts.append(_figure(fig, first=True))
     if (more := len(view.table) - PAPER_CHART_ROWS) > 0:
         parts.append(
