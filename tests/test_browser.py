@@ -108,25 +108,28 @@ def page(app_url):
         browser.close()
 
 
+# The script has finished and the front end has drawn what it sent: no running indicator, and no element still
+# a grey placeholder while its component's code loads (a fresh browser's first page shows several).
+_IDLE_JS = (
+    "() => !!document.querySelector(\"[data-testid='stApp'][data-test-script-state='notRunning']\") && "
+    "!document.querySelector(\"[data-testid='stStatusWidget']\") && "
+    "!document.querySelector(\"[data-testid='stSkeleton']\")"
+)
+
+
 def _wait_idle(pg) -> None:
-    """The page script has run: a title is there and Streamlit's running indicator is gone."""
-    pg.wait_for_selector("[data-testid='stApp']", timeout=60_000)
+    """The page script has run: a title is there, the app is not running and Streamlit's running indicator
+    is gone (states, not a pause)."""
     pg.wait_for_selector("h1", timeout=90_000)  # the page script has run st.title
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        if pg.locator("[data-testid='stStatusWidget']").count() == 0:
-            break
-        time.sleep(0.3)
-    time.sleep(0.5)
+    pg.wait_for_function(_IDLE_JS, timeout=90_000)
 
 
 def _wait_settled(pg) -> None:
     """A freshly loaded page's script has run to its end: its title is drawn, the app is not running,
     Streamlit's running indicator is gone and every chart is drawn (pages with or without charts)."""
+    pg.wait_for_selector("h1", timeout=120_000)
     pg.wait_for_function(
-        "() => !!document.querySelector('h1') && "
-        "!!document.querySelector(\"[data-testid='stApp'][data-test-script-state='notRunning']\") && "
-        "!document.querySelector(\"[data-testid='stStatusWidget']\") && "
+        "() => (" + _IDLE_JS + ")() && "
         "[...document.querySelectorAll(\"[data-testid='stPlotlyChart']\")].every(c => c.querySelector('.main-svg'))",
         timeout=120_000,
     )
