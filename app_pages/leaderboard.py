@@ -687,9 +687,7 @@ with page_guard("The leaderboard"):
     )
     st.download_button(
         "Report (HTML, prints to PDF)",
-        data=lambda: read_store(
-            report.report_html, dataset, judge, None if tau_fitted else tau, alpha, None, None, others
-        ),
+        data=lambda: read_store(report.report_html, dataset, judge, None if tau_fitted else tau, alpha, others=others),
         file_name=report.report_file_name(dataset, judge, named_tau, alpha),
         mime="text/html",
         icon=":material/description:",

@@ -120,17 +120,17 @@ _IDLE_JS = (
 def _wait_idle(pg) -> None:
     """The page script has run: a title is there, the app is not running and Streamlit's running indicator
     is gone (states, not a pause)."""
-    pg.wait_for_selector("h1", timeout=90_000)  # the page script has run st.title
-    pg.wait_for_function(_IDLE_JS, timeout=90_000)
+    pg.wait_for_selector("h1", timeout=120_000)  # the page script has run st.title
+    pg.wait_for_function(_IDLE_JS, timeout=120_000)
 
 
 def _wait_settled(pg) -> None:
     """A freshly loaded page's script has run to its end: its title is drawn, the app is not running,
     Streamlit's running indicator is gone and every chart is drawn (pages with or without charts)."""
-    pg.wait_for_selector("h1", timeout=120_000)
+    _wait_idle(pg)
     pg.wait_for_function(
-        "() => (" + _IDLE_JS + ")() && "
-        "[...document.querySelectorAll(\"[data-testid='stPlotlyChart']\")].every(c => c.querySelector('.main-svg'))",
+        "() => [...document.querySelectorAll(\"[data-testid='stPlotlyChart']\")]"
+        ".every(c => c.querySelector('.main-svg'))",
         timeout=120_000,
     )
 
@@ -516,9 +516,6 @@ def test_report_downloads_and_opens_offline_with_its_provenance(page, app_url, t
         offline.close()
 
 
-TOUR = list(viewer_pages().items())
-
-
 def test_page_tour_screenshots(page, app_url):
     """The README's page tour: one first-screen screenshot per page at 1440×900 (``make tour`` writes them to
     docs/tour/ from the full demo arena; a normal run writes them to test-artifacts/)."""
@@ -528,7 +525,7 @@ def test_page_tour_screenshots(page, app_url):
     context = page.context.browser.new_context(viewport={"width": 1440, "height": 900})
     try:
         pg = context.new_page()
-        for key, _ in TOUR:
+        for key in PAGES:
             pg.goto(f"{url}/{key}?dataset=demo")
             _wait_settled(pg)
             assert pg.locator("[data-testid='stException']").count() == 0
@@ -544,7 +541,7 @@ def test_page_tour_screenshots(page, app_url):
         if proc is not None:
             proc.terminate()
             proc.wait(timeout=10)
-    assert len(list(out.glob("*.png"))) >= len(TOUR) + 1
+    assert len(list(out.glob("*.png"))) >= len(PAGES) + 1
 
 
 @pytest.fixture(scope="module")

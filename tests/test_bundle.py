@@ -288,3 +288,5 @@ def test_registered_methods_travel_in_the_bundle_and_the_report(demo_bundle, tmp
     with Store.open(db, read_only=True) as s:
         html_text = report_html(s, "demo", judge, others=("am-elo",))
     assert "am-ELO" in html_text
+    refused = _cli("report", "--db", str(db), "--dataset", "demo", "--out", str(tmp_path), "--method", "no-such")
+    assert refused.returncode == 2 and "unknown rating method 'no-such'" in refused.stderr, refused.stderr

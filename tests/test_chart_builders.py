@@ -111,18 +111,25 @@ def test_thousands_of_reliable_annotators_are_a_density_and_the_flagged_keep_the
     assert {t.type for t in charts.annotator_abilities(ann.iloc[: charts.WEBGL_ABOVE // 2]).data} == {"scatter"}
 
 
-def test_the_coverage_heatmap_holds_every_pair_count_exactly_and_leaves_unplayed_pairs_blank():
-    rng = np.random.default_rng(5)
-    models = [f"m{k:03d}" for k in range(40)]
+def _pair_counts(seed: int, n_models: int, share: float, most: int) -> tuple[list[str], pd.DataFrame]:
+    """Models m000… and battles per unordered pair (model_1, model_2, n_battles) for a random ``share`` of the
+    pairs, each count in [1, ``most``)."""
+    rng = np.random.default_rng(seed)
+    models = [f"m{k:03d}" for k in range(n_models)]
     pairs = pd.DataFrame(
         [
-            (a, b, int(rng.integers(1, 5_000_000)))
+            (a, b, int(rng.integers(1, most)))
             for i, a in enumerate(models)
             for b in models[i + 1 :]
-            if rng.random() < 0.6
+            if rng.random() < share
         ],
         columns=["model_1", "model_2", "n_battles"],
     )
+    return models, pairs
+
+
+def test_the_coverage_heatmap_holds_every_pair_count_exactly_and_leaves_unplayed_pairs_blank():
+    models, pairs = _pair_counts(5, 40, 0.6, 5_000_000)
     z = np.asarray(charts.coverage_heatmap(pairs, models).data[0].z, float)
     expected = np.full((40, 40), np.nan)
     for a, b, n in pairs.itertuples(index=False):
@@ -134,17 +141,7 @@ def test_the_coverage_heatmap_holds_every_pair_count_exactly_and_leaves_unplayed
 
 
 def test_past_its_limit_the_coverage_heatmap_keeps_the_most_compared_models_and_says_so():
-    rng = np.random.default_rng(8)
-    models = [f"m{k:03d}" for k in range(90)]
-    pairs = pd.DataFrame(
-        [
-            (a, b, int(rng.integers(1, 400)))
-            for i, a in enumerate(models)
-            for b in models[i + 1 :]
-            if rng.random() < 0.3
-        ],
-        columns=["model_1", "model_2", "n_battles"],
-    )
+    models, pairs = _pair_counts(8, 90, 0.3, 400)
     per_model = dict.fromkeys(models, 0)
     for a, b, n in pairs.itertuples(index=False):
         per_model[a] += n

@@ -206,7 +206,9 @@ def export_bundle(
         clean = redact.redact_frame(df)
         files[f"tables/{name}.parquet"] = _parquet(clean)
         rows[f"tables/{name}.parquet"] = len(clean)
-    methods = check_methods(methods)
+    from core.app.leaderboard import check_others
+
+    methods = check_others(methods)
     printed = printed_leaderboards(store, dataset, judges, alpha, has_battles=len(tables.battles) > 0, methods=methods)
     for member, table in printed.tables.items():
         files[member] = redact.redact_frame(table).to_csv(index=False).encode()
@@ -250,19 +252,6 @@ def export_bundle(
     return BundleWritten(out, dataset, judges, boards, len(files) + 1)
 
 
-def check_methods(methods: Sequence[str]) -> tuple[str, ...]:
-    """``methods`` as registered rating methods to print beside the view's own (human, Hard-, Soft-Elo);
-    ``ValueError`` naming the registered ones for an unknown name."""
-    from core.app.leaderboard import JOINED_METHODS
-    from core.methods import RATING_METHODS
-
-    extra = [m for m in RATING_METHODS if m not in JOINED_METHODS]
-    unknown = [m for m in methods if m not in extra]
-    if unknown:
-        raise ValueError(f"unknown rating method {unknown[0]!r}; expected one of {', '.join(extra)}")
-    return tuple(dict.fromkeys(methods))
-
-
 class LeaderboardMismatch(ValueError):
     """A bundle's printed leaderboard says other numbers than its own tables give."""
 
@@ -292,8 +281,10 @@ def check_leaderboards(path: str | Path, tables: Any) -> None:
         }
     alpha = float(manifest.get("parameters", {}).get("alpha", DEFAULT_ALPHA))
     judges = [str(j) for j in manifest.get("judges", [])]
+    from core.app.leaderboard import check_others
+
     try:
-        methods = check_methods([str(m) for m in manifest.get("parameters", {}).get("methods", [])])
+        methods = check_others([str(m) for m in manifest.get("parameters", {}).get("methods", [])])
     except ValueError as exc:
         raise LeaderboardMismatch("manifest.json", 0, "parameters.methods", "printed", str(exc)) from None
     with Store.open(":memory:") as store:

@@ -62,7 +62,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from core.app import IngestError, StoreError
-    from core.app.bundle import check_methods
     from core.app.report import NoChromium, build_report, find_chromium, html_to_pdf
 
     suffixes = SUFFIXES[args.format]
@@ -84,9 +83,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             # a dataset with one judge and no human votes has nothing to report without it: take it
             judge = args.judge if args.judge is not None else _default_judge(store, args.dataset)
-            others = check_methods(args.method)
             report = build_report(
-                store, args.dataset, judge, args.tau, args.alpha, previous=args.previous, others=others
+                store, args.dataset, judge, args.tau, args.alpha, previous=args.previous, others=args.method
             )
         except (StoreError, ValueError, IngestError) as exc:
             raise UserError(str(exc)) from None

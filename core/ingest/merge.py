@@ -256,8 +256,8 @@ def _adds_by(source: str) -> str | None:
     return None if found is None else found.adds_by
 
 
-def _battle_identity(source: str, row: dict, prompt: int | None) -> tuple:
-    if _adds_by(source) == "id":
+def _battle_identity(adds_by: str | None, row: dict, prompt: int | None) -> tuple:
+    if adds_by == "id":
         return ("id", None if is_missing(row.get("external_id")) else str(row["external_id"]))
     turn: Any = row.get("turn")
     pair = tuple(sorted((row["model_a"], row["model_b"])))
@@ -268,18 +268,17 @@ def _battles(
     path: Path, stored: DatasetTables, new: DatasetTables, prompt_of: dict[int, int]
 ) -> tuple[dict[int, int], dict[int, bool], pd.DataFrame]:
     """New battle key → stored id or new key; which matched battles are named the other way round; battles to add."""
+    by = _adds_by(stored.source)  # the same for the new file: can_add checked that both are of one format
     known: dict[tuple, tuple[int, str, str]] = {}
     for row in stored.battles.to_dict("records"):
         pk = None if is_missing(row.get("prompt_key")) else int(row["prompt_key"])
-        known.setdefault(
-            _battle_identity(stored.source, row, pk), (int(row["battle_key"]), row["model_a"], row["model_b"])
-        )
+        known.setdefault(_battle_identity(by, row, pk), (int(row["battle_key"]), row["model_a"], row["model_b"]))
     battle_of: dict[int, int] = {}
     flipped: dict[int, bool] = {}
     added: list[dict] = []
     for i, row in enumerate(new.battles.to_dict("records"), start=1):
         pk = None if is_missing(row.get("prompt_key")) else prompt_of.get(int(row["prompt_key"]))
-        identity = _battle_identity(new.source, row, pk)
+        identity = _battle_identity(by, row, pk)
         if identity[0] == "id" and identity[1] is None:
             raise IngestError(path, "a battle without an id cannot be matched to the dataset's", row=i, field="id")
         match = known.get(identity)

@@ -83,6 +83,9 @@ from core.app.leaderboard.ratings import (
     _votes_and_battles as _votes_and_battles,
 )
 from core.app.leaderboard.ratings import (
+    check_others as check_others,
+)
+from core.app.leaderboard.ratings import (
     check_slice as check_slice,
 )
 from core.app.leaderboard.ratings import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -221,6 +221,16 @@ def human_ratings(store: Store, dataset: str) -> Ratings | Unavailable:
 
 
 JOINED_METHODS = ("human", "hard", "soft")  # the view's own methods: their Elo and intervals feed the conformal step
+
+
+def check_others(methods: Sequence[str]) -> tuple[str, ...]:
+    """``methods`` (registered methods beyond :data:`JOINED_METHODS`, drawn as extra columns) in their given
+    order without repeats; ``ValueError`` naming the registered ones for an unknown name."""
+    extra = [m for m in RATING_METHODS if m not in JOINED_METHODS]
+    unknown = [m for m in methods if m not in extra]
+    if unknown:
+        raise ValueError(f"unknown rating method {unknown[0]!r}; expected one of {', '.join(extra)}")
+    return tuple(dict.fromkeys(methods))
 
 
 def other_methods(has_votes: bool, has_judge: bool) -> list[str]:

@@ -14,7 +14,14 @@ import pandas as pd
 
 from core.app import Unavailable
 from core.app.leaderboard.judge import heldout, judge_elo
-from core.app.leaderboard.ratings import JOINED_METHODS, check_slice, method_ratings, ratings, too_few
+from core.app.leaderboard.ratings import (
+    JOINED_METHODS,
+    check_others,
+    check_slice,
+    method_ratings,
+    ratings,
+    too_few,
+)
 from core.domain import MIN_SLICE_BATTLES, Z95, Ratings, Slice, rank_with_ties
 from core.methods import RATING_METHODS
 from core.stats.calibration import TauFit, fit_tau
@@ -460,6 +467,7 @@ def view_parts(
     """
 
     check_slice(store, dataset, where)
+    others = check_others(others)
     other_frames: list[tuple[str, pd.DataFrame]] = []
     human = ratings(store, dataset, "human", ci="sandwich", where=where)
     notes = [human.reason] if where and isinstance(human, Unavailable) else []
