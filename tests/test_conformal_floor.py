@@ -21,6 +21,7 @@ from core.stats.conformal import (
     deploy_variance,
     disagreement_upper,
     disagreement_variance,
+    evaluate_splits,
     full_conformal_half_width,
     jackknife_plus_half_width,
     loo_disagreement_variance,
@@ -144,3 +145,27 @@ def test_a_too_small_pool_is_unbounded_for_every_form():
     assert out["half_width"].iloc[0] == math.inf and math.isnan(out["half_width"].iloc[1])
     assert np.isinf(jackknife_plus_half_width(np.ones(8), np.ones(8), np.ones(2), 9)).all()
     assert np.isinf(full_conformal_half_width(np.ones(8), np.ones(8), np.ones(2), 9)).all()
+
+
+@pytest.mark.parametrize("score", ["floor", "se"])
+@pytest.mark.parametrize("n, alpha", [(40, 0.1), (31, 0.18), (12, 0.2), (6, 0.1), (1, 0.5)])
+def test_each_split_is_calibrate_on_its_calibration_half(score, n, alpha):
+    """The split evaluation (computed for all splits as one stack) is, split by split, :func:`calibrate` on the
+    split's calibration half and its interval on the test half, with the splits drawn as documented."""
+    rng = np.random.default_rng(n)
+    r, se = rng.normal(0, 50, n), rng.uniform(5, 40, n)
+    r[0], se[-1] = np.nan, 0.0  # outside the pool: no finite residual, an SE at the floor
+    ev = evaluate_splits(r, se, alpha, n_splits=7, seed=3, score=score)
+    keep = np.isfinite(r) & (se > 1e-6)
+    r, se = r[keep], se[keep]
+    draws = np.random.default_rng(3)
+    for row in ev.per_split.itertuples():
+        perm = draws.permutation(len(r))
+        cal, test = perm[: round(len(r) / 2)], perm[round(len(r) / 2) :]
+        q = calibrate(r[cal], se[cal], alpha, score)
+        assert row.qhat == pytest.approx(q.qhat, rel=1e-12) and row.sigma == pytest.approx(q.sigma, rel=1e-12)
+        if len(test) and q.finite:
+            half = q.half_width(se[test])
+            assert row.coverage == pytest.approx(np.mean(np.abs(r[test]) <= half))
+            assert row.median_width == pytest.approx(np.median(2 * half), rel=1e-12)
+    assert ev.n_infinite == int((~np.isfinite(ev.per_split["qhat"])).sum())

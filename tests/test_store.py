@@ -301,6 +301,44 @@ def test_judge_stamps_find_each_judgments_dataset_with_blocks_of_ids_and_with_in
     assert stamps[("t", "J")].startswith("11:")  # its ten judgments and the one past "u"'s block
 
 
+def _judge_names_by_join(store, dataset: str) -> list[str]:
+    return sorted(store.judges_frame(dataset)["judge"])
+
+
+def test_judge_names_are_the_judges_with_original_judgments_in_blocks_and_interleaved(store):
+    """The sidebar's judge list equals the judges the counted frame lists, whether a dataset's battles are one
+    block of ids or span another's; a judge with only perturbed presentations is not a judge of the dataset."""
+    store.write_dataset(_tiny_tables("u"))
+    kid = store.save_judge_config("K", {"model": "k"}, model="k", template="rubric", prompt_version="v1")
+    bid = int(store.battle_frame("u", None)["battle_id"].iloc[0])
+    store.record_judgment(
+        {
+            "battle_id": bid,
+            "judge_id": kid,
+            "order": "ab",
+            "prompt_version": "v1",
+            "verdict": "a",
+            "raw_output": "A",
+            "variant": "swap-names",
+        }
+    )
+    for name in ("t", "u"):
+        assert store.judge_names(name) == _judge_names_by_join(store, name)
+    assert store.judge_names("t") == ["J"] and "K" not in store.judge_names("u")
+    cur = store._cur()
+    bid = cur.execute("SELECT max(battle_id) FROM battles").fetchone()[0] + 100
+    cur.execute(
+        "INSERT INTO battles (battle_id, dataset_id, battle_key, model_a, model_b) VALUES (?, ?, 1000, 'x', 'y')",
+        [bid, store.dataset("u").dataset_id],
+    )
+    store.record_judgment(
+        {"battle_id": bid, "judge_id": kid, "order": "ab", "prompt_version": "v1", "verdict": "a", "raw_output": "A"}
+    )
+    for name in ("t", "u"):  # "u"'s ids now span "t"'s: read from the battles
+        assert store.judge_names(name) == _judge_names_by_join(store, name)
+    assert "K" in store.judge_names("u") and "K" not in store.judge_names("t")
+
+
 _READER = """
 import sys, time
 sys.path.insert(0, {root!r})

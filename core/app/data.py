@@ -58,7 +58,7 @@ def dataset_names(store: Store) -> list[str]:
 
 def judge_names(store: Store, dataset: str) -> list[str]:
     """Judges with judgments in ``dataset``, by name."""
-    return [str(n) for n in store.judges_frame(dataset)["judge"]]
+    return store.judge_names(dataset)
 
 
 def info(store: Store) -> dict:

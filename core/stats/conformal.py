@@ -320,31 +320,46 @@ def evaluate_splits(
     score: str = DEFAULT_SCORE,
 ) -> SplitEvaluation:
     """Coverage and median width over random model-level calibration/test splits (q̂ and σ̂ from each
-    calibration half)."""
+    calibration half).
+
+    Every split is :func:`calibrate` on its calibration half, computed for all splits as one stack of pools
+    (the halves have one size): one χ² quantile and one bisection for the lot instead of one per split, which
+    took 2 s of the Residuals page's first visit at 50 splits × 5 methods.
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    _check_score(score)
     r, s = _pool(residual, se)
     n = len(r)
     rng = np.random.default_rng(seed)
-    rows = []
-    for split in range(n_splits):
-        perm = rng.permutation(n)
-        n_cal = int(round(calibration_share * n))
-        cal, test = perm[:n_cal], perm[n_cal:]
-        q = calibrate(r[cal], s[cal], alpha, score)
-        half = q.half_width(s[test])
-        covered = np.abs(r[test]) <= half
-        width = 2 * half
-        rows.append(
-            {
-                "split": split,
-                "qhat": q.qhat,
-                "sigma": q.sigma,
-                "coverage": float(covered.mean()) if len(test) else np.nan,
-                "median_width": float(np.median(width)) if len(test) else np.nan,
-                "n_calibration": len(cal),
-                "n_test": len(test),
-            }
-        )
-    per = pd.DataFrame(rows)
+    perms = np.array([rng.permutation(n) for _ in range(n_splits)], dtype=int).reshape(n_splits, n)
+    n_cal = int(round(calibration_share * n))
+    cal, test = perms[:, :n_cal], perms[:, n_cal:]
+    r_cal, s_cal = r[cal], s[cal]
+    sigma = np.zeros(n_splits)
+    if score == "se":
+        cal_scores = np.abs(r_cal) / s_cal
+    else:
+        cal_scores = np.abs(r_cal) / np.sqrt(s_cal**2 + loo_disagreement_variance(r_cal, s_cal))
+        sigma = np.sqrt(deploy_variance(r_cal, s_cal))
+    k = conformal_rank(n_cal, alpha)
+    qhat = np.sort(cal_scores, axis=-1)[:, k - 1] if k <= n_cal else np.full(n_splits, math.inf)
+    s_test = s[test]
+    scale = np.sqrt(s_test**2 + sigma[:, None] ** 2) if score == "floor" else s_test
+    half = np.where(np.isinf(qhat)[:, None], np.inf, qhat[:, None] * scale)
+    n_test = test.shape[1]
+    covered = np.abs(r[test]) <= half
+    per = pd.DataFrame(
+        {
+            "split": np.arange(n_splits),
+            "qhat": qhat,
+            "sigma": sigma,
+            "coverage": covered.mean(axis=1) if n_test else np.full(n_splits, np.nan),
+            "median_width": np.median(2 * half, axis=1) if n_test else np.full(n_splits, np.nan),
+            "n_calibration": n_cal,
+            "n_test": n_test,
+        }
+    )
     fin = per[np.isfinite(per["median_width"])]
     agg = lambda s, f: float(f(s)) if len(s) else float("nan")
     return SplitEvaluation(
