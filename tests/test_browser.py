@@ -41,16 +41,20 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_app(db: Path, extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
-    """The dashboard on a free port, started as ``make run`` starts it: ``serve.py`` (``streamlit run app.py``
-    with the page modules imported first)."""
-    return _start_streamlit([str(ROOT / "serve.py")], {"ARENA_DB": str(db), **(extra_env or {})})
+def _start_app(
+    db: Path, extra_env: dict[str, str] | None = None, port: int | None = None
+) -> tuple[subprocess.Popen, str]:
+    """The dashboard on ``port`` (default a free one), started as ``make run`` starts it: ``serve.py``
+    (``streamlit run app.py`` with the page modules imported first)."""
+    return _start_streamlit([str(ROOT / "serve.py")], {"ARENA_DB": str(db), **(extra_env or {})}, port)
 
 
-def _start_streamlit(launch: list[str], extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+def _start_streamlit(
+    launch: list[str], extra_env: dict[str, str] | None = None, port: int | None = None
+) -> tuple[subprocess.Popen, str]:
     """``python *launch`` (a launcher that ends in ``streamlit run``, given the server's options) headless on
-    a free local port, once the server answers its health check; (process, URL)."""
-    port = _free_port()
+    ``port`` (default a free local one), once the server answers its health check; (process, URL)."""
+    port = port or _free_port()
     options = ["--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1"]
     proc = subprocess.Popen(
         [sys.executable, *launch, *options, "--browser.gatherUsageStats", "false"],
