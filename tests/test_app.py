@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_pages._registry import pages
 from core.app.data import import_path
 from core.domain import CRITERIA
 from core.simulate import DemoConfig, simulate_arena
@@ -21,7 +22,7 @@ from tests.conftest import ROOT, shared_path, viewer_pages
 pytestmark = pytest.mark.integration
 
 APP = str(ROOT / "app.py")
-PAGES = [f"app_pages/{key}.py" for key in viewer_pages()]  # Vote and Admin: their own tests
+PAGES = [str(pages()[key].path) for key in viewer_pages()]  # Vote and Admin: their own tests
 
 
 @pytest.fixture(scope="module")
