@@ -3,11 +3,17 @@ Streamlit (the pages themselves run through AppTest in tests/test_app.py and the
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from core.app import bias as app_bias
-from core.app.page_view import Metric
+from core.app import judges as app_judges
+from core.app.availability import ADD_VOTES
+from core.app.page_view import Metric, Notice
 from core.simulate import DemoConfig, simulate_arena
+from core.stats.consistency import study
+from core.stats.ratings import ShuffleStudy
 from core.store import Store
 
 
@@ -163,3 +169,109 @@ def test_on_the_demo_the_bias_view_says_what_the_report_claims_once_each(demo):
     n = int(report["echo_intervention"][0]["n_battles"])
     assert v.intervention_how_to_read.startswith(f"{n} battles re-judged by the simulated judge as they are")
     assert set(v.intervention["variant"]) == {"as judged", "echo added to answer a", "echo added to answer b"}
+
+
+# --------------------------------------------------------------------------------------- Judges & annotators
+
+
+def _contests(judges: list[str], seed: int = 0) -> pd.DataFrame:
+    """Each judge picks the same winner for a matchup with its own probability: the later, the less often."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k, judge in enumerate(judges):
+        for q in range(20):
+            for _ in range(4):
+                first_wins = rng.random() < 0.95 - 0.1 * k
+                rows.append((judge, "m1", "m2", f"q{q}", "m1" if first_wins else "m2"))
+    return pd.DataFrame(rows, columns=["judge", "first", "second", "question_id", "winner"])
+
+
+def test_consistency_is_drawn_against_judge_elo_only_with_three_judges_of_known_elo():
+    judges = ["j1", "j2", "j3", "j4"]
+    elo = pd.Series([1300.0, 1250.0, 1200.0, 1150.0], index=judges)
+    v = app_judges.consistency_view(study(_contests(judges), elo), "the uploaded e.csv")
+    assert v.with_elo is not None and len(v.with_elo) == 4 and v.few_elo_notice is None
+    assert r"Judge Elo from the uploaded e\.csv; line MAE" in v.how_to_read  # the file name shown as text
+    assert list(v.table["judge"]) == list(v.table.sort_values("consistency", ascending=False)["judge"])
+
+    v = app_judges.consistency_view(study(_contests(judges), elo.iloc[:2]), "the uploaded e.csv")
+    assert v.with_elo is None and v.few_elo_notice == app_judges.FEW_JUDGE_ELO
+
+
+def test_on_the_demo_consistency_stands_alone_without_empty_columns(demo):
+    known = app_judges.judge_arena_elo(demo, "demo")
+    assert isinstance(known, app_judges.Unavailable)  # the demo's judges carry no arena Elo
+    v = app_judges.consistency_view(app_judges.consistency_study(demo, "demo", None), None)
+    assert v.with_elo is None and v.few_elo_notice == app_judges.FEW_JUDGE_ELO
+    assert list(v.table.columns) == ["judge", "consistency", "n_contests", "first_position_win_rate"]
+    assert set(v.table["judge"]) == {"judge-position", "judge-strong", "judge-verbose"}
+
+
+def test_the_vote_sections_say_why_they_are_empty():
+    assert app_judges.amelo_missing(100, 5) is None and app_judges.replay_missing(100) is None
+    why = app_judges.amelo_missing(100, 0)
+    assert why == app_judges.amelo_missing(0, 0)
+    assert isinstance(why, Notice) and why.text.startswith("no human votes with annotator ids")
+    assert why.fix == f"votes that name their annotator: {ADD_VOTES} (each voter is named there)"
+    assert app_judges.replay_missing(0) == Notice("no human votes to replay.", fix=ADD_VOTES)
+
+
+def _annotators() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "annotator": ["h1", "h2", "f1", "r1", "few"],
+            "n_records": [120, 110, 90, 80, 3],
+            "ability_rel": [1.1, 0.9, -0.8, 0.05, 0.5],
+            "ability_se_rel": [0.1, 0.1, 0.2, 0.3, 1.0],
+            "status": ["reliable", "adversarial", "adversarial", "uninformative", "reliable"],
+            "anomalous": [False, False, True, False, False],
+            "excluded": [False, False, False, False, True],
+            "kind": ["honest", "honest", "flipper", "random", "honest"],
+            "true_ability": [1.0, 1.0, -1.0, 0.0, 1.0],
+        }
+    )
+
+
+def test_the_amelo_view_counts_the_kept_annotators_against_the_simulated_truth():
+    v = app_judges.amelo_view(_annotators(), min_records=10)
+    assert list(v.kept["annotator"]) == ["h1", "h2", "f1", "r1"]
+    assert v.metrics == (
+        Metric("adversarial", 2, "ability significantly below zero"),
+        Metric("uninformative", 1, "ability indistinguishable from zero given the annotator's votes"),
+        Metric("anomalous (paper's rule, ability ≤ 0)", "1 of 4", "1 annotators with fewer than 10 votes left out"),
+    )
+    assert v.how_to_read.startswith("each point is an annotator with its 95% interval; ability says")
+    assert v.truth == (
+        "Simulated truth: 1 of 1 simulated flippers flagged adversarial; 1 of 1 simulated randoms flagged "
+        "uninformative; 1 of 2 honest annotators flagged."
+    )
+    csv = v.csv().splitlines()
+    assert csv[0].startswith("annotator,votes,ability,ability_lower95,ability_upper95,status")
+    assert [row.split(",")[0] for row in csv[1:]] == ["f1", "r1", "h2", "h1"]  # by ability
+
+
+def test_many_reliable_annotators_are_read_as_a_density():
+    from core import charts
+
+    n = charts.WEBGL_ABOVE + 1
+    many = pd.DataFrame(
+        {
+            "annotator": [f"a{k}" for k in range(n)],
+            "n_records": 50,
+            "ability_rel": 1.0,
+            "ability_se_rel": 0.1,
+            "status": "reliable",
+            "anomalous": False,
+            "excluded": False,
+        }
+    )
+    v = app_judges.amelo_view(many, min_records=10)
+    assert v.how_to_read.startswith(f"the {n:,} reliable annotators are drawn as a density")
+    assert v.truth is None
+
+
+def test_the_shuffle_reading_states_both_spreads():
+    s = ShuffleStudy(pd.DataFrame(), n_shuffles=50, online_spread=12.34, mle_spread=0.0, samples=np.zeros((50, 2)))
+    text = app_judges.shuffle_how_to_read(s, 50)
+    assert text.startswith("online Elo (K = 4) replayed in 50 random orders of the same votes moves each model by 12.3")
+    assert "the maximum-likelihood fit (m-ELO) does not move" in text
