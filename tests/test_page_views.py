@@ -3,14 +3,19 @@ Streamlit (the pages themselves run through AppTest in tests/test_app.py and the
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from core.app import admin_view as view
 from core.app import bias as app_bias
 from core.app import judges as app_judges
 from core.app.availability import ADD_VOTES
 from core.app.page_view import Metric, Notice
+from core.judging.config import ConfigError
+from core.redact import ADMIN_TOKEN_ENV, KEY_ENV_ALLOW_ENV
 from core.simulate import DemoConfig, simulate_arena
 from core.stats.consistency import study
 from core.stats.ratings import ShuffleStudy
@@ -275,3 +280,134 @@ def test_the_shuffle_reading_states_both_spreads():
     text = app_judges.shuffle_how_to_read(s, 50)
     assert text.startswith("online Elo (K = 4) replayed in 50 random orders of the same votes moves each model by 12.3")
     assert "the maximum-likelihood fit (m-ELO) does not move" in text
+
+
+# ------------------------------------------------------------------------------------------------------ Admin
+
+
+def test_the_key_variables_offered_are_the_allowed_ones_with_their_labels(monkeypatch):
+    monkeypatch.setenv(KEY_ENV_ALLOW_ENV, "OTHER_KEY")
+    labels = view.key_variable_labels(lambda: {"OpenAI": "OPENAI_API_KEY", "admin": ADMIN_TOKEN_ENV})
+    assert labels == {"OPENAI_API_KEY": "OpenAI (OPENAI_API_KEY)", "OTHER_KEY": "OTHER_KEY"}
+
+    def no_secrets_file() -> object:
+        raise FileNotFoundError("no secrets.toml")
+
+    assert view.key_variable_labels(no_secrets_file) == {"OTHER_KEY": "OTHER_KEY"}
+    monkeypatch.delenv(KEY_ENV_ALLOW_ENV)
+    assert view.key_variable_labels(lambda: None) == {}
+    assert KEY_ENV_ALLOW_ENV in view.no_key_variable("key variable")
+
+
+def test_the_admin_token_opens_the_page_only_when_given_exactly():
+    assert view.token_accepted("s3cret", "s3cret")
+    assert not view.token_accepted("", "s3cret") and not view.token_accepted("s3cre", "s3cret")
+
+
+def test_a_run_line_says_whether_it_works_and_how_it_ended():
+    assert view.run_heading("j*1", "d", 42, None) == r"**j\*1** on d · pid 42 · working"
+    assert view.run_heading("j", "d", 42, 75).endswith("paused, resumable")
+    assert view.run_heading("j", "d", 42, 143).endswith("cancelled")
+    assert view.run_heading("j", "d", 42, 3).endswith("ended with exit code 3")
+    runs = pd.DataFrame({"run_id": [1], "owner_host": ["box"]})
+    assert list(view.runs_table(runs).columns) == ["run_id"]
+
+
+def test_the_families_are_listed_with_the_missing_ones_said():
+    families = pd.DataFrame({"judge": ["a", "b"], "family": ["openai", None]})
+    assert view.families_caption(families) == "Known: a → openai, b → not given"
+    assert view.family_placeholder(families, "a") == "openai"
+    assert view.family_placeholder(families, "b") == "e.g. openai, anthropic, meta"
+
+
+def _judge_fields(**changes: object) -> dict:
+    fields = {
+        "name": "my-judge",
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "some-model",
+        "api_key_env": "",
+        "template": "rubric",
+        "both_orders": True,
+        "concurrency": 16,
+        "timeout_s": 60,
+        "max_retries": 0,
+        "max_calls": 1000,
+        "limit": 100,
+        "sample": "balanced",
+        "price_prompt_per_mtok": None,
+        "price_completion_per_mtok": None,
+        "max_cost_usd": 0.0,
+        "mode": "online",
+        "action": "estimate cost",
+        "replace_judge": False,
+    }
+    return {**fields, **changes}
+
+
+def test_the_judge_form_reads_into_a_configuration_and_what_go_does():
+    form = view.judge_form(_judge_fields(), {})
+    assert (form.action, form.limit, form.sample, form.replace_judge) == ("estimate cost", 100, "balanced", False)
+    assert form.cfg.name == "my-judge" and form.cfg.api_key_env is None and form.cfg.max_cost_usd is None
+    with pytest.raises(ConfigError):  # a key variable the server does not allow
+        view.judge_form(_judge_fields(api_key_env="HOME"), {})
+
+    calls = []
+
+    def read(fn, *args):
+        calls.append(fn.__name__)
+        if fn.__name__ == "estimate_plan":
+            return SimpleNamespace(defined=100, already_done=40, units=[1] * 60), SimpleNamespace(text=lambda: "$1")
+        return "judge 'my-judge' was run with model other-model"
+
+    said = view.judge_form_said(form, "d", read)
+    assert said == view.Said("info", "This run covers 100 units; 40 are judged already. The rest: $1.")
+    refused = view.judge_form_said(view.judge_form(_judge_fields(action="start run"), {}), "d", read)
+    assert refused is not None and refused.level == "warning"
+    assert refused.text.startswith(r"judge 'my-judge' was run with model other-model\. Give the run another name")
+    replacing = view.judge_form(_judge_fields(action="start run", replace_judge=True), {})
+    assert view.judge_form_said(replacing, "d", read) is None  # Go starts the run
+    assert calls == ["estimate_plan", "judge_identity_change", "judge_identity_change"]
+
+
+def test_an_estimate_with_nothing_left_says_so():
+    plan = SimpleNamespace(defined=10, already_done=10, units=[])
+    assert view.estimate_sentence(plan, SimpleNamespace(text=lambda: "unused")) == (
+        "This run covers 10 units; 10 are judged already. Nothing is left to judge."
+    )
+
+
+def test_a_connection_test_result_is_one_redacted_sentence(monkeypatch):
+    key = "sk-test-0123456789abcdef0123"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    ok, text = view.connection_result({"ok": True, "model": "m", "latency_ms": 12.4, "logprobs": False})
+    assert ok and text == "model m, 12 ms, logprobs not returned"
+    ok, text = view.connection_result({"ok": False, "error": f"HTTP 401 *denied* for {key}"})
+    assert not ok and text.startswith(r"HTTP 401 \*denied\* for ") and key not in text and "redacted" in text
+
+
+def test_the_generate_form_reads_into_a_model_and_a_prompt_count():
+    fields = {
+        "name": "my-model",
+        "base_url": "http://localhost:8000/v1",
+        "model": "some-model",
+        "api_key_env": None,
+        "system_prompt": "",
+        "temperature": 0.0,
+        "max_tokens": 1024,
+        "concurrency": 8,
+        "limit": 0,
+    }
+    cfg, limit = view.generation_form(fields, {})
+    assert cfg.name == "my-model" and cfg.system_prompt is None and limit is None
+    assert view.generation_form({**fields, "limit": 25}, {})[1] == 25
+    with pytest.raises(ConfigError, match="one of the server's key variables"):
+        view.generation_form({**fields, "api_key_env": "SOME_KEY"}, {})
+
+
+def test_a_retry_needs_the_judges_stored_configuration_and_names_the_refused_judges():
+    failures = pd.DataFrame({"judge": ["b", "a", "b", "c"], "kind": ["call failed", "call failed", "x", "unparseable"]})
+    assert view.refused_judges(failures) == ["a", "b"]
+    with pytest.raises(ConfigError, match="has no stored configuration"):
+        view.retry_config(None, "a", {})
+    stored = view.judge_form(_judge_fields(), {}).cfg
+    assert view.retry_config(stored, "my-judge", {}) == stored
