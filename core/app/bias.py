@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
+from core.app import display as show
 from core.app.leaderboard import heldout_of
+from core.app.page_view import Metric
 from core.app.persist import Stamps, load_or_compute
 from core.stats import bias, bt
 from core.stats.heldout import HeldoutResult
@@ -239,3 +243,145 @@ def claims(report: dict) -> list[Claim]:
     if report["style"]["note"]:
         out.append(("info", report["style"]["note"]))
     return out
+
+
+# Each section of the page states the claims that begin with one of its topics (a notice of the report, such as
+# a position note, is a topic of its own: it is stated where its section is).
+POSITION_TOPICS = ("Position bias", "No decisive", "No flip rate", "Shown order unknown")
+VERBOSITY_TOPICS = ("Verbosity bias", "The longer answer", "No near-tie", "Partial correlation")
+SELF_PREFERENCE_TOPICS = ("Own family", "On Elo", "Self-preference")
+
+NO_ECHO_INFORMATION = (
+    "No echo information: the store has no completions with an echo flag for this dataset (echo is "
+    "detected from the answer text, or simulated in the demo)."
+)
+NO_ECHOING_MODEL = "No model's answers echo."
+NO_RANK_CHANGE = "No model changes rank once style is controlled for."
+STYLE_MOVED_SHOWN = 15  # the rank changes listed, largest first
+
+
+def percent(x: float | None) -> str:
+    """A share as the page shows it; an undefined one as a dash."""
+    return "—" if x is None or pd.isna(x) else f"{x:.1%}"
+
+
+def _on(said: list[Claim], topics: tuple[str, ...]) -> tuple[Claim, ...]:
+    return tuple(c for c in said if c[1].startswith(topics))
+
+
+def _with_note(topics: tuple[str, ...], note: str | None) -> tuple[str, ...]:
+    return (*topics, note) if note else topics
+
+
+@dataclass(frozen=True)
+class BiasView:
+    """What the Judge bias page shows of one :func:`bias_report`, section by section.
+
+    A frame that is None is not drawn; the claims are (level, text) as :func:`claims` states them.
+    """
+
+    position_metrics: tuple[Metric, ...]
+    position_claims: tuple[Claim, ...]
+    position_elo: pd.DataFrame | None  # each model's Elo shown first, shown second and both
+    style_note: str | None
+    style_coefficients: pd.DataFrame | None  # features as labels; None: no style fit to draw
+    style_moved: pd.DataFrame  # the models whose rank moves (display headers), largest moves first
+    style_caption: str
+    verbosity_metric: Metric
+    verbosity_claims: tuple[Claim, ...]
+    self_preference_claims: tuple[Claim, ...]
+    echo_notice: str | None  # neither echo rates nor the intervention: why the section is empty
+    echo_shown: bool
+    echo_rates: pd.DataFrame | None  # None: no model echoes (NO_ECHOING_MODEL is said instead)
+    echo_preference: pd.DataFrame | None
+    echo_note: str | None
+    intervention: pd.DataFrame | None
+    intervention_how_to_read: str
+
+
+def _position_metrics(p: dict[str, Any]) -> tuple[Metric, ...]:
+    if p["n_decisive"]:
+        first_help = f"over {p['n_decisive']:,} decisive verdicts"
+    elif p.get("n_order_merged") or p.get("n_order_unknown"):
+        first_help = "the shown order of the decisive verdicts is unknown"
+    else:
+        first_help = "no decisive verdicts"
+    advantage = p["first_score_advantage"]
+    return (
+        Metric("first-shown answer wins", percent(p["first_win_rate"]), first_help),
+        Metric(
+            "verdict flips when the order is swapped",
+            percent(p["flip_rate"]),
+            f"over {p['n_both_orders']:,} battles judged in both orders" if p["n_both_orders"] else None,
+        ),
+        Metric(
+            "rubric points gained by going first",
+            "—" if advantage is None or pd.isna(advantage) else f"{advantage:+.2f}",
+        ),
+    )
+
+
+def _style_moved(s: dict[str, Any]) -> tuple[pd.DataFrame, str]:
+    lb = pd.DataFrame(s["leaderboard"])
+    moved = lb[lb["moved"] != 0].sort_values("moved", key=abs, ascending=False) if len(lb) else lb
+    if moved.empty:
+        return moved, NO_RANK_CHANGE
+    return show.columns(moved.head(STYLE_MOVED_SHOWN)), (
+        f"The {len(moved)} models whose rank changes once style is controlled for (positive: moves "
+        f"up); {s['n_battles']:,} battles in the fit."
+    )
+
+
+def _intervention_how_to_read(iv: pd.DataFrame | None) -> str:
+    if iv is None:
+        return ""
+    return (
+        f"{int(iv['n_battles'].iloc[0])} battles re-judged by the simulated judge as they are "
+        f"({show.label('original')}), and with the question–answer text appended three times to answer a or to "
+        f"answer b; a causal penalty moves “{show.label('echo_a')}” left and “{show.label('echo_b')}” right of "
+        f"“{show.label('original')}”."
+    )
+
+
+def bias_view(report: dict[str, Any]) -> BiasView:
+    """The Judge bias page's sections composed from a :func:`bias_report`: metrics, sentences, what to draw."""
+    said = claims(report)
+    p, s, vb, e = report["position"], report["style"], report["verbosity"], report["echo"]
+    coefficients = None
+    if s["coefficients"]:
+        coefficients = pd.DataFrame(s["coefficients"])
+        coefficients["feature"] = coefficients["feature"].map(show.label)
+    moved, style_caption = _style_moved(s) if coefficients is not None else (pd.DataFrame(), "")
+    rates = preference = None
+    if e:
+        frame = pd.DataFrame(e["rates"])
+        rates = frame if len(frame) and (frame["echo_rate"] > 0).any() else None
+        chosen = pd.DataFrame(e["preference"]).dropna(subset=["echoing_side_win_rate"])
+        preference = chosen if len(chosen) else None
+    intervention = None
+    if report.get("echo_intervention"):
+        intervention = pd.DataFrame(report["echo_intervention"])
+        intervention["variant"] = intervention["variant"].map(show.label)
+    sp_note = report["self_preference"].get("note")
+    return BiasView(
+        position_metrics=_position_metrics(p),
+        position_claims=_on(said, _with_note(POSITION_TOPICS, p["note"])),
+        position_elo=pd.DataFrame(p["elo"]) if p["elo"] else None,
+        style_note=s["note"] or None,
+        style_coefficients=coefficients,
+        style_moved=moved,
+        style_caption=style_caption,
+        verbosity_metric=Metric(
+            "longer answer wins decisive verdicts" if vb.get("basis") == "decisive" else "longer answer wins near-ties",
+            percent(vb["longer_win_rate"]) if vb["n_near_ties"] else "—",
+        ),
+        verbosity_claims=_on(said, _with_note(VERBOSITY_TOPICS, vb["note"])),
+        self_preference_claims=_on(said, _with_note(SELF_PREFERENCE_TOPICS, sp_note)),
+        echo_notice=None if e or report.get("echo_intervention") else NO_ECHO_INFORMATION,
+        echo_shown=bool(e),
+        echo_rates=rates,
+        echo_preference=preference,
+        echo_note=e["note"] if e and e["note"] else None,
+        intervention=intervention,
+        intervention_how_to_read=_intervention_how_to_read(intervention),
+    )

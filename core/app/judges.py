@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import IO
 
 import pandas as pd
 
+from core import charts
 from core.app import Unavailable
+from core.app import display as show
+from core.app.availability import ADD_VOTES
 from core.app.data import REPLAY_SAMPLE
+from core.app.page_view import Metric, Notice
+from core.app.safe_text import escape_markdown as esc
 from core.datahome import shared_file
 from core.domain import Z95
 from core.stats.agreement import EXPERT_PREFIX, AgreementFigure, judge_human_agreement, mt_bench_agreement
@@ -223,4 +228,132 @@ def agreement_table(figures: dict[str, AgreementFigure]) -> pd.DataFrame:
             "pairs counted": [f.n for f in figures.values()],
             "definition": [f.definition for f in figures.values()],
         }
+    )
+
+
+# ------------------------------------------------------------------ what the Judges & annotators page shows
+
+CONSISTENCY_COLUMNS = ("judge", "consistency", "arena_elo", "predicted_elo", "n_contests", "first_position_win_rate")
+FEW_JUDGE_ELO = (
+    "The judges' own arena Elo is known for fewer than three of them, so consistency is shown "
+    "alone. Upload a CSV (judge, arena_elo) above to correlate the two."
+)
+AGREEMENT_CAPTION = (
+    "The MT-Bench paper's two setups (vote level, with and without ties) beside the battle-level figure "
+    "on unanimous human votes; each counts different pairs, so the three differ on the same data."
+)
+
+
+@dataclass(frozen=True)
+class ConsistencyView:
+    """The consistency section: the scatter against judge Elo when it can be drawn, else the bars (and why)."""
+
+    study: ConsistencyStudy
+    with_elo: pd.DataFrame | None  # the judges whose arena Elo is known; None: no scatter, the bars instead
+    how_to_read: str  # the scatter's
+    few_elo_notice: str | None  # why the bars stand alone (None: nothing to say)
+    table: pd.DataFrame  # one row per judge, most consistent first; columns with no value left out
+
+
+def consistency_view(cs: ConsistencyStudy, elo_source: str | None) -> ConsistencyView:
+    """What the page shows of a consistency study whose judge Elo came from ``elo_source``."""
+    judges = cs.judges
+    with_elo = judges.dropna(subset=["arena_elo"]) if "arena_elo" in judges else judges.iloc[0:0]
+    scatter = len(with_elo) >= 3 and pd.notna(cs.pearson_r)
+    how_to_read = (
+        "each point is a judge; the dashed line is the least-squares fit. If more "
+        "consistent judges (same winner for the same matchup) are stronger models, "
+        f"consistency is a cheap proxy for Elo. Judge Elo from {esc(elo_source or '')}; "
+        f"line MAE {cs.elo_mae:.1f} Elo in-sample, {cs.elo_mae_loo:.1f} leaving each "
+        "judge out."
+        if scatter
+        else ""
+    )
+    # a column with no value at all (no judge's arena Elo is known) says nothing: left out, not "None"
+    columns = [c for c in CONSISTENCY_COLUMNS if c in judges and judges[c].notna().any()]
+    return ConsistencyView(
+        study=cs,
+        with_elo=with_elo if scatter else None,
+        how_to_read=how_to_read,
+        few_elo_notice=FEW_JUDGE_ELO if len(with_elo) < 3 else None,
+        table=judges[columns].sort_values("consistency", ascending=False),
+    )
+
+
+def agreement_heading(judge: str) -> str:
+    return f"Agreement of {esc(judge)} with the human votes"
+
+
+def amelo_missing(total_votes: int, n_annotators: int) -> Notice | None:
+    """Why am-ELO has nothing to fit (None: it has votes with annotator ids)."""
+    if total_votes and n_annotators:
+        return None
+    return Notice(
+        "no human votes with annotator ids: am-ELO estimates each annotator's ability from who voted what.",
+        fix=f"votes that name their annotator: {ADD_VOTES} (each voter is named there)",
+    )
+
+
+def replay_missing(total_votes: int) -> Notice | None:
+    """Why online Elo has nothing to replay (None: there are votes)."""
+    return None if total_votes else Notice("no human votes to replay.", fix=ADD_VOTES)
+
+
+@dataclass(frozen=True)
+class AmeloView:
+    """The am-ELO section: the fit (for the chart), the annotators kept in it, the counts and captions."""
+
+    annotators: pd.DataFrame  # every annotator, those left out for too few votes included
+    kept: pd.DataFrame
+    how_to_read: str
+    metrics: tuple[Metric, ...]  # adversarial, uninformative, anomalous by the paper's rule
+    truth: str | None  # how the flags compare with the simulator's truth
+
+    def csv(self) -> str:
+        """The kept annotators as downloaded (:func:`annotator_table`)."""
+        return annotator_table(self.kept).to_csv(index=False)
+
+
+def amelo_view(annotators: pd.DataFrame, min_records: int) -> AmeloView:
+    """What the page shows of an :func:`annotator_abilities` fit with δ = ``min_records``."""
+    kept = annotators[~annotators["excluded"]]
+    n_reliable = int((kept["status"] == "reliable").sum())
+    drawn = (
+        f"the {n_reliable:,} reliable annotators are drawn as a density (the darker a cell, the more "
+        "of them voted about that often with about that ability; as points they would only cover each "
+        "other, and the CSV below lists each with its interval); each flagged annotator is a point "
+        "with its 95% interval"
+        if n_reliable > charts.WEBGL_ABOVE
+        else "each point is an annotator with its 95% interval"
+    )
+    return AmeloView(
+        annotators=annotators,
+        kept=kept,
+        how_to_read=drawn + "; ability says how strongly their votes "
+        "follow the consensus ranking (1 = average). Entirely below zero: they vote against it "
+        "(adversarial, orange ×); straddling zero: their votes carry no information about the "
+        "ranking (uninformative, grey ◆); the paper's rule flags ability ≤ 0.",
+        metrics=(
+            Metric("adversarial", int((kept["status"] == "adversarial").sum()), "ability significantly below zero"),
+            Metric(
+                "uninformative",
+                int((kept["status"] == "uninformative").sum()),
+                "ability indistinguishable from zero given the annotator's votes",
+            ),
+            Metric(
+                "anomalous (paper's rule, ability ≤ 0)",
+                f"{int(kept['anomalous'].sum())} of {len(kept)}",
+                f"{int(annotators['excluded'].sum())} annotators with fewer than {min_records} votes left out",
+            ),
+        ),
+        truth=annotator_truth_caption(kept),
+    )
+
+
+def shuffle_how_to_read(study: ShuffleStudy, n_shuffles: int) -> str:
+    """How to read the online-Elo instability chart of ``n_shuffles`` replays."""
+    return (
+        f"online Elo (K = 4) replayed in {n_shuffles} random orders of the same votes moves each model "
+        f"by {study.online_spread:.1f} Elo on average (sd; bars span min–max); the "
+        f"maximum-likelihood fit (m-ELO) {show.movement(study.mle_spread)}."
     )
