@@ -537,8 +537,14 @@ def test_page_tour_screenshots(page, app_url):
         pg.goto(f"{url}/leaderboard?dataset=demo&present=1")
         _wait_idle(pg)
         pg.wait_for_selector(".js-plotly-plot text", timeout=60_000)
+        widths = (
+            "() => [...document.querySelectorAll('.js-plotly-plot .main-svg')]"
+            ".map(s => s.getBoundingClientRect().width)"
+        )
+        before = pg.evaluate(widths)
         pg.set_viewport_size({"width": 1920, "height": 1080})
-        time.sleep(1.0)
+        # the charts follow the wider window (Plotly relayouts on resize)
+        pg.wait_for_function(f"b => ({widths})().every((w, k) => w > b[k])", arg=before, timeout=60_000)
         pg.screenshot(path=str(out / "presentation.png"))
     finally:
         context.close()

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -83,7 +84,8 @@ def test_two_dashboards_a_cli_import_and_a_cli_judge_run_share_one_store(tmp_pat
                 pg.goto(url + "/")
             cfg = _config(tmp_path, srv.url, name="shared")
             run = _cli("judge", "--db", str(db), "--config", str(cfg), "--dataset", "ah")
-            time.sleep(2.0)  # the run is judging (and merging into the store) when the import starts
+            # the run is judging (and merging into the store) when the import starts
+            wait_until(lambda: judge.served >= 8, timeout=240, what="the judge run answering its first calls")
             imp = _cli("import", "--db", str(db), "--format", "lmarena", str(battles), "--dataset", "fresh")
             info = _cli("info", "--db", str(db))
             imported_at = None
@@ -151,12 +153,13 @@ def test_the_dashboard_precomputes_new_data_in_the_background(tmp_path):
                 pg.wait_for_timeout(2500)
             browser.close()
         assert read_progress(db) is not None, "no background precompute started"
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            progress = read_progress(db)
-            if progress is not None and progress.finished:
-                break
-            time.sleep(1)
+        wait_until(
+            lambda: (read_progress(db) or SimpleNamespace(finished=False)).finished,
+            timeout=240,
+            what="the background precompute finishing",
+            poll=0.5,
+        )
+        progress = read_progress(db)
         assert progress is not None and progress.finished and not progress.failed
         assert progress.done == progress.total > 20
     finally:

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from core.app.access import ADMIN, ANNOTATOR, VIEWER, Identity, RolesError, identity_of, role_of, role_table
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_until
 from tests.oidc_provider import OIDCProvider, user
 from tests.test_browser import CHROMIUM, _start_streamlit, demo_db  # noqa: F401 (the demo store fixture)
 
@@ -286,13 +286,15 @@ def test_an_admin_signs_in_and_starts_a_judge_run(signed_app, idp, browser, demo
             pg.get_by_text("start run", exact=True).click()
             go.click()
             pg.wait_for_selector("text=Started a worker process", timeout=120_000)
-            deadline = time.monotonic() + 240
             run: dict = {}
-            while time.monotonic() < deadline and run.get("status") != "done":
-                time.sleep(1)
+
+            def finished() -> bool:
                 runs = _read(demo_db, lambda s: s.runs_frame("demo"))
                 mine = runs[runs["judge"] == "signed-in-judge"]
-                run = mine.iloc[0].to_dict() if len(mine) else {}
+                run.update(mine.iloc[0].to_dict() if len(mine) else {})
+                return run.get("status") == "done"
+
+            wait_until(finished, timeout=240, what="the admin's judge run finishing", poll=0.5)
             assert (run.get("status"), run.get("planned"), run.get("done")) == ("done", 20, 20), run
     finally:
         ctx.close()
