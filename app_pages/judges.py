@@ -53,7 +53,7 @@ def n_votes(dataset: str) -> tuple[int, int]:
 
 with page_guard("The judges & annotators page", page="judges"):
     ctx = require_selection()
-    dataset, v = ctx.dataset, ctx.token
+    dataset = ctx.dataset
 
     # --------------------------------------------------------- consistency
     st.subheader("Judge consistency vs judge Elo")
