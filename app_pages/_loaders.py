@@ -1,9 +1,11 @@
-"""Cached loaders: cached on their arguments and on the store's data version, so new data invalidates them
-and sliders never enter the keys of the expensive steps.
+"""The pages' generic loaders: every page result is read through :func:`load_result` (kept in the store) or
+:func:`compute` (cached in the server alone), keyed on its declaration (``core.app.results``): its name, its
+arguments and its declared scope's data stamp, so new data invalidates it and no page picks a key by hand.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -12,7 +14,7 @@ import streamlit as st
 
 from app_pages._registry import page_needs
 from app_pages._selection import selection
-from app_pages._store import _Behind, read_lagged, read_persisted, reading, result_token, store_state
+from app_pages._store import _Behind, read_lagged, read_persisted, read_store, result_stamp, store_state
 from core.app import StoreLockedError
 from core.app import availability as app_availability
 from core.app import data as app_data
@@ -23,39 +25,70 @@ from core.app import results as app_results
 T = TypeVar("T")
 
 
-@st.cache_data(show_spinner=False)
-def dataset_options(token: str) -> list[str]:
-    with reading() as store:
-        return app_data.dataset_names(store)
-
-
-@st.cache_data(show_spinner=False)
-def judge_options(dataset: str, token: str) -> list[str]:
-    with reading() as store:
-        return app_data.judge_names(store, dataset)
-
-
 def load_result(fn: Callable[..., T], *args: Any, progress: str | None = None, **kwargs: Any) -> T:
     """The page result ``fn(store, *args, **kwargs)``: persisted in the store and cached in this server under the
     key its declaration gives (``core.app.results``): the one way a page reads a kept result.
 
     ``progress``: a progress bar's text while it is computed (the use case reports its steps).
     """
-    token = result_token(fn, args)
-    return _load_result(app_results.name_of(fn), args, tuple(sorted(kwargs.items())), progress, token)
+    if not app_results.of(fn).kept:
+        raise app_results.UndeclaredResult(f"{app_results.name_of(fn)} is server-only: read it with compute")
+    stamp = result_stamp(fn, args)
+    return _load_result(app_results.name_of(fn), args, tuple(sorted(kwargs.items())), stamp, progress)
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def _load_result(name: str, args: tuple, kwargs: tuple, progress: str | None, token: str) -> Any:
-    """:func:`load_result`'s cache (``token`` is its key: the declared scope's data version)."""
+def _load_result(name: str, args: tuple, kwargs: tuple, stamp: str, _progress: str | None) -> Any:
+    """:func:`load_result`'s cache (``stamp`` is its key: the declared scope's data stamp; the progress text
+    is not, so a read without a bar finds the result a read with one cached)."""
     fn = app_results.by_name(name).fn
-    if progress is None:
-        return read_persisted(fn, *args, token=result_token(fn, args), **dict(kwargs))
-    bar, report = progress_callback(progress)
+    if _progress is None:
+        return read_persisted(fn, *args, stamp=stamp, **dict(kwargs))
+    bar, report = progress_callback(_progress)
     try:
-        return read_persisted(fn, *args, token=result_token(fn, args), progress=report, **dict(kwargs))
+        return read_persisted(fn, *args, stamp=stamp, progress=report, **dict(kwargs))
     finally:
         bar.empty()
+
+
+def compute(fn: Callable[..., T], *args: Any, spinner: str | None = None, **unkeyed: Any) -> T:
+    """The server-only page result ``fn(store, *args)`` (``fn(read, *args)`` when it is derived from other
+    results): cached in this server, never in the store, under the key its declaration gives — its name, its
+    arguments and its declared scope's data stamp, as :func:`load_result`'s.
+
+    ``spinner``: a spinner's text while it is computed.  ``unkeyed``: keyword arguments the key leaves out,
+    for a value too large to hash that an argument already identifies (the Leaderboard's held-out table, by its
+    data stamp).
+    """
+    declared = app_results.of(fn)
+    if declared.kept:
+        raise app_results.UndeclaredResult(f"{declared.name} is kept in the store: read it with load_result")
+    # a spinner is transient: on a cache hit (under its half-second delay) nothing is drawn
+    with st.spinner(spinner) if spinner else contextlib.nullcontext():
+        return _compute(declared.name, args, result_stamp(fn, args), unkeyed)
+
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def _compute(name: str, args: tuple, stamp: str, _unkeyed: dict[str, Any]) -> Any:
+    """:func:`compute`'s cache (``stamp`` is its key: the declared scope's data stamp)."""
+    declared = app_results.by_name(name)
+    if declared.from_results:
+        return declared.fn(read, *args, **_unkeyed)
+    return read_store(declared.fn, *args, **_unkeyed)
+
+
+def read(fn: Callable[..., T], *args: Any) -> T:
+    """A declared result as the pages keep it: kept ones through :func:`load_result`, the others through
+    :func:`compute` (what a derived result reads its inputs with)."""
+    return load_result(fn, *args) if app_results.of(fn).kept else compute(fn, *args)
+
+
+def dataset_options() -> list[str]:
+    return compute(app_data.dataset_names)
+
+
+def judge_options(dataset: str) -> list[str]:
+    return compute(app_data.judge_names, dataset)
 
 
 def default_judge(dataset: str) -> tuple[str, str] | None:
@@ -72,7 +105,7 @@ def dataset_facts(dataset: str, judge: str | None) -> app_availability.DatasetFa
 def unavailable_pages() -> dict[str, str]:
     """Page key → why it cannot run on the selected dataset (for the navigation and the sidebar)."""
     sel = selection()
-    if store_state().token is None or sel.dataset is None:
+    if store_state().stamp is None or sel.dataset is None:
         return {}
     try:
         return app_availability.unavailable_pages(dataset_facts(sel.dataset, sel.judge), page_needs())
@@ -88,15 +121,6 @@ def progress_callback(text: str) -> tuple[Any, Callable[[int, int], None]]:
         bar.progress(done / total, text=f"{text} {done}/{total}")
 
     return bar, progress
-
-
-# ================================================================== loaders
-# Cached on (dataset, judge, token): token changes with the data, so a new
-# judge run or import is picked up; sliders never enter these keys.
-@st.cache_data(show_spinner=False)
-def load_frame(dataset: str, judge: str | None, token: str) -> pd.DataFrame:
-    with reading() as store:
-        return app_data.battle_frame(store, dataset, judge)
 
 
 def load_sample(dataset: str, judge: str) -> app_data.SampledFrame:
@@ -116,11 +140,11 @@ def load_heldout(dataset: str, judge: str, all_methods: bool = False) -> Any:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _current_heldout(args: tuple, token: str) -> app_persist.Lagged:
+def _current_heldout(args: tuple, stamp: str) -> app_persist.Lagged:
+    """:func:`load_heldout_lagged`'s cache of current tables (``stamp``: the declared scope's data stamp)."""
     bar, progress = progress_callback(HELDOUT_PROGRESS)
     try:
-        fn = app_leaderboard.heldout_of
-        lagged = read_lagged(fn, *args, token=result_token(fn, args), progress=progress)
+        lagged = read_lagged(app_leaderboard.heldout_of, *args, stamp=stamp, progress=progress)
     finally:
         bar.empty()
     if not lagged.current:
@@ -135,7 +159,7 @@ def load_heldout_lagged(dataset: str, judge: str, tau: float | None) -> app_pers
     # the arguments the precompute keys its results with (core.app.precompute.jobs)
     args = (dataset, judge, False) if tau is None else (dataset, judge, False, tau)
     try:
-        return _current_heldout(args, result_token(app_leaderboard.heldout_of, args))
+        return _current_heldout(args, result_stamp(app_leaderboard.heldout_of, args))
     except _Behind as behind:
         return behind.lagged
 

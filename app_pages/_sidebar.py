@@ -11,7 +11,7 @@ import streamlit as st
 from app_pages._loaders import dataset_facts, dataset_options, default_judge, judge_options, unavailable_pages
 from app_pages._registry import page_title
 from app_pages._selection import _bound, selection, update
-from app_pages._store import busy_notice, db_path, store_available, store_state, version
+from app_pages._store import busy_notice, db_path, store_available, store_state
 from core.app import StoreLockedError
 from core.app import precompute as app_precompute
 from core.app.safe_text import escape_markdown as esc
@@ -22,17 +22,16 @@ def resolve_selection() -> None:
     (:func:`core.app.leaderboard.default_judge`) when the URL names none or an unknown one."""
     st.session_state["_script_run"] = st.session_state.get("_script_run", 0) + 1  # for once-per-view notices
     sel = selection()
-    if store_state().token is None:
+    if store_state().stamp is None:
         return  # nothing readable yet: the sidebar says why
-    token = version()
     try:
-        datasets = dataset_options(token)
+        datasets = dataset_options()
         if sel.dataset not in datasets:
             shown = datasets[0] if datasets else None
             if sel.dataset is not None:  # a link (or a dataset removed meanwhile) named it: never switch silently
                 _unknown_in_link("dataset", sel.dataset, shown)
             sel.dataset, sel.judge, sel.tau = shown, None, None
-        judges = judge_options(sel.dataset, token) if sel.dataset else []
+        judges = judge_options(sel.dataset) if sel.dataset else []
         if sel.judge not in judges:
             choice = default_judge(sel.dataset) if judges and sel.dataset else None
             if sel.judge is not None:
@@ -68,7 +67,6 @@ def sidebar() -> None:
 
 def _sidebar() -> None:
     sel = selection()
-    token = version()
     with st.sidebar:
         st.caption(f"Store: `{Path(db_path()).name}`")
         state = store_state()
@@ -85,13 +83,13 @@ def _sidebar() -> None:
             st.caption(f"The background computation stopped: {esc(why)}; pages compute on demand.")
         if not store_available():
             return
-        datasets = dataset_options(token)
+        datasets = dataset_options()
         if not datasets:
             st.info("The store is empty. Build the demo with `python -m core simulate` or import a file.")
             return
         st.session_state["dataset"] = sel.dataset
         st.selectbox("Dataset", datasets, key="dataset", on_change=_on_dataset)
-        judges = judge_options(sel.dataset, token) if sel.dataset else []
+        judges = judge_options(sel.dataset) if sel.dataset else []
         if judges and sel.dataset is not None:
             st.session_state["judge"] = sel.judge
             st.selectbox("Judge", judges, key="judge", on_change=_on_judge)

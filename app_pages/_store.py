@@ -1,4 +1,4 @@
-"""The store as the pages see it: its data version (one reader per server process), read-only reads, cache keys."""
+"""The store as the pages see it: its data stamps (one reader per server process), read-only reads, cache keys."""
 
 from __future__ import annotations
 
@@ -28,15 +28,15 @@ T = TypeVar("T")
 # The store is shared with judge runs and the CLI, and DuckDB lets a process
 # write it only while nobody else has it open: pages therefore never keep it
 # open.  Each cached loader opens it read-only for its own queries (a few ms)
-# and closes it; the data version is re-read at most every TOKEN_REFRESH_S per
-# server process, and while another process holds the store the last version
+# and closes it; the data stamp is re-read at most every STAMP_REFRESH_S per
+# server process, and while another process holds the store the last stamp
 # stands, so cached results keep showing under one notice.
 READ_WAIT_S = waits.PAGE.seconds  # a loader's wait for a store another process holds (each hold is one query)
 # A page run's reads come in a burst: the file stays open this long after each, so the next one joins it
 # (Store.open's linger_s; it goes at once when a writer asks).
 READ_LINGER_S = 0.25
-TOKEN_REFRESH_S = 2.0
-# While a run writes, the all-judges token (Overview, Judge bias, Judges & annotators: results over every
+STAMP_REFRESH_S = 2.0
+# While a run writes, the all-judges stamp (Overview, Judge bias, Judges & annotators: results over every
 # judge) advances at most this often; each advance recomputes those pages' fits, and recomputing them
 # at every merge of a running judge took the CPU the run needed.  Results keyed on one judge's stamp
 # are not held back, nor are new datasets and votes (a change of the base stamp).
@@ -52,19 +52,19 @@ def db_path() -> str:
 
 @dataclass
 class StoreState:
-    """What the server knows about the store: its data version, and why it could not be read if so."""
+    """What the server knows about the store: its data stamps, and why it could not be read if so."""
 
-    token: str | None = None  # every table: changes with any write
+    stamp: str | None = None  # every table: changes with any write
     fetched: float = float("-inf")
     busy: str | None = None  # held by another process (names it)
     error: str | None = None  # cannot be opened at all (missing, newer schema, not a store)
-    files: tuple = ()  # (size, mtime) of the store file and its write-ahead log when the token was read
-    latest: str | None = None  # the newest all-tables token read; ``token`` catches up with it
-    token_since: float = float("-inf")  # when ``token`` last advanced
-    token_base: str | None = None  # ``base`` when ``token`` last advanced
+    files: tuple = ()  # (size, mtime) of the store file and its write-ahead log when the stamp was read
+    latest: str | None = None  # the newest all-tables stamp read; ``stamp`` catches up with it
+    stamp_since: float = float("-inf")  # when ``stamp`` last advanced
+    stamp_base: str | None = None  # ``base`` when ``stamp`` last advanced
     base: str | None = None  # all but judgments (datasets, battles, votes, completions, judges)
     judges: dict[tuple[str, str], str] = field(default_factory=dict)  # (dataset, judge) → its judgments' stamp
-    precomputing_for: str | None = None  # the data version a background precompute was started for
+    precomputing_for: str | None = None  # the data stamp a background precompute was started for
     latest_since: float = float("-inf")  # when ``latest`` last changed
 
 
@@ -92,20 +92,20 @@ def _store_states() -> _StoreStates:
 
 
 def store_state() -> StoreState:
-    """The store's data version, re-read at most every ``TOKEN_REFRESH_S`` (one reader for all sessions)."""
+    """The store's data stamps, re-read at most every ``STAMP_REFRESH_S`` (one reader for all sessions)."""
     path = db_path()
     holder = _store_states()
     with holder.lock:
         state = holder.states.setdefault(path, StoreState())
         now = time.monotonic()
-        if now - state.fetched >= TOKEN_REFRESH_S:
-            stamp = _file_stamp(path)
-            if state.token is not None and state.busy is None and stamp == state.files:
-                # Unchanged files: the same data version, without opening the store (an open costs ~50 ms
+        if now - state.fetched >= STAMP_REFRESH_S:
+            files = _file_stamp(path)
+            if state.stamp is not None and state.busy is None and files == state.files:
+                # Unchanged files: the same data stamp, without opening the store (an open costs ~50 ms
                 # of the server's one interpreter lock, every refresh, with many sessions).
                 state.fetched = now
             else:
-                state.files = stamp
+                state.files = files
                 try:
                     with app_data.open_store(path, read_only=True, wait_s=waits.PROBE.seconds) as store:
                         state.base, state.judges = app_data.version_stamps(store)
@@ -114,9 +114,9 @@ def store_state() -> StoreState:
                         state.latest_since = now
                     state.latest, state.busy, state.error = stamps.everything(), None, None
                 except StoreLockedError as exc:
-                    state.busy = str(exc)  # keep the last token: its cached results are still true
+                    state.busy = str(exc)  # keep the last stamp: its cached results are still true
                 except StoreError as exc:
-                    state.token = state.latest = None
+                    state.stamp = state.latest = None
                     state.busy, state.error = None, str(exc)
                 state.fetched = now
         if (
@@ -127,12 +127,12 @@ def store_state() -> StoreState:
             state.precomputing_for = state.latest
             start_precompute(path, state.latest)
         # Only judgments are held back: a new dataset or new votes show at the next refresh.
-        if state.latest != state.token and (
-            state.token is None
-            or state.base != state.token_base
-            or now - state.token_since >= ALL_JUDGES_MIN_INTERVAL_S
+        if state.latest != state.stamp and (
+            state.stamp is None
+            or state.base != state.stamp_base
+            or now - state.stamp_since >= ALL_JUDGES_MIN_INTERVAL_S
         ):
-            state.token, state.token_since, state.token_base = state.latest, now, state.base
+            state.stamp, state.stamp_since, state.stamp_base = state.latest, now, state.base
         return dataclasses.replace(state)
 
 
@@ -162,36 +162,36 @@ def read_store(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return fn(store, *args, **kwargs)
 
 
-def result_token(fn: Callable[..., Any], args: tuple) -> str:
-    """The key of the persisted page result ``fn(store, *args)``: the store file and the data stamp of the scope
-    its declaration gives (``core.app.results``), never a scope a page picks by hand."""
+def result_stamp(fn: Callable[..., Any], args: tuple) -> str:
+    """The key of the page result ``fn(store, *args)``: the store file and the data stamp of the scope its
+    declaration gives (``core.app.results``), never a scope a page picks by hand."""
     declared = app_results.of(fn)
     state = store_state()
+    if state.base is None:
+        return f"{db_path()}|none"
     if declared.scope == "everything":
-        return version(state)
-    judge = declared.judge_of(args)
-    if declared.scope == "votes" or judge is None:
-        return votes_version(state)
-    return judge_version(state, str(args[0]), judge)
+        # the held-back all-tables stamp (ALL_JUDGES_MIN_INTERVAL_S), not the newest one read
+        return f"{db_path()}|{state.stamp or 'none'}"
+    return f"{db_path()}|{declared.stamp(app_precompute.Stamps(state.base, state.judges), args)}"
 
 
-def read_persisted(fn: Callable[..., T], *args: Any, token: str, **kwargs: Any) -> T:
-    """:func:`read_store` kept in the store's results at data version ``token``: computed once, for every
+def read_persisted(fn: Callable[..., T], *args: Any, stamp: str, **kwargs: Any) -> T:
+    """:func:`read_store` kept in the store's results at :func:`result_stamp` ``stamp``: computed once, for every
     session, every server process and every restart (``core.app.persist``).
 
     ``args[0]`` is the dataset; keyword arguments enter the key, except ``progress``.
     """
     dataset = args[0] if args and isinstance(args[0], str) else None
-    stamp = token.removeprefix(db_path() + "|")  # the data stamp; the path is this server's name for the file
-    return app_persist.persisted(db_path(), reading, fn, args, stamp, dataset=dataset, **kwargs)
+    data = stamp.removeprefix(db_path() + "|")  # the data stamp; the path is this server's name for the file
+    return app_persist.persisted(db_path(), reading, fn, args, data, dataset=dataset, **kwargs)
 
 
-def read_lagged(fn: Callable[..., T], *args: Any, token: str, **kwargs: Any) -> app_persist.Lagged[T]:
+def read_lagged(fn: Callable[..., T], *args: Any, stamp: str, **kwargs: Any) -> app_persist.Lagged[T]:
     """:func:`read_persisted`, except that a result persisted before the newest votes is returned at once (and
     said to be behind) while the current one is computed in the background (``persist.persisted_or_lagged``)."""
     dataset = args[0] if args and isinstance(args[0], str) else None
-    stamp = token.removeprefix(db_path() + "|")
-    return app_persist.persisted_or_lagged(db_path(), reading, fn, args, stamp, dataset=dataset, **kwargs)
+    data = stamp.removeprefix(db_path() + "|")
+    return app_persist.persisted_or_lagged(db_path(), reading, fn, args, data, dataset=dataset, **kwargs)
 
 
 class _Behind(Exception):
@@ -208,7 +208,7 @@ def store_available() -> bool:
     if state.error:
         st.error(f"The battle store could not be opened. {redact(state.error)}")
         return False
-    if state.token is None:
+    if state.stamp is None:
         busy_notice(state.busy or "")
         return False
     return True
@@ -222,28 +222,3 @@ def busy_notice(reason: str) -> None:
     st.session_state["_busy_shown"] = run
     # in a reader's words: who is writing and what to wait for, never the holder's command line
     st.info(redact(app_display.store_busy(reason)), icon=":material/hourglass_top:")
-
-
-def version(state: StoreState | None = None) -> str:
-    """Cache key for derived results: the store file and its data version (every table).
-
-    Passed to cached loaders as a normal (hashed) argument so new data, or
-    another store in the same process, never reuses a stale result.
-    """
-    return f"{db_path()}|{(state or store_state()).token or 'none'}"
-
-
-def votes_version(state: StoreState) -> str:
-    """Cache key for results that read no judgments (human votes, models, battles): a judge run keeps it."""
-    return f"{db_path()}|{app_precompute.Stamps(state.base).votes() if state.base else 'none'}"
-
-
-def judge_version(state: StoreState, dataset: str, judge: str | None) -> str:
-    """Cache key for results that read one judge's judgments (and no other judge's) on one dataset.
-
-    A run writing another judge leaves it unchanged, so the pages of the
-    judge being read keep their cached fits while an Admin run writes.
-    """
-    if state.base is None:
-        return f"{db_path()}|none"
-    return f"{db_path()}|{app_precompute.Stamps(state.base, state.judges).judge(dataset, judge)}"

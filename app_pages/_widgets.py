@@ -18,7 +18,7 @@ import streamlit as st
 from app_pages._loaders import dataset_facts, load_slices, unavailable_pages
 from app_pages._registry import page_needs, page_title
 from app_pages._selection import selection, sync_url, update
-from app_pages._store import busy_notice, judge_version, store_available, store_state, version, votes_version
+from app_pages._store import busy_notice, store_available
 from core.app import StoreLockedError, Unavailable
 from core.app import availability as app_availability
 from core.app import export as app_export
@@ -68,9 +68,6 @@ class Context:
 
     dataset: str
     judge: str | None
-    token: str  # every table (:func:`version`): for results that read all judges
-    judge_token: str  # the selected judge's judgments only (:func:`judge_version`)
-    votes_token: str  # no judgments at all (:func:`votes_version`)
 
 
 def require_selection(needs_judge: str | None = None) -> Context:
@@ -94,14 +91,7 @@ def require_selection(needs_judge: str | None = None) -> Context:
             "import judgments."
         )
         st.stop()
-    state = store_state()  # one reading for the three keys, so they describe the same data
-    return Context(
-        sel.dataset,
-        sel.judge,
-        version(state),
-        judge_version(state, sel.dataset, sel.judge),
-        votes_version(state),
-    )
+    return Context(sel.dataset, sel.judge)
 
 
 @contextmanager

@@ -39,7 +39,7 @@ def _fix(reason: str) -> str:
 
 with page_guard("The analyses page", page="analyses"):
     ctx = require_selection()
-    dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
+    dataset, judge = ctx.dataset, ctx.judge
     # One analysis at a time: only the one in view is computed (tabs would compute all four).
     views = ["Accuracy alignment", "Aggregation methods", "Budget curves", "Languages"]
     shown = st.segmented_control("Analysis", views, default=views[0], key="analysis") or views[0]

@@ -9,7 +9,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from app_pages._loaders import load_sample, load_tau
+from app_pages._loaders import compute, load_sample, load_tau
 from app_pages._widgets import (
     back_to_fitted_tau_button,
     notice,
@@ -20,7 +20,7 @@ from app_pages._widgets import (
     tau_control,
 )
 from core import charts
-from core.app import calibration
+from core.app import calibration, derived
 from core.app import data as app_data
 from core.app.availability import ADD_RUBRIC
 from core.app.safe_text import escape_markdown as esc
@@ -29,25 +29,20 @@ st.title("Calibration")
 Q_OPTIONS = [0.55, 0.65, 0.75, 0.85, 0.95]
 
 
-@st.cache_data(show_spinner=False)
-def load_agreement(dataset: str, judge: str, token: str) -> calibration.GapAgreement:
-    return calibration.agreement(load_sample(dataset, judge).frame, load_tau(dataset, judge).tau)
+def load_agreement(dataset: str, judge: str) -> calibration.GapAgreement:
+    return compute(derived.agreement, dataset, judge)
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
-def load_tau_profile(dataset: str, judge: str, tau: float | None, token: str) -> pd.DataFrame:
-    return calibration.tau_profile(load_sample(dataset, judge).frame, load_tau(dataset, judge), tau)
+def load_tau_profile(dataset: str, judge: str, tau: float | None) -> pd.DataFrame:
+    return compute(derived.tau_profile, dataset, judge, tau)
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
-def load_reliability(dataset: str, judge: str, tau: float, q: float, token: str) -> list[calibration.Reliability]:
-    fit = load_tau(dataset, judge)
-    return calibration.reliability_curves(load_sample(dataset, judge).frame, fit.tau, tau, q)
+def load_reliability(dataset: str, judge: str, tau: float, q: float) -> list[calibration.Reliability]:
+    return compute(derived.reliability, dataset, judge, tau, q)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def load_label_reliability(dataset: str, judge: str, q: float, token: str) -> list[calibration.Reliability]:
-    return calibration.label_reliability(load_sample(dataset, judge).frame, q)
+def load_label_reliability(dataset: str, judge: str, q: float) -> list[calibration.Reliability]:
+    return compute(derived.label_reliability, dataset, judge, q)
 
 
 def show_reliability(curves: list[calibration.Reliability], sample: app_data.SampledFrame) -> None:
@@ -75,7 +70,7 @@ def show_reliability(curves: list[calibration.Reliability], sample: app_data.Sam
 
 with page_guard("The calibration page", page="calibration"):
     ctx = require_selection(needs_judge="calibration compares a judge's score gaps with human votes.")
-    dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
+    dataset, judge = ctx.dataset, ctx.judge
     assert judge is not None
     sample = load_sample(dataset, judge)
     frame = sample.frame
@@ -92,7 +87,7 @@ with page_guard("The calibration page", page="calibration"):
             key="ls_q",
             help="Label smoothing puts confidence q on the judge's side of every battle.",
         )
-        show_reliability(load_label_reliability(dataset, judge, q, v), sample)
+        show_reliability(load_label_reliability(dataset, judge, q), sample)
         st.stop()
     fit = load_tau(dataset, judge)
     if not fit.ok:
@@ -119,14 +114,14 @@ with page_guard("The calibration page", page="calibration"):
         help="Label smoothing puts confidence q on the judge's side of every battle.",
     )
 
-    agree = load_agreement(dataset, judge, v)
+    agree = load_agreement(dataset, judge)
     if agree.warning:
         st.warning("Low-τ warning: " + agree.warning)
 
     left, right = st.columns(2)
     with left:
         show_chart(
-            partial(charts.tau_profile, load_tau_profile(dataset, judge, tau, v), fit.tau, fit.lower, fit.upper, tau),
+            partial(charts.tau_profile, load_tau_profile(dataset, judge, tau), fit.tau, fit.lower, fit.upper, tau),
             key="tau_profile",
             how_to_read="the curve is twice the log-likelihood lost by moving τ away from its best value; "
             "τ values under the dotted line form the 95% interval (shaded).",
@@ -142,4 +137,4 @@ with page_guard("The calibration page", page="calibration"):
         else:
             notice(agree.warning or "too few decisive battles for the agreement curve.")
 
-    show_reliability(load_reliability(dataset, judge, tau, q, v), sample)
+    show_reliability(load_reliability(dataset, judge, tau, q), sample)

@@ -14,12 +14,12 @@ import pandas as pd
 import streamlit as st
 
 from app_pages._access import access, admin_unlocked, configured_admin_token
+from app_pages._loaders import compute, judge_options
 from app_pages._selection import SCOPE_ALPHA_RANGE, selection
-from app_pages._store import db_path, read_store, store_available, version
+from app_pages._store import db_path, read_store, store_available
 from app_pages._widgets import notice, page_guard, show_chart, show_table
 from core import charts
 from core.app import Unavailable, generation, judging, newmodel
-from core.app import data as app_data
 from core.app import display as show
 from core.app import evaluate as app_evaluate
 from core.app.access import ADMIN
@@ -50,30 +50,22 @@ def evaluation_workers() -> _EvaluationWorkers:
     return _EvaluationWorkers()
 
 
-@st.cache_data(show_spinner=False)
-def load_list(dataset: str, token: str) -> pd.DataFrame:
-    return read_store(app_evaluate.saved_evaluations, dataset)
+def load_list(dataset: str) -> pd.DataFrame:
+    return compute(app_evaluate.saved_evaluations, dataset)
 
 
-@st.cache_data(show_spinner=False)
-def load_one(evaluation_id: int, token: str) -> app_evaluate.SavedEvaluation | Unavailable:
-    return read_store(app_evaluate.saved_evaluation, evaluation_id)
+def load_one(evaluation_id: int) -> app_evaluate.SavedEvaluation | Unavailable:
+    return compute(app_evaluate.saved_evaluation, evaluation_id)
 
 
-@st.cache_data(show_spinner="Calibrating SCOPE on the judge's human-voted battles…", max_entries=64)
-def load_escalations(dataset: str, judge: str, model: str, alpha: float, token: str) -> Escalations | Unavailable:
-    return read_store(app_evaluate.model_escalations, dataset, judge, model, alpha)
+def load_escalations(dataset: str, judge: str, model: str, alpha: float) -> Escalations | Unavailable:
+    spinner = "Calibrating SCOPE on the judge's human-voted battles…"
+    return compute(app_evaluate.model_escalations, dataset, judge, model, alpha, spinner=spinner)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def load_standing(dataset: str, judge: str, model: str, alpha: float, token: str) -> Standing | Unavailable:
+def load_standing(dataset: str, judge: str, model: str, alpha: float) -> Standing | Unavailable:
     """The model's standing as the Leaderboard computes it now (one use case: ``newmodel.standing``)."""
-    return read_store(newmodel.standing, dataset, judge, model, alpha)
-
-
-@st.cache_data(show_spinner=False)
-def load_judges(dataset: str, token: str) -> list[str]:
-    return read_store(app_data.judge_names, dataset)
+    return compute(newmodel.standing, dataset, judge, model, alpha)
 
 
 def _label(r: pd.Series) -> str:
@@ -81,8 +73,8 @@ def _label(r: pd.Series) -> str:
     return f"#{r['evaluation_id']} {r['model']} · judge {r['judge']} · α={r['alpha']:.2f} · {when}"
 
 
-def show_saved(dataset: str, token: str) -> None:
-    saved = load_list(dataset, token)
+def show_saved(dataset: str) -> None:
+    saved = load_list(dataset)
     if saved.empty:
         notice(
             f"no model has been evaluated on **{esc(dataset)}** yet.",
@@ -99,7 +91,7 @@ def show_saved(dataset: str, token: str) -> None:
     show_table(shown.round({"predicted": 0, "lower": 0, "upper": 0}), hide_index=True, column_config=show.labels(shown))
     labels = {int(r["evaluation_id"]): _label(r) for _, r in saved.iterrows()}
     chosen = st.selectbox("Evaluation", list(labels), format_func=labels.__getitem__, key="evaluation_id")
-    one = load_one(int(chosen), token)
+    one = load_one(int(chosen))
     if isinstance(one, Unavailable):
         notice(one.reason)
         return
@@ -142,7 +134,7 @@ def show_saved(dataset: str, token: str) -> None:
                 detail=f"α {st_.alpha:.2f}",
                 judge=str(row["judge"]),
             )
-        now = load_standing(dataset, str(row["judge"]), str(row["model"]), float(st_.alpha), token)
+        now = load_standing(dataset, str(row["judge"]), str(row["model"]), float(st_.alpha))
         if isinstance(now, Unavailable):
             st.caption(esc(redact(f"On the Leaderboard now (judge {row['judge']}, fitted τ): {now.reason}.")))
         elif (now.predicted, now.lower, now.upper) != (st_.predicted, st_.lower, st_.upper):
@@ -169,7 +161,7 @@ def show_saved(dataset: str, token: str) -> None:
         0.01,
         key=f"escalation_alpha_{chosen}",
     )
-    found = load_escalations(dataset, str(row["judge"]), str(row["model"]), float(alpha), token)
+    found = load_escalations(dataset, str(row["judge"]), str(row["model"]), float(alpha))
     if isinstance(found, Unavailable):
         notice(found.reason)
         return
@@ -197,9 +189,9 @@ def monitor() -> None:
             w.cancel()
 
 
-def start_form(dataset: str, token: str) -> None:
+def start_form(dataset: str) -> None:
     allowed = ", ".join(f"`{p}`" for p in key_env_patterns())
-    judges = load_judges(dataset, token)
+    judges = judge_options(dataset)
     with st.form("evaluate_model"):
         name = st.text_input("new model's name (its leaderboard row)", "my-model", key="ev_name")
         answers = st.radio(
@@ -324,9 +316,8 @@ with page_guard("The Evaluate page"):
     if dataset is None:
         notice("no dataset yet: import one with human votes (the anchors) before evaluating a new model.")
         st.stop()
-    token = version()
     st.subheader(f"Evaluations on {esc(dataset)}")
-    show_saved(dataset, token)
+    show_saved(dataset)
     st.divider()
     st.subheader("Start an evaluation")
     gate = access()
@@ -334,7 +325,7 @@ with page_guard("The Evaluate page"):
         if not gate.can(ADMIN):
             st.caption(f"Starting an evaluation needs the {ADMIN} role.")
             st.stop()
-        start_form(dataset, token)
+        start_form(dataset)
         st.subheader("Evaluations started here")
         monitor()
         st.stop()
@@ -349,6 +340,6 @@ with page_guard("The Evaluate page"):
     if not admin_unlocked(admin, "evaluate_token_input"):
         st.caption("Enter the admin token to start an evaluation.")
         st.stop()
-    start_form(dataset, token)
+    start_form(dataset)
     st.subheader("Evaluations started here")
     monitor()

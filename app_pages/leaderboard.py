@@ -17,7 +17,15 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from app_pages._loaders import dataset_facts, dataset_options, default_judge, load_heldout_lagged, load_result, load_tau
+from app_pages._loaders import (
+    compute,
+    dataset_facts,
+    dataset_options,
+    default_judge,
+    load_heldout_lagged,
+    load_result,
+    load_tau,
+)
 from app_pages._selection import ALPHA_RANGE, bound_slider, selection, update
 from app_pages._store import read_store
 from app_pages._widgets import (
@@ -33,7 +41,7 @@ from app_pages._widgets import (
     tau_control,
 )
 from core import charts
-from core.app import Store, Unavailable, mtbench, newmodel, report, winrate
+from core.app import Unavailable, derived, mtbench, newmodel, report, winrate
 from core.app import arena_hard as app_arena_hard
 from core.app import diff as app_diff
 from core.app import leaderboard as lb
@@ -57,11 +65,6 @@ def load_coverage(dataset: str, judge: str) -> lb.JudgeCoverage:
     return load_result(lb.judge_coverage, dataset, judge)
 
 
-@st.cache_data(show_spinner=False)
-def load_models(dataset: str, token: str) -> pd.DataFrame:
-    return read_store(Store.models_frame, dataset)
-
-
 def load_judge_elo(dataset: str, judge: str, method: str, tau: float | None) -> pd.DataFrame:
     return load_result(lb.judge_elo_of, dataset, judge, method, tau)
 
@@ -74,75 +77,45 @@ def load_pair_model(dataset: str, target: str, judge: str | None, tau: float | N
     return load_result(lb.pair_model, dataset, target, judge, tau)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def load_win_rates(dataset: str, judge: str | None, token: str) -> winrate.WinRateView | Unavailable:
-    return read_store(winrate.baseline_view, dataset, judge)
+def load_win_rates(dataset: str, judge: str | None) -> winrate.WinRateView | Unavailable:
+    return compute(winrate.baseline_view, dataset, judge)
 
 
-@st.cache_data(show_spinner="Bootstrapping the Arena-Hard score…", max_entries=16)
-def load_arena_hard(dataset: str, judge: str | None, token: str) -> app_arena_hard.BaselineScores | Unavailable:
-    return read_store(app_arena_hard.baseline_scores, dataset, judge)
+def load_arena_hard(dataset: str, judge: str | None) -> app_arena_hard.BaselineScores | Unavailable:
+    return compute(app_arena_hard.baseline_scores, dataset, judge, spinner="Bootstrapping the Arena-Hard score…")
 
 
-@st.cache_data(show_spinner="Fitting every method on the slice…", max_entries=32)
 def load_slice_parts(
-    dataset: str,
-    judge: str | None,
-    tau: float | None,
-    where: Slice,
-    judge_token: str,
-    votes_token: str,
-    others: tuple[str, ...] = (),
+    dataset: str, judge: str | None, tau: float | None, where: Slice, others: tuple[str, ...] = ()
 ) -> lb.ViewParts:
     """The view's parts on a slice (τ None: fitted on the slice); α applies after, for free."""
-    return read_store(lb.view_parts, dataset, judge, tau, where, others)
+    return compute(lb.view_parts, dataset, judge, tau, where, others, spinner="Fitting every method on the slice…")
 
 
-@st.cache_data(show_spinner="Fitting with style control…", max_entries=16)
-def load_style(
-    dataset: str, judge: str | None, where: Slice, token: str
-) -> app_style.StyleControlledLeaderboard | Unavailable:
-    return read_store(app_style.style_controlled_leaderboard, dataset, judge, where)
+def load_style(dataset: str, judge: str | None, where: Slice) -> app_style.StyleControlledLeaderboard | Unavailable:
+    return compute(app_style.style_controlled_leaderboard, dataset, judge, where, spinner="Fitting with style control…")
 
 
-@st.cache_data(show_spinner="Comparing the two snapshots…", max_entries=8)
-def load_comparison(old: str, new: str, judge: str | None, token: str) -> app_diff.Comparison | str:
-    try:
-        return read_store(app_diff.compare_datasets, old, new, judge)
-    except ValueError as exc:
-        return str(exc)
+def load_comparison(old: str, new: str, judge: str | None) -> app_diff.Comparison | str:
+    return compute(app_diff.comparison_or_why, old, new, judge, spinner="Comparing the two snapshots…")
 
 
-@st.cache_data(show_spinner="Comparing with the bundle…", max_entries=4)
-def load_bundle_comparison(
-    data: bytes, name: str, dataset: str, judge: str | None, token: str
-) -> app_diff.Comparison | str:
-    import tempfile
-    from pathlib import Path
-
-    from core.app import IngestError
-
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / Path(name).name
-        path.write_bytes(data)
-        try:
-            return read_store(app_diff.compare_with_bundle, path, dataset, judge)
-        except (ValueError, IngestError) as exc:
-            return str(exc)
+def load_bundle_comparison(data: bytes, name: str, dataset: str, judge: str | None) -> app_diff.Comparison | str:
+    spinner = "Comparing with the bundle…"
+    return compute(app_diff.upload_comparison_or_why, dataset, judge, data, name, spinner=spinner)
 
 
-def style_section(dataset: str, judge: str | None, where: Slice, ctx_tokens: tuple[str, str]) -> None:
+def style_section(dataset: str, judge: str | None, where: Slice) -> None:
     """The style-controlled leaderboards (human votes, and the judge's hard labels), each with the places a
     model moves once answer length and markdown are held equal."""
-    votes_token, judge_token = ctx_tokens
-    targets: list[tuple[str, str | None, str]] = [("Human votes", None, votes_token)]
+    targets: list[tuple[str, str | None]] = [("Human votes", None)]
     if judge is not None:
-        targets.append((f"{judge} (Hard-Elo)", judge, judge_token))
+        targets.append((f"{judge} (Hard-Elo)", judge))
     st.subheader("With style control" + (f" on {slice_label(where)}" if where else ""))
     tabs = st.tabs([t[0] for t in targets])
-    for tab, (_, who, token) in zip(tabs, targets):
+    for tab, (_, who) in zip(tabs, targets):
         with tab:
-            res = load_style(dataset, who, where, token)
+            res = load_style(dataset, who, where)
             if isinstance(res, Unavailable):
                 notice(esc(res.reason))
                 continue
@@ -159,7 +132,7 @@ def style_section(dataset: str, judge: str | None, where: Slice, ctx_tokens: tup
                 notice(esc(issue))
 
 
-def compare_panel(dataset: str, judge: str | None, datasets: list[str], token: str) -> None:
+def compare_panel(dataset: str, judge: str | None, datasets: list[str]) -> None:
     """'Compare with…': another dataset of this store, or a bundle exported earlier, against this dataset."""
     with st.expander("Compare with…", icon=":material/compare_arrows:"):
         st.caption(
@@ -178,12 +151,12 @@ def compare_panel(dataset: str, judge: str | None, datasets: list[str], token: s
                 notice("this store has no other dataset: import an earlier snapshot, or upload a bundle.")
                 return
             old = st.selectbox("Dataset", others, key="cmp_dataset")
-            result = load_comparison(old, dataset, who, token)
+            result = load_comparison(old, dataset, who)
         else:
             upload = st.file_uploader("Bundle (.zip from `export --bundle`)", type=["zip"], key="cmp_bundle")
             if upload is None:
                 return
-            result = load_bundle_comparison(upload.getvalue(), upload.name, dataset, who, token)
+            result = load_bundle_comparison(upload.getvalue(), upload.name, dataset, who)
         if isinstance(result, str):
             notice(esc(result))
             return
@@ -193,62 +166,38 @@ def compare_panel(dataset: str, judge: str | None, datasets: list[str], token: s
 
 
 @st.fragment(run_every=REFRESH_POLL_S)
-def rerun_when_current(dataset: str, judge: str, tau: float | None, token: str) -> None:
+def rerun_when_current(dataset: str, judge: str, tau: float | None) -> None:
     """While the intervals come from before the newest votes: redraw the page once the current table is in."""
     if load_heldout_lagged(dataset, judge, tau).current:
         st.rerun(scope="app")
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
 def load_view(
     dataset: str,
     judge: str | None,
     tau: float | None,
     tau_fitted: bool,
     alpha: float,
-    judge_token: str,
-    votes_token: str,
-    held_stamp: str | None,
-    _held: lb.HeldoutResult | Unavailable | None,
+    held: Lagged | None,
     tau_reference: lb.TauReference | None = None,
     others: tuple[str, ...] = (),
 ) -> lb.LeaderboardView:
-    """The joined leaderboard at (τ, α), shared by every session showing it; ``_held`` is the held-out table
-    computed at data ``held_stamp`` (which keys the cache in its place); ``others``: the other registered
-    methods drawn (each rated on first use)."""
-    human_fit = load_human(dataset)
-    human = None if human_fit is None else human_fit.frame
-    hard = soft = None
-    if judge is not None:
-        has_gap = load_coverage(dataset, judge).has_gap
-        hard = load_judge_elo(dataset, judge, "hard", None)
-        soft = load_judge_elo(dataset, judge, "soft", tau) if has_gap and tau is not None else None
-    models = load_models(dataset, votes_token)
-    rated = {}
-    for name in others:
-        token = judge_token if RATING_METHODS[name].needs_judge else votes_token
-        got = load_method(dataset, name, judge if RATING_METHODS[name].needs_judge else None, tau, token)
-        if not isinstance(got, Unavailable):
-            rated[name] = got
-    return lb.leaderboard_view(human, hard, soft, _held, alpha, tau, tau_fitted, models, tau_reference, rated)
+    """The joined leaderboard at (τ, α), shared by every session showing it; ``held``: the leave-one-out table,
+    possibly from before the newest votes (keyed by its data stamp); ``others``: the other registered methods
+    drawn (each rated on first use)."""
+    held_at, table = (None, None) if held is None else (held.stamp, held.value)
+    args = (dataset, judge, tau, tau_fitted, alpha, held_at, tau_reference, others)
+    return compute(derived.leaderboard_view, *args, held=table)
 
 
-@st.cache_data(show_spinner="Rating with another method…", max_entries=16)
-def load_method(
-    dataset: str, method: str, judge: str | None, tau: float | None, token: str
-) -> pd.DataFrame | Unavailable:
-    return read_store(lb.method_ratings, dataset, method, judge, tau)
+def load_mtbench(dataset: str, judge: str | None) -> mtbench.MTBenchView | Unavailable:
+    return compute(mtbench.mtbench_view, dataset, judge)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def load_mtbench(dataset: str, judge: str | None, token: str) -> mtbench.MTBenchView | Unavailable:
-    return read_store(mtbench.mtbench_view, dataset, judge)
-
-
-def mtbench_section(dataset: str, token: str, lead: bool = False) -> bool:
+def mtbench_section(dataset: str, lead: bool = False) -> bool:
     """The MT-Bench score table when the dataset has single-answer grades; whether it had.  ``lead``: the
     page's first answer (FastChat's headline number), its sentence as the page's headline."""
-    first = load_mtbench(dataset, None, token)
+    first = load_mtbench(dataset, None)
     if isinstance(first, Unavailable):
         return False
     if lead:
@@ -257,7 +206,7 @@ def mtbench_section(dataset: str, token: str, lead: bool = False) -> bool:
     grader = first.judge
     if len(first.judges) > 1:
         grader = st.selectbox("Grading judge", first.judges, index=first.judges.index(first.judge), key="mt_judge")
-    view = first if grader == first.judge else load_mtbench(dataset, grader, token)
+    view = first if grader == first.judge else load_mtbench(dataset, grader)
     if isinstance(view, Unavailable):
         notice(esc(view.reason))
         return True
@@ -320,9 +269,9 @@ def shown_methods(available: list[str]) -> list[str]:
 
 with page_guard("The leaderboard"):
     ctx = require_selection()
-    dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
+    dataset, judge = ctx.dataset, ctx.judge
     if dataset_facts(dataset, judge).n_battles == 0:  # single-answer grades only: the score is the leaderboard
-        if not mtbench_section(dataset, ctx.token, lead=True):
+        if not mtbench_section(dataset, lead=True):
             notice(f"dataset **{esc(dataset)}** has no battles and no grades to rank its models by.")
         else:
             notice(
@@ -401,7 +350,7 @@ with page_guard("The leaderboard"):
     if where:
         # every method on the slice's battles alone; τ fitted there unless the slider chose one
         try:
-            parts = load_slice_parts(dataset, judge, None if tau_fitted else tau_key, where, v, ctx.votes_token, others)
+            parts = load_slice_parts(dataset, judge, None if tau_fitted else tau_key, where, others)
         except ValueError as exc:  # a shared link naming a key this dataset does not have
             update(slice=())
             notice(esc(str(exc)) + " The slice is cleared.")
@@ -417,10 +366,7 @@ with page_guard("The leaderboard"):
             tau_key,
             tau_fitted,
             alpha,
-            v,
-            ctx.votes_token,
-            None if held is None else held.stamp,
-            None if held is None else held.value,
+            held,
             lb.TauReference.of(tau_fit) if judge is not None else None,
             others,
         )
@@ -428,12 +374,12 @@ with page_guard("The leaderboard"):
     # ------------------------------------------------------------ the answer
     # A star design without human votes (AlpacaEval, Arena-Hard: every battle against one baseline) leads with
     # the peer's own metric, the number its users compare with; the Elo leaderboards follow.
-    rates = None if where else load_win_rates(dataset, judge, ctx.judge_token if judge else ctx.votes_token)
+    rates = None if where else load_win_rates(dataset, judge)
     against = rates if rates is not None and not isinstance(rates, Unavailable) and rates.result is not None else None
-    scores = load_arena_hard(dataset, judge, ctx.judge_token) if against is not None and judge else None
+    scores = load_arena_hard(dataset, judge) if against is not None and judge else None
     peer_first = against is not None and human_fit is None
     # FastChat's headline is the single-answer grade: a graded dataset without human votes leads with it
-    graded_first = not where and human_fit is None and against is None and mtbench_section(dataset, ctx.token, True)
+    graded_first = not where and human_fit is None and against is None and mtbench_section(dataset, True)
     if graded_first:
         st.subheader("Elo leaderboards")
         peer_first = True
@@ -470,7 +416,7 @@ with page_guard("The leaderboard"):
     n_votes = int(view.table["n_votes"].sum()) // 2 if "n_votes" in view.table else 0
     votes_note = f" Human Elo from {n_votes:,} human votes." if n_votes else ""
     if held is not None and not held.current and judge is not None:
-        rerun_when_current(dataset, judge, held_tau, v)
+        rerun_when_current(dataset, judge, held_tau)
         newer = f"the {held.votes_behind:,} newest human votes" if held.votes_behind else "the latest changed votes"
         votes_note += (
             f" The intervals are calibrated without {newer}: their leave-one-model-out table is being "
@@ -535,7 +481,7 @@ with page_guard("The leaderboard"):
             for issue in human_fit.issues:
                 st.markdown(f"- {esc(issue)}")
     if style_on:
-        style_section(dataset, judge, where, (ctx.votes_token, ctx.judge_token))
+        style_section(dataset, judge, where)
 
     # --------------------------------------------------------------- the chart
     statement = view.coverage_statement()
@@ -624,7 +570,7 @@ with page_guard("The leaderboard"):
 
     # ------------------------------------------------------------ MT-Bench score (single-answer grades)
     if not where and not graded_first:
-        mtbench_section(dataset, ctx.token)
+        mtbench_section(dataset)
 
     # ------------------------------------------------------------ against the baseline (AlpacaEval's numbers)
     if against is not None and not peer_first:  # with human votes the human Elo leads; the peer's numbers here
@@ -672,7 +618,7 @@ with page_guard("The leaderboard"):
 
     # ----------------------------------------------------------------- what changed
     st.subheader("What changed since last time")
-    compare_panel(dataset, judge, dataset_options(ctx.token), ctx.token)
+    compare_panel(dataset, judge, dataset_options())
 
     # ----------------------------------------------------------------- exports
     st.subheader("Take it with you")

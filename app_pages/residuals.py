@@ -8,11 +8,11 @@ from functools import partial
 
 import streamlit as st
 
-from app_pages._loaders import load_heldout
+from app_pages._loaders import compute, load_heldout
 from app_pages._selection import ALPHA_RANGE, bound_slider, selection
 from app_pages._widgets import notice, page_guard, require, require_selection, show_chart, show_table
 from core import charts
-from core.app import Unavailable, residuals
+from core.app import derived, residuals
 from core.app import display as show
 from core.app.availability import ADD_RUBRIC, ADD_VOTES, RUN_JUDGE
 from core.app.safe_text import escape_markdown as esc
@@ -20,11 +20,8 @@ from core.app.safe_text import escape_markdown as esc
 st.title("Residuals")
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def load_residual_view(dataset: str, judge: str, token: str, alpha: float) -> residuals.ResidualView:
-    held = load_heldout(dataset, judge, all_methods=True)
-    assert not isinstance(held, Unavailable)  # the page checked it before asking
-    return residuals.residual_view(held, alpha)
+def load_residual_view(dataset: str, judge: str, alpha: float) -> residuals.ResidualView:
+    return compute(derived.residual_view, dataset, judge, alpha)
 
 
 with page_guard("The residuals page", page="residuals"):
@@ -46,7 +43,7 @@ with page_guard("The residuals page", page="residuals"):
         help="Sets the conformal quantile q̂ and the coverage target 1 − α of the split evaluation.",
     )
     table = held.table
-    view = load_residual_view(ctx.dataset, ctx.judge, ctx.judge_token, alpha)
+    view = load_residual_view(ctx.dataset, ctx.judge, alpha)
     methods = list(view.summary["method"])
     # a method without a single held-out Elo (Soft-Elo without rubric scores) is said missing, not drawn empty
     shown = {m: show.label(m) for m in ("hard", "soft") if m in methods and held.table[f"{m}_elo"].notna().any()}

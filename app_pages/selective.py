@@ -11,12 +11,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages._loaders import load_result, load_sample
+from app_pages._loaders import compute, load_result, load_sample
 from app_pages._selection import SCOPE_ALPHA_RANGE, bound_radio, bound_slider, selection
-from app_pages._store import read_store
 from app_pages._widgets import notice, page_guard, require, require_selection, show_chart, show_table, slice_picker
 from core import charts
-from core.app import Unavailable, selective
+from core.app import Unavailable, derived, selective
 from core.app import display as show
 from core.app.availability import ADD_BOTH_ORDERS, ADD_CONFIDENCE
 from core.app.precompute import SCOPE_SPLITS as N_SPLITS
@@ -35,11 +34,8 @@ def load_curves(
     return load_result(selective.scope_curves_of, dataset, judge, source, alphas, N_SPLITS, progress=progress)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def load_at_alpha(
-    dataset: str, judge: str, source: str, token: str, alpha: float
-) -> selective.ScopeAtAlpha | Unavailable:
-    return selective.scope_at_alpha(load_sample(dataset, judge).frame, source, alpha)
+def load_at_alpha(dataset: str, judge: str, source: str, alpha: float) -> selective.ScopeAtAlpha | Unavailable:
+    return compute(derived.scope_at_alpha, dataset, judge, source, alpha)
 
 
 SLICE_HELP = (
@@ -49,16 +45,16 @@ SLICE_HELP = (
 )
 
 
-@st.cache_data(show_spinner="Calibrating on the slice…", max_entries=32)
 def load_at_alpha_on(
-    dataset: str, judge: str, source: str, where: Slice, token: str, alpha: float
+    dataset: str, judge: str, source: str, where: Slice, alpha: float
 ) -> selective.ScopeAtAlpha | Unavailable:
-    return read_store(selective.scope_at_alpha_on, dataset, judge, source, alpha, where)
+    spinner = "Calibrating on the slice…"
+    return compute(selective.scope_at_alpha_on, dataset, judge, source, alpha, where, spinner=spinner)
 
 
 with page_guard("The selective judging page", page="selective"):
     ctx = require_selection(needs_judge="SCOPE decides which judge verdicts to trust.")
-    dataset, judge, v = ctx.dataset, ctx.judge, ctx.judge_token
+    dataset, judge = ctx.dataset, ctx.judge
     assert judge is not None
     sample = load_sample(dataset, judge)
     frame = sample.frame
@@ -157,9 +153,9 @@ with page_guard("The selective judging page", page="selective"):
             f"On the slice **{esc(slice_label(where))}**: the threshold is calibrated, and the judgments accepted, "
             "counted and ranked, on its battles alone (the curves above are on all battles)."
         )
-        at = require(load_at_alpha_on(dataset, judge, source, where, v, round(alpha, 4)))
+        at = require(load_at_alpha_on(dataset, judge, source, where, round(alpha, 4)))
     else:
-        at = require(load_at_alpha(dataset, judge, source, v, round(alpha, 4)))
+        at = require(load_at_alpha(dataset, judge, source, round(alpha, 4)))
     th = at.threshold
     level, text = selective.threshold_statement(at)
     (st.success if level == "success" else st.warning)(text)

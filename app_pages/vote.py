@@ -82,14 +82,17 @@ def _sign_in(tokens: dict[str, str]) -> None:
             st.rerun()
 
 
-# A queue is not re-planned at every vote (each vote changes the data version): it is kept for a minute, and
+# A queue is not re-planned at every vote (each vote changes the data stamp): it is kept for a minute, and
 # the session leaves out what it voted on or skipped meanwhile.  A stale entry costs at most a battle shown
-# again, whose second vote replaces the first.
+# again, whose second vote replaces the first.  So these two are the pages' one exception to the declared
+# results (core.app.results): their key leaves the data stamp out on purpose, and their TTL bounds the
+# staleness instead (tests/test_results_registry.py allow-lists exactly them, for this reason).
 @st.cache_data(show_spinner=False, max_entries=256, ttl=QUEUE_TTL_S)
 def load_queue(dataset: str, kind: str, annotator: str, judge: str | None, alpha: float) -> voting.Queue | Unavailable:
     return read_store(voting.queue, dataset, kind, annotator, judge, alpha)
 
 
+# keyed on this session's vote count: a vote cast here shows at once, anyone else's within the TTL
 @st.cache_data(show_spinner=False, max_entries=256, ttl=QUEUE_TTL_S)
 def load_stats(dataset: str, annotator: str, judge: str | None, votes_here: int) -> voting.AnnotatorStats:
     return read_store(voting.annotator_stats, dataset, annotator, judge)

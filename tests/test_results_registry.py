@@ -1,5 +1,6 @@
-"""Page results are declared once (core.app.results): the precompute's jobs and every persisted read of the pages
-take their key from the declaration, and a key moves exactly when its scope's data does (issue 35, item 1)."""
+"""Page results are declared once (core.app.results): the precompute's jobs and every page cache take their key
+from the declaration, and a key moves exactly when its scope's data does (issue 35, item 1; "One caching
+path")."""
 
 from __future__ import annotations
 
@@ -47,17 +48,62 @@ def test_every_precompute_job_is_a_declared_result_stamped_by_its_scope(demo_db)
                 assert results.stamp(fn, stamps, args) == job.stamp, fn
             continue
         declared = results.of(job.fn)
+        assert declared.kept, f"{job.label}: the precompute persists it, so it must be declared kept"
         judge = job.judge if not isinstance(job.args, tuple) else declared.judge_of(job.args)
         assert job.stamp == declared.stamp_for(stamps, job.dataset, judge), job.label
 
 
 def test_every_declared_result_is_precomputed_or_says_why_not(demo_db):
+    """A kept result is precomputed or says why it is left to the first page that asks; a server-only one
+    says why it is not kept, and is never precomputed (that would persist it)."""
     with Store.open(demo_db, read_only=True) as s:
         jobs = precompute.jobs(s)
     computed = {results.name_of(j.fn) for j in jobs if not j.saves_itself}
     computed |= {results.name_of(fn) for fn, _ in precompute.tau_grid_calls("demo", JUDGE)}
     for name, r in results.RESULTS.items():
-        assert (name in computed) != bool(r.on_demand), (name, r.on_demand)
+        if r.kept:
+            assert not r.from_results, f"{name}: a result derived from kept ones is not kept itself"
+            assert (name in computed) != bool(r.on_demand), (name, r.on_demand)
+        else:
+            assert name not in computed and not r.on_demand, name
+            assert r.server_only.strip(), name
+
+
+# The scopes a result of each scope may read (each covers the one before it).
+_WITHIN = {"votes": {"votes"}, "judge": {"votes", "judge"}, "everything": {"votes", "judge", "everything"}}
+
+# A derived result's arguments on the demo (each slider at a value the page can show).
+_DERIVED_ARGS: dict[str, tuple] = {
+    "agreement": ("demo", JUDGE),
+    "tau_profile": ("demo", JUDGE, 2.0),
+    "reliability": ("demo", JUDGE, 2.0, 0.75),
+    "label_reliability": ("demo", JUDGE, 0.75),
+    "residual_view": ("demo", JUDGE, 0.1),
+    "scope_at_alpha": ("demo", JUDGE, "rubric", 0.1),
+    "leaderboard_view": ("demo", JUDGE, 2.0, False, 0.1, None, None, ("online-elo", "am-elo")),
+}
+
+
+def test_a_derived_result_reads_only_inside_its_scope(demo_db):
+    """A result derived from others is keyed on its own scope, so each result it reads must lie inside that
+    scope (and, for one judge's, be that judge's): else new data under an input leaves it stale."""
+    derived = {r.fn.__name__: r for r in results.RESULTS.values() if r.from_results}
+    assert set(derived) == set(_DERIVED_ARGS)
+    with Store.open(demo_db, read_only=True) as s:
+        for name, r in derived.items():
+            args = _DERIVED_ARGS[name]
+            inputs: list[tuple[results.Result, tuple]] = []
+
+            def read(fn, *a, _inputs=inputs):
+                _inputs.append((results.of(fn), a))
+                return results.compute(s, fn, *a)
+
+            r.fn(read, *args, **({"held": None} if name == "leaderboard_view" else {}))
+            assert inputs, name
+            for used, a in inputs:
+                assert used.scope in _WITHIN[r.scope], (name, used.name, used.scope)
+                if used.scope == "judge":
+                    assert used.judge_of(a) in (None, r.judge_of(args)), (name, used.name, a)
 
 
 def test_an_undeclared_function_is_refused():
@@ -107,34 +153,68 @@ def test_a_key_moves_exactly_when_its_scope_changes(demo_db, tmp_path):
     assert all(after_vote[k] != after_judgment[k] for k in after_vote)  # every result reads the votes' stamp
 
 
-def _persisted_reads(tree: ast.AST) -> list[ast.Call]:
-    return [
-        n
-        for n in ast.walk(tree)
+# The generic loaders: the only page caches, each keyed on a ``stamp`` that ``result_stamp`` gives from the
+# declaration (load_result → _load_result, compute → _compute, load_heldout_lagged → _current_heldout).
+GENERIC_LOADERS = {("_loaders.py", "_load_result"), ("_loaders.py", "_compute"), ("_loaders.py", "_current_heldout")}
+# Page caches outside the registry, each with why.
+NOT_DECLARED = {
+    ("vote.py", "load_queue"): "a queue is re-planned each minute (TTL), not at every vote: no data stamp in its key",
+    ("vote.py", "load_stats"): "keyed on the session's own vote count with the queue's TTL, not at every vote",
+}
+
+
+def _caches(tree: ast.AST) -> list[ast.FunctionDef]:
+    """The functions decorated with ``st.cache_data`` (called with options or not)."""
+
+    def is_cache_data(d: ast.expr) -> bool:
+        d = d.func if isinstance(d, ast.Call) else d
+        return isinstance(d, ast.Attribute) and d.attr == "cache_data"
+
+    return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and any(map(is_cache_data, n.decorator_list))]
+
+
+def page_caches_outside_the_registry(folder) -> list[str]:
+    """Every ``st.cache_data`` function of the pages that is neither a generic loader keyed on a ``stamp`` nor
+    an allow-listed exception: a cache whose key a page picks."""
+    offenders = []
+    for path in sorted(folder.glob("*.py")):
+        for fn in _caches(ast.parse(path.read_text())):
+            where = (path.name, fn.name)
+            params = [a.arg for a in fn.args.args]
+            if (where in GENERIC_LOADERS and "stamp" in params) or where in NOT_DECLARED:
+                continue
+            offenders.append(f"{path.name}:{fn.lineno} {fn.name}")
+    return offenders
+
+
+def test_pages_cache_only_through_the_registry():
+    """No page caches a store read under a key of its choosing: every ``st.cache_data`` of ``app_pages`` is one
+    of the generic loaders (their key from the declaration) or an exception that says why."""
+    assert not page_caches_outside_the_registry(ROOT / "app_pages")
+    found = {(p.name, f.name) for p in (ROOT / "app_pages").glob("*.py") for f in _caches(ast.parse(p.read_text()))}
+    assert GENERIC_LOADERS | set(NOT_DECLARED) == found  # no stale entry in either list
+
+
+def test_the_check_catches_a_page_cache_with_a_key_of_its_own(tmp_path):
+    (tmp_path / "page.py").write_text(
+        "import streamlit as st\n\n"
+        "@st.cache_data(show_spinner=False)\n"
+        "def load_models(dataset, token):\n    return None\n"
+    )
+    assert page_caches_outside_the_registry(tmp_path) == ["page.py:4 load_models"]
+
+
+def test_persisted_reads_happen_only_in_the_generic_loaders():
+    """``read_persisted`` / ``read_lagged`` take a stamp: only the generic loaders (which get it from
+    ``result_stamp``) call them."""
+    calls = [
+        f"{path.name}:{n.lineno}"
+        for path in sorted((ROOT / "app_pages").glob("*.py"))
+        if path.name not in ("_store.py", "_loaders.py")
+        for n in ast.walk(ast.parse(path.read_text()))
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("read_persisted", "read_lagged")
     ]
-
-
-def test_pages_read_persisted_results_only_through_the_registry():
-    """No page picks a persisted result's key by hand: a persisted read is ``load_result(fn, …)`` (the key from
-    the declaration) or, where a page needs a progress bar or a lagged result, passes ``token=result_token(fn,
-    args)``; and every function read so is declared."""
-    offenders = []
-    for path in sorted((ROOT / "app_pages").glob("*.py")):
-        tree = ast.parse(path.read_text())
-        for call in _persisted_reads(tree):
-            if path.name == "_store.py":
-                continue  # where read_persisted itself lives
-            token = next((k.value for k in call.keywords if k.arg == "token"), None)
-            ok = (
-                isinstance(token, ast.Call)
-                and isinstance(token.func, ast.Name)
-                and token.func.id == "result_token"
-                and ast.dump(token.args[0]) == ast.dump(call.args[0])
-            )
-            if not ok:
-                offenders.append(f"{path.name}:{call.lineno}")
-    assert not offenders, offenders
+    assert not calls
 
 
 @pytest.mark.slow

@@ -164,7 +164,7 @@ def test_the_leaderboard_keeps_its_intervals_while_new_votes_are_taken_in_behind
     assert "calibrated without" not in captions() and "cover" in statement  # intervals drawn, current
     for b in battles[:3]:
         voting.cast(demo, "demo", b, "quinn", "left", "ab")
-    monkeypatch.setattr(_store, "TOKEN_REFRESH_S", 0.0)  # the next run re-reads the data version, not in 2 s
+    monkeypatch.setattr(_store, "STAMP_REFRESH_S", 0.0)  # the next run re-reads the data stamp, not in 2 s
     # the background computation held back until the page has been seen (on the small demo it takes a second)
     requested: list[tuple] = []
     monkeypatch.setattr(persist.REFRESH, "request", lambda *args: requested.append(args))

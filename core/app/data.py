@@ -42,8 +42,8 @@ def open_store(
     return Store.open(path, read_only=read_only, wait_s=wait_s, linger_s=linger_s)
 
 
-def version_token(store: Store) -> str:
-    """Changes whenever the store's data changes: a cache key for derived results."""
+def version_stamp(store: Store) -> str:
+    """Changes whenever the store's data changes (every table: the widest data stamp)."""
     return store.version_token()
 
 
@@ -54,6 +54,11 @@ def version_stamps(store: Store) -> tuple[str, dict[tuple[str, str], str]]:
 
 def dataset_names(store: Store) -> list[str]:
     return [str(n) for n in store.datasets()["name"]]
+
+
+def models_frame(store: Store, dataset: str) -> pd.DataFrame:
+    """The dataset's models with their battle counts (the Leaderboard's table joins them)."""
+    return store.models_frame(dataset)
 
 
 def judge_names(store: Store, dataset: str) -> list[str]:

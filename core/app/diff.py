@@ -282,3 +282,27 @@ def compare_with_bundle(
     old = DatasetTables(**{**old.__dict__, "name": Path(bundle).name})
     new = store.dataset_tables(dataset, judges=None if judge is None else [judge])
     return compare_snapshots(old, new, judge, alpha)
+
+
+def comparison_or_why(store: Store, old: str, new: str, judge: str | None) -> Comparison | str:
+    """:func:`compare_datasets` for the Leaderboard, or why the two cannot be compared."""
+    try:
+        return compare_datasets(store, old, new, judge)
+    except ValueError as exc:
+        return str(exc)
+
+
+def upload_comparison_or_why(store: Store, dataset: str, judge: str | None, data: bytes, name: str) -> Comparison | str:
+    """:func:`compare_with_bundle` of an uploaded bundle's bytes (``name``: the uploaded file's name, shown as
+    the old snapshot's), or why they cannot be compared."""
+    import tempfile
+
+    from core.ingest import IngestError
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / Path(name).name
+        path.write_bytes(data)
+        try:
+            return compare_with_bundle(store, path, dataset, judge)
+        except (ValueError, IngestError) as exc:
+            return str(exc)

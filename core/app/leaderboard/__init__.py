@@ -5,7 +5,7 @@ command: the method's registry entry (``core.methods.RATING_METHODS``) says
 whether its fit reads the SQL-aggregated pair table or the per-vote rows.
 The Leaderboard page composes :func:`human_ratings`, :func:`judge_elo`,
 :func:`heldout` and :func:`leaderboard_view`; pages cache the expensive ones
-per (dataset, judge, data version) so that a slider move recomputes only
+per (dataset, judge, data stamp) so that a slider move recomputes only
 what depends on it:
 
 ==============  =======================================  ==========================

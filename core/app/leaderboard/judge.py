@@ -27,7 +27,7 @@ def heldout(
     tau: float | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> HeldoutResult | Unavailable:
-    """The leave-one-model-out table (expensive: cache it per dataset, judge, τ and data version).
+    """The leave-one-model-out table (expensive: cache it per dataset, judge, τ and data stamp).
 
     ``tau=None``: τ refitted on every fold (the procedure behind intervals at
     the fitted τ), Hard- and Soft-Elo.  A given ``tau`` is held fixed in every
@@ -112,7 +112,7 @@ def default_judge(store: Store, dataset: str) -> tuple[str, str] | None:
     With human votes, each judge's leave-one-model-out MAE against the human
     Elo (Soft-Elo when the judge gave rubric scores, else Hard-Elo) decides;
     without them, the first judge by name.  One held-out pass per judge:
-    cache the answer per data version.
+    cache the answer per data stamp.
     """
     from core.app import persist
 
