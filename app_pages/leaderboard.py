@@ -537,10 +537,13 @@ with page_guard("The leaderboard"):
                 "soft_elo",
                 "Hard-Elo",
                 "Soft-Elo",
+                # the table's rows (top N, a search, pins), ranked among every model
+                tuple(rows["model"]) if len(rows) < len(view.table) else None,
             ),
             key="rank_slope",
             how_to_read="each line joins a model's rank under hard labels (left) to its rank under soft "
-            "targets (right); green ▲ moved up, orange ▼ moved down, grey kept its rank.",
+            "targets (right), among every model; green ▲ moved up, orange ▼ moved down, grey kept its rank. "
+            "It draws the models the table above shows.",
         )
 
     # ------------------------------------------------- models without human votes

@@ -170,3 +170,19 @@ def test_labels_do_not_print_over_what_they_label():
     label = next(a for a in abilities.layout.annotations if "average" in (a.text or ""))
     assert label.xref == "paper" and label.x >= 1 and label.xanchor == "left"  # outside the plotting area
     assert abilities.layout.margin.r >= 60
+
+
+def test_rank_slope_draws_the_chosen_models_at_their_ranks_among_all():
+    rng = np.random.default_rng(5)
+    n = 250
+    frame = pd.DataFrame(
+        {"model": [f"m{k:03d}" for k in range(n)], "hard_elo": rng.normal(1500, 100, n).round()}
+    ).assign(soft_elo=lambda f: f["hard_elo"] + rng.normal(0, 30, n).round())
+    everyone = _segments(charts.rank_slope(frame, "hard_elo", "soft_elo", "Hard-Elo", "Soft-Elo"))
+    chosen = tuple(frame.sort_values("hard_elo", ascending=False)["model"].head(20)) + ("m123",)
+    fig = charts.rank_slope(frame, "hard_elo", "soft_elo", "Hard-Elo", "Soft-Elo", models=chosen)
+    assert _segments(fig) == {m: everyone[m] for m in chosen}  # the same ranks, among all 250
+    assert "21 of 250 models" in fig.layout.title.text and fig.layout.height == 16 * 21 + 160
+    assert charts.rank_slope(frame, "hard_elo", "soft_elo", "A", "B", models=tuple(frame["model"])).layout.height == (
+        16 * n + 160
+    )

@@ -68,9 +68,18 @@ def leaderboard_intervals(
     return _layout(fig, title, "Elo (points; 1500 = average model)", "model", height=max(450, 20 * len(df) + 160))
 
 
-def rank_slope(frame: pd.DataFrame, left: str, right: str, left_label: str, right_label: str) -> go.Figure:
+def rank_slope(
+    frame: pd.DataFrame,
+    left: str,
+    right: str,
+    left_label: str,
+    right_label: str,
+    models: tuple[str, ...] | None = None,
+) -> go.Figure:
     """Slope chart of ranks from one method to another, model names at both ends.
 
+    Ranks are over every model of ``frame``; only ``models`` are drawn when given (the rows the page's table
+    shows: a 250-model arena's 500 names took the browser over a second to lay out, on every first visit).
     One trace per direction (up, down, same), its lines separated by gaps: with one trace per model, a
     250-model arena took ~0.5 s of the server to build and the browser as long to draw."""
     fig = go.Figure()
@@ -78,6 +87,8 @@ def rank_slope(frame: pd.DataFrame, left: str, right: str, left_label: str, righ
     rr = frame[right].rank(ascending=False, method="min").to_numpy(float)
     names = frame["model"].astype(str).to_numpy()
     finite = np.isfinite(rl) & np.isfinite(rr)
+    if models is not None:
+        finite &= np.isin(names, list(models))
     direction = np.where(rr < rl, "up", np.where(rr > rl, "down", "same"))
     for moved, colour, symbol in (
         ("up", OKABE_ITO[2], "triangle-up"),
@@ -118,10 +129,12 @@ def rank_slope(frame: pd.DataFrame, left: str, right: str, left_label: str, righ
         )
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(range=[-0.8, 1.8])  # room for the names beside each end
+    drawn = int(finite.sum())
+    of = f", {drawn} of {len(frame)} models" if models is not None and drawn < len(frame) else ""
     return _layout(
         fig,
-        f"Rank changes {left_label} → {right_label} (▲ up, ▼ down)",
+        f"Rank changes {left_label} → {right_label} (▲ up, ▼ down{of})",
         "method",
         "rank (1 = best)",
-        height=max(450, 16 * len(frame) + 160),
+        height=max(450, 16 * (drawn if models is not None else len(frame)) + 160),
     )
