@@ -38,12 +38,16 @@ def test_rank_slope_draws_each_models_ranks_in_its_direction():
     assert len(fig.data) == 3  # one trace per direction, whatever the number of models
 
 
+def _arena(n: int, seed: int) -> pd.DataFrame:
+    """``n`` models with a Hard-Elo and a Soft-Elo 30 points apart on average (ties included: rounded)."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"model": [f"m{k:03d}" for k in range(n)], "hard_elo": rng.normal(1500, 100, n).round()})
+    return frame.assign(soft_elo=lambda f: f["hard_elo"] + rng.normal(0, 30, n).round())
+
+
 def test_rank_slope_ranks_match_pandas_min_ranks_on_a_large_arena():
-    rng = np.random.default_rng(3)
     n = 250
-    frame = pd.DataFrame(
-        {"model": [f"m{k:03d}" for k in range(n)], "hard_elo": rng.normal(1500, 100, n).round()}
-    ).assign(soft_elo=lambda f: f["hard_elo"] + rng.normal(0, 30, n).round())
+    frame = _arena(n, 3)
     got = _segments(charts.rank_slope(frame, "hard_elo", "soft_elo", "Hard-Elo", "Soft-Elo"))
     left = frame.set_index("model")["hard_elo"].rank(ascending=False, method="min")
     right = frame.set_index("model")["soft_elo"].rank(ascending=False, method="min")
@@ -173,11 +177,8 @@ def test_labels_do_not_print_over_what_they_label():
 
 
 def test_rank_slope_draws_the_chosen_models_at_their_ranks_among_all():
-    rng = np.random.default_rng(5)
     n = 250
-    frame = pd.DataFrame(
-        {"model": [f"m{k:03d}" for k in range(n)], "hard_elo": rng.normal(1500, 100, n).round()}
-    ).assign(soft_elo=lambda f: f["hard_elo"] + rng.normal(0, 30, n).round())
+    frame = _arena(n, 5)
     everyone = _segments(charts.rank_slope(frame, "hard_elo", "soft_elo", "Hard-Elo", "Soft-Elo"))
     chosen = tuple(frame.sort_values("hard_elo", ascending=False)["model"].head(20)) + ("m123",)
     fig = charts.rank_slope(frame, "hard_elo", "soft_elo", "Hard-Elo", "Soft-Elo", models=chosen)
