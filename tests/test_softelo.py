@@ -60,6 +60,31 @@ def test_tau_matches_a_bounded_search_and_reports_undefined_cases():
     assert flat.tau is None and "zero" in flat.reason
 
 
+def test_tau_profile_is_the_deviance_of_every_battle():
+    """The Calibration page's profile (computed on distinct (gap, vote) cells, one softplus per cell) equals
+    2·(ℓ(τ̂) − ℓ(τ)) summed battle by battle, and crosses χ²₁(0.95) at the fit's interval bounds."""
+    from core.app.calibration import tau_profile
+
+    rng = np.random.default_rng(5)
+    _, f = _arena(rng, n=4000, tie=0.1)
+    f["gap"] = np.round(f["gap"] * 2) / 2  # rubric-like gaps: many battles share a cell
+    fit = fit_tau(f["gap"], f["human_y"])
+    prof = tau_profile(f, fit, user_tau=3.0)
+    keep = f["human_y"] != 0.5
+    g, y = f["gap"].to_numpy()[keep], f["human_y"].to_numpy()[keep]
+
+    def direct(tau: float) -> float:  # −Σ [y ln σ(τΔ) + (1−y) ln σ(−τΔ)], one battle at a time
+        p = 1 / (1 + np.exp(-tau * g))
+        return float(-np.sum(y * np.log(p) + (1 - y) * np.log1p(-p)))
+
+    best = direct(fit.tau)
+    for tau, delta in prof.iloc[::20][["tau", "delta"]].itertuples(index=False):
+        assert delta == pytest.approx(2 * (direct(tau) - best), rel=1e-9, abs=1e-7)
+    assert prof["tau"].max() >= 3.0  # the grid reaches the user's τ
+    at = lambda tau: float(np.interp(np.log(tau), np.log(prof["tau"]), prof["delta"]))
+    assert at(fit.lower) == pytest.approx(3.841, abs=0.05) and at(fit.upper) == pytest.approx(3.841, abs=0.05)
+
+
 def test_ece_matches_a_direct_computation():
     rng = np.random.default_rng(2)
     conf = rng.uniform(0.5, 1, 1000)

@@ -12,7 +12,15 @@ import numpy as np
 import pandas as pd
 
 from core.domain import wilson
-from core.stats.calibration import GapAgreement, Reliability, TauFit, gap_agreement, neg_loglik, reliability
+from core.stats.calibration import (
+    GapAgreement,
+    Reliability,
+    TauFit,
+    decisive_cells,
+    gap_agreement,
+    neg_loglik,
+    reliability,
+)
 
 __all__ = [
     "GapAgreement",
@@ -25,13 +33,6 @@ __all__ = [
 ]
 
 
-def _decisive(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """The battles fit_tau uses: a finite gap and a decisive human vote."""
-    g, y = frame["gap"].to_numpy(float), frame["human_y"].to_numpy(float)
-    ok = np.isfinite(g) & ((y == 0.0) | (y == 1.0))
-    return g[ok], y[ok]
-
-
 def tau_profile(frame: pd.DataFrame, fit: TauFit, user_tau: float | None = None, points: int = 161) -> pd.DataFrame:
     """Profile deviance 2·(ℓ(τ̂) − ℓ(τ)) on a grid that frames the interval (and the user's τ).
 
@@ -40,7 +41,8 @@ def tau_profile(frame: pd.DataFrame, fit: TauFit, user_tau: float | None = None,
     """
     if fit.tau is None:
         raise ValueError(f"no fitted τ to profile: {fit.reason}")
-    g, y = _decisive(frame)
+    # the distinct (Δ, y) cells with counts: the same likelihood, and few cells where gaps take few values
+    g, y, w = decisive_cells(frame["gap"], frame["human_y"])
     lt = math.log(fit.tau)
     lo = math.log(fit.lower) if fit.lower else lt - 1.0
     hi = math.log(fit.upper) if fit.upper else lt + 1.0
@@ -49,8 +51,8 @@ def tau_profile(frame: pd.DataFrame, fit: TauFit, user_tau: float | None = None,
     if user_tau is not None and user_tau > 0:
         a, b = min(a, math.log(user_tau) - 0.5 * half), max(b, math.log(user_tau) + 0.5 * half)
     grid = np.linspace(a, b, points)
-    nll = neg_loglik(grid, g, y)
-    best = float(neg_loglik(lt, g, y)[0])
+    nll = neg_loglik(grid, g, y, w)
+    best = float(neg_loglik(lt, g, y, w)[0])
     return pd.DataFrame({"tau": np.exp(grid), "delta": 2 * (nll - best)})
 
 

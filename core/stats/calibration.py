@@ -41,12 +41,21 @@ def _decisive(gap: ArrayLike, human_y: ArrayLike) -> tuple[np.ndarray, np.ndarra
     return g[ok], y[ok]
 
 
+_PROFILE_BLOCK = 1 << 21  # elements of the (τ × battle) grid held at once by neg_loglik
+
+
 def neg_loglik(ln_tau: float | np.ndarray, gap: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
     """−Σ [y ln σ(τΔ) + (1−y) ln σ(−τΔ)] for one or many values of ln τ (``w``: counts per (Δ, y))."""
-    tau = np.exp(np.atleast_1d(ln_tau))[:, None]
-    z = tau * gap[None, :]
-    terms = np.logaddexp(0, -z) * y + np.logaddexp(0, z) * (1 - y)
-    return np.sum(terms if w is None else terms * w, axis=1)
+    # y·ln(1+e^{-z}) + (1−y)·ln(1+e^{z}) = ln(1+e^{z}) − y·z: one softplus per battle, and Σ w·y·Δ once
+    tau = np.exp(np.atleast_1d(np.asarray(ln_tau, float)))
+    w = np.ones_like(gap, dtype=float) if w is None else np.asarray(w, float)
+    linear = float(np.sum(w * y * gap))
+    out = np.empty(len(tau))
+    step = max(1, _PROFILE_BLOCK // max(len(gap), 1))  # rows of the (τ × battle) grid per block: bounded memory
+    for start in range(0, len(tau), step):
+        block = tau[start : start + step, None]
+        out[start : start + step] = np.logaddexp(0.0, block * gap[None, :]) @ w
+    return out - tau * linear
 
 
 def decisive_cells(gap: ArrayLike, human_y: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
