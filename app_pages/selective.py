@@ -120,25 +120,8 @@ with page_guard("The selective judging page", page="selective"):
     )
     if sample.sampled:
         st.caption(str(sample.statement()))
-    over = table[(table["risk_mean"] > table["alpha"] + 1e-12)].sort_values(["method", "alpha"])
-    if len(over):
-        by_method = over.groupby("method", sort=False)["alpha"].apply(lambda a: ", ".join(f"{x:.2f}" for x in a))
-        st.warning(
-            "Mean test risk above α — "
-            + "; ".join(f"**{show.scope_rule(str(m))}** at α = {a}" for m, a in by_method.items())
-            + ". The SCOPE rule does not guarantee the bound in general (METHODS §6); LTT does with "
-            "probability 1 − δ (δ = 0.1) per calibration set."
-        )
-    else:
-        st.caption("No method's mean test risk exceeds α at any α shown.")
-    ltt = table[table["method"] == "ltt"].sort_values("alpha")
-    if len(ltt):
-        st.caption(
-            f"Share of all {curves.n_splits} splits whose test risk exceeds α, for LTT (a split that accepts "
-            "nothing has no error among what it accepts, so it is not over α): "
-            + "; ".join(f"α = {a:.2f}: {x:.2f}" for a, x in zip(ltt["alpha"], ltt["share_over_alpha"]))
-            + ". LTT promises at most δ = 0.1 per calibration set."
-        )
+    for level, text in selective.risk_claims(table, curves.n_splits, show.scope_rule):
+        (st.warning if level == "warning" else st.caption)(text)
     show_chart(
         partial(charts.coverage_curve, named, rules, alpha),
         key="scope_coverage",
@@ -156,7 +139,6 @@ with page_guard("The selective judging page", page="selective"):
         at = require(load_at_alpha_on(dataset, judge, source, where, round(alpha, 4)))
     else:
         at = require(load_at_alpha(dataset, judge, source, round(alpha, 4)))
-    th = at.threshold
     level, text = selective.threshold_statement(at)
     (st.success if level == "success" else st.warning)(text)
     show_table(
@@ -172,26 +154,23 @@ with page_guard("The selective judging page", page="selective"):
         "well confidence separates right from wrong (AUROC, AUPRC). Averaging both orders (BPE) should beat "
         "the forward order alone for a position-biased judge."
     )
-    ex = at.examples
-    cols = ["model_a", "model_b", "p_fwd", "p_rev", "p_bar", "uncertainty", "human_a", "judge_right"]
     fmt = {
         show.header(c): st.column_config.NumberColumn(format="%.3f") for c in ("p_fwd", "p_rev", "p_bar", "uncertainty")
     }
+    accepted, abstained = selective.examples(at)
     a, b = st.columns(2)
     with a:
         st.markdown("**Examples accepted** (most confident first)")
-        acc = ex[ex["accepted"]]
-        if acc.empty:
+        if accepted.empty:
             st.caption("No battle is accepted: at this α the rule abstains on every one.")
         else:
-            show_table(show.columns(acc.nsmallest(8, "uncertainty")[cols]), hide_index=True, column_config=fmt)
+            show_table(show.columns(accepted), hide_index=True, column_config=fmt)
     with b:
         st.markdown("**Examples abstained** (least confident first)")
-        rej = ex[~ex["accepted"]]
-        if rej.empty:
+        if abstained.empty:
             st.caption("None: every battle is accepted at this α.")
         else:
-            show_table(show.columns(rej.nlargest(8, "uncertainty")[cols]), hide_index=True, column_config=fmt)
+            show_table(show.columns(abstained), hide_index=True, column_config=fmt)
     st.caption(
         "P(a wins): the judge's probability that answer a is better, with a shown first, shown second, and "
         "the two averaged; uncertainty: the binary entropy of the averaged probability, in nats."

@@ -411,3 +411,52 @@ def test_a_retry_needs_the_judges_stored_configuration_and_names_the_refused_jud
         view.retry_config(None, "a", {})
     stored = view.judge_form(_judge_fields(), {}).cfg
     assert view.retry_config(stored, "my-judge", {}) == stored
+
+
+def test_selective_risk_sentences_name_exactly_the_rules_and_alphas_over_the_target():
+    """The warning under the SCOPE risk chart names each (rule, α) whose mean test risk is above α in the table
+    drawn, and no other; with none over, it says so; LTT's share over α is listed for each α drawn."""
+    from core.app.selective import risk_claims
+
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        alphas = np.round(rng.choice(np.arange(0.05, 0.5, 0.05), size=4, replace=False), 2)
+        rows = [
+            {"method": m, "alpha": a, "risk_mean": a + rng.normal(0, 0.02), "share_over_alpha": rng.random()}
+            for m in ("scope", "ltt", "vanilla")
+            for a in alphas
+        ]
+        table = pd.DataFrame(rows)
+        said = risk_claims(table, 50, str.upper)
+        over = table[table["risk_mean"] > table["alpha"] + 1e-12]
+        level, text = said[0]
+        if over.empty:
+            assert (level, text) == ("caption", "No method's mean test risk exceeds α at any α shown.")
+        else:
+            assert level == "warning"
+            for m in ("scope", "ltt", "vanilla"):
+                named = over[over["method"] == m]["alpha"].sort_values()
+                if named.empty:
+                    assert f"**{m.upper()}**" not in text
+                else:
+                    assert f"**{m.upper()}** at α = " + ", ".join(f"{a:.2f}" for a in named) in text
+        ltt = table[table["method"] == "ltt"].sort_values("alpha")
+        assert said[1][0] == "caption" and "of all 50 splits" in said[1][1]
+        for a, x in zip(ltt["alpha"], ltt["share_over_alpha"]):
+            assert f"α = {a:.2f}: {x:.2f}" in said[1][1]
+    assert len(risk_claims(table[table["method"] != "ltt"], 50, str.upper)) == 1  # no LTT drawn, no LTT line
+
+
+def test_selective_examples_are_the_most_and_least_confident_of_each_side():
+    from core.app.selective import EXAMPLE_COLUMNS, examples
+
+    rng = np.random.default_rng(4)
+    n = 40
+    ex = pd.DataFrame({c: rng.random(n) for c in EXAMPLE_COLUMNS}).assign(accepted=rng.random(n) < 0.5)
+    at = SimpleNamespace(examples=ex)
+    accepted, abstained = examples(at, n=5)  # type: ignore[arg-type]
+    assert list(accepted.columns) == list(EXAMPLE_COLUMNS)
+    assert list(accepted["uncertainty"]) == sorted(ex[ex["accepted"]]["uncertainty"])[:5]
+    assert list(abstained["uncertainty"]) == sorted(ex[~ex["accepted"]]["uncertainty"], reverse=True)[:5]
+    none = examples(SimpleNamespace(examples=ex.assign(accepted=False)))  # type: ignore[arg-type]
+    assert none[0].empty and len(none[1]) == 8

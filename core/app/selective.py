@@ -201,6 +201,48 @@ def threshold_statement(at: ScopeAtAlpha) -> tuple[str, str]:
     )
 
 
+def risk_claims(table: pd.DataFrame, n_splits: int, rule_name: Callable[[str], str]) -> list[tuple[str, str]]:
+    """(level, sentence) under the risk chart, for exactly the α drawn in ``table`` (the curves' rows):
+    where a rule's mean test risk went over α (a warning) or that none did, and LTT's share of splits over α.
+    ``rule_name`` names a rule in words."""
+    out: list[tuple[str, str]] = []
+    over = table[(table["risk_mean"] > table["alpha"] + 1e-12)].sort_values(["method", "alpha"])
+    if len(over):
+        by_method = over.groupby("method", sort=False)["alpha"].apply(lambda a: ", ".join(f"{x:.2f}" for x in a))
+        out.append(
+            (
+                "warning",
+                "Mean test risk above α — "
+                + "; ".join(f"**{rule_name(str(m))}** at α = {a}" for m, a in by_method.items())
+                + ". The SCOPE rule does not guarantee the bound in general (METHODS §6); LTT does with "
+                "probability 1 − δ (δ = 0.1) per calibration set.",
+            )
+        )
+    else:
+        out.append(("caption", "No method's mean test risk exceeds α at any α shown."))
+    ltt = table[table["method"] == "ltt"].sort_values("alpha")
+    if len(ltt):
+        out.append(
+            (
+                "caption",
+                f"Share of all {n_splits} splits whose test risk exceeds α, for LTT (a split that accepts "
+                "nothing has no error among what it accepts, so it is not over α): "
+                + "; ".join(f"α = {a:.2f}: {x:.2f}" for a, x in zip(ltt["alpha"], ltt["share_over_alpha"]))
+                + ". LTT promises at most δ = 0.1 per calibration set.",
+            )
+        )
+    return out
+
+
+EXAMPLE_COLUMNS = ("model_a", "model_b", "p_fwd", "p_rev", "p_bar", "uncertainty", "human_a", "judge_right")
+
+
+def examples(at: ScopeAtAlpha, n: int = 8) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``n`` most confident accepted battles and the ``n`` least confident abstained ones, in that order."""
+    ex, cols = at.examples, list(EXAMPLE_COLUMNS)
+    return ex[ex["accepted"]].nsmallest(n, "uncertainty")[cols], ex[~ex["accepted"]].nlargest(n, "uncertainty")[cols]
+
+
 # --------------------------------------------------------------- the CLI
 Instances = tuple[np.ndarray, np.ndarray, np.ndarray]  # p_fwd, p_rev, human prefers a
 
