@@ -179,16 +179,26 @@ def scores(residual: ArrayLike, se: ArrayLike, score: str = DEFAULT_SCORE) -> np
     others, METHODS §4); ``"se"``: |r_i| / SE_i.
     """
     _check_score(score)
-    r, s = _pool(residual, se)
+    return _scores(*_pool(residual, se), score)
+
+
+def _scores(r: np.ndarray, s: np.ndarray, score: str) -> np.ndarray:
+    """:func:`scores` of pools along the last axis (one pool, or one per row of a stack of pools)."""
     if score == "se":
         return np.abs(r) / s
     return np.abs(r) / np.sqrt(s**2 + loo_disagreement_variance(r, s))
 
 
+def _kth_smallest(scores: np.ndarray, k: int) -> np.ndarray:
+    """The k-th smallest score along the last axis (1-based); +∞ where the pool has fewer than k."""
+    n = scores.shape[-1]
+    return np.sort(scores, axis=-1)[..., k - 1] if k <= n else np.full(scores.shape[:-1], math.inf)
+
+
 def conformal_quantile(s: np.ndarray, alpha: float) -> Quantile:
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    s = np.sort(np.asarray(s, float))
+    s = np.asarray(s, float)
     n = len(s)
     k = conformal_rank(n, alpha)
     if k > n:
@@ -200,7 +210,7 @@ def conformal_quantile(s: np.ndarray, alpha: float) -> Quantile:
             f"the calibration pool has {n} models, too few for α = {alpha:g} "
             f"(need at least {min_pool(alpha)}): the interval is unbounded",
         )
-    return Quantile(alpha, n, k, float(s[k - 1]))
+    return Quantile(alpha, n, k, float(_kth_smallest(s, k)))
 
 
 def calibrate(residual: ArrayLike, se: ArrayLike, alpha: float, score: str = DEFAULT_SCORE) -> Quantile:
@@ -336,14 +346,8 @@ def evaluate_splits(
     n_cal = int(round(calibration_share * n))
     cal, test = perms[:, :n_cal], perms[:, n_cal:]
     r_cal, s_cal = r[cal], s[cal]
-    sigma = np.zeros(n_splits)
-    if score == "se":
-        cal_scores = np.abs(r_cal) / s_cal
-    else:
-        cal_scores = np.abs(r_cal) / np.sqrt(s_cal**2 + loo_disagreement_variance(r_cal, s_cal))
-        sigma = np.sqrt(deploy_variance(r_cal, s_cal))
-    k = conformal_rank(n_cal, alpha)
-    qhat = np.sort(cal_scores, axis=-1)[:, k - 1] if k <= n_cal else np.full(n_splits, math.inf)
+    sigma = np.zeros(n_splits) if score == "se" else np.sqrt(deploy_variance(r_cal, s_cal))
+    qhat = _kth_smallest(_scores(r_cal, s_cal, score), conformal_rank(n_cal, alpha))
     s_test = s[test]
     scale = np.sqrt(s_test**2 + sigma[:, None] ** 2) if score == "floor" else s_test
     half = np.where(np.isinf(qhat)[:, None], np.inf, qhat[:, None] * scale)
