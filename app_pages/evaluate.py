@@ -19,15 +19,16 @@ from app_pages._selection import SCOPE_ALPHA_RANGE, selection
 from app_pages._store import db_path, read_store, store_available
 from app_pages._widgets import notice, page_guard, show_chart, show_table
 from core import charts
-from core.app import Unavailable, generation, judging, newmodel
+from core.app import Unavailable, judging, newmodel
 from core.app import display as show
 from core.app import evaluate as app_evaluate
+from core.app import evaluate_view as view
 from core.app.access import ADMIN
 from core.app.escalation import Escalations
-from core.app.judging import TEMPLATES, ConfigError, PlanError, WorkerProcess, from_mapping
+from core.app.judging import TEMPLATES, ConfigError, PlanError, WorkerProcess
 from core.app.newmodel import Standing
 from core.app.safe_text import escape_markdown as esc
-from core.redact import ADMIN_TOKEN_ENV, key_env_allowed, key_env_patterns, redact
+from core.redact import ADMIN_TOKEN_ENV, key_env_patterns, redact
 
 st.title("Evaluate a model")
 st.caption(
@@ -68,11 +69,6 @@ def load_standing(dataset: str, judge: str, model: str, alpha: float) -> Standin
     return compute(newmodel.standing, dataset, judge, model, alpha)
 
 
-def _label(r: pd.Series) -> str:
-    when = pd.Timestamp(r["created_at"]).strftime("%Y-%m-%d %H:%M")
-    return f"#{r['evaluation_id']} {r['model']} · judge {r['judge']} · α={r['alpha']:.2f} · {when}"
-
-
 def show_saved(dataset: str) -> None:
     saved = load_list(dataset)
     if saved.empty:
@@ -82,14 +78,9 @@ def show_saved(dataset: str) -> None:
             "dataset from a terminal (README, section Evaluate a new model, shows how)",
         )
         return
-    shown = saved[["evaluation_id", "model", "judge", "alpha", "status", "predicted", "lower", "upper"]].copy()
-    shown["ranks"] = [
-        f"#{int(b)}–#{int(w)}" if pd.notna(b) else "" for b, w in zip(saved["rank_best"], saved["rank_worst"])
-    ]
-    shown["note"] = saved["reason"].fillna("").map(redact)
-    shown["created_at"] = saved["created_at"]
-    show_table(shown.round({"predicted": 0, "lower": 0, "upper": 0}), hide_index=True, column_config=show.labels(shown))
-    labels = {int(r["evaluation_id"]): _label(r) for _, r in saved.iterrows()}
+    shown = view.saved_table(saved)
+    show_table(shown, hide_index=True, column_config=show.labels(shown))
+    labels = {int(r["evaluation_id"]): view.saved_label(r) for _, r in saved.iterrows()}
     chosen = st.selectbox("Evaluation", list(labels), format_func=labels.__getitem__, key="evaluation_id")
     one = load_one(int(chosen))
     if isinstance(one, Unavailable):
@@ -135,24 +126,17 @@ def show_saved(dataset: str) -> None:
                 judge=str(row["judge"]),
             )
         now = load_standing(dataset, str(row["judge"]), str(row["model"]), float(st_.alpha))
-        if isinstance(now, Unavailable):
-            st.caption(esc(redact(f"On the Leaderboard now (judge {row['judge']}, fitted τ): {now.reason}.")))
-        elif (now.predicted, now.lower, now.upper) != (st_.predicted, st_.lower, st_.upper):
-            st.info(
-                esc(
-                    redact(
-                        f"On the Leaderboard now (judge {row['judge']}, fitted τ, α = {st_.alpha:.2f}; the data "
-                        f"changed since this evaluation ran): {now.text()}"
-                    )
-                ),
-                icon=":material/update:",
-            )
+        said = view.now_statement(row, st_, now)
+        if said is not None:
+            level, text = said
+            if level == "caption":
+                st.caption(esc(text))
+            else:
+                st.info(esc(text), icon=":material/update:")
     st.subheader("Battles SCOPE would send to humans")
-    stored = one.details.get("escalations") or {}
-    if "n_escalated" in stored:
-        st.caption(esc(redact(f"When it ran (α = {stored['alpha']:.2f}): {stored['text']}")))
-    elif "unavailable" in stored:
-        st.caption(esc(redact(f"When it ran: no SCOPE escalations ({stored['unavailable']}).")))
+    when_run = view.escalations_when_run(one.details.get("escalations") or {})
+    if when_run:
+        st.caption(esc(when_run))
     alpha = st.slider(
         "SCOPE error target α",
         SCOPE_ALPHA_RANGE[0],
@@ -178,11 +162,7 @@ def monitor() -> None:
         st.caption("No evaluation started from this server process.")
     for k, w in enumerate(reversed(items[-5:])):
         code = w.returncode
-        state = (
-            "working"
-            if code is None
-            else {0: "finished: select it above", 143: "cancelled"}.get(code, "stopped by an error (its log below)")
-        )
+        state = view.worker_state(code)
         st.markdown(f"**{esc(w.name)}** on {esc(w.dataset)} · {state}")
         st.code("\n".join(w.log_lines()) or "(starting…)", language=None)
         if code is None and st.button("Cancel (keeps what is finished)", key=f"cancel_eval_{w.pid}_{k}"):
@@ -196,7 +176,7 @@ def start_form(dataset: str) -> None:
         name = st.text_input("new model's name (its leaderboard row)", "my-model", key="ev_name")
         answers = st.radio(
             "its answers",
-            ["already imported", "generate from an endpoint"],
+            ["already imported", view.GENERATE],
             horizontal=True,
             key="ev_answers",
             help="Generated answers are kept: starting the same evaluation again generates only what is missing.",
@@ -210,7 +190,7 @@ def start_form(dataset: str) -> None:
         m_max = m2.number_input("max tokens per answer", 1, 1_000_000, 1024, key="ev_m_max")
         judge_from = st.radio(
             "judge",
-            ["a registered judge", "a new judge endpoint"],
+            [view.REGISTERED, "a new judge endpoint"],
             horizontal=True,
             key="ev_judge_from",
         )
@@ -249,62 +229,42 @@ def start_form(dataset: str) -> None:
         go = st.form_submit_button("Start the evaluation")
     if not go:
         return
+    fields = {
+        "name": name,
+        "answers": answers,
+        "m_url": m_url,
+        "m_model": m_model,
+        "m_key": m_key,
+        "m_max": m_max,
+        "judge_from": judge_from,
+        "registered": registered,
+        "j_name": j_name,
+        "j_url": j_url,
+        "j_model": j_model,
+        "j_template": j_template,
+        "j_key": j_key,
+        "budget": budget,
+        "anchors": anchors,
+        "alpha": alpha,
+        "calibration": calibration,
+        "adaptive": adaptive,
+    }
     try:
-        model_cfg = None
-        if answers == "generate from an endpoint":
-            # the same allow-list as a judge's key variable: the page must not read an arbitrary server variable
-            if m_key and not key_env_allowed(m_key):
-                raise ConfigError(
-                    "the model endpoint: key 'api_key_env' must name a variable matching "
-                    + ", ".join(key_env_patterns())
-                )
-            model_cfg = generation.model_config(
-                {
-                    "name": name,
-                    "base_url": m_url,
-                    "model": m_model,
-                    "api_key_env": m_key or None,
-                    "max_tokens": int(m_max),
-                },
-                "the model endpoint",
-            )
-        if judge_from == "a registered judge":
-            stored = read_store(judging.judge_config, registered) if judges else None
-            if stored is None:
-                raise ConfigError(
-                    f"judge {registered!r} has no stored configuration (its judgments were imported): "
-                    "enter a judge endpoint instead"
-                )
-            judge = from_mapping(stored.to_store(), f"the stored configuration of {registered!r}", form=True)
-        else:
-            judge = from_mapping(
-                {
-                    "name": j_name,
-                    "base_url": j_url,
-                    "model": j_model,
-                    "template": j_template,
-                    "api_key_env": j_key or None,
-                },
-                "the judge endpoint",
-                form=True,
-            )
+        form = view.evaluation_form(fields, lambda j: read_store(judging.judge_config, j) if judges else None)
         w = app_evaluate.start_evaluation_worker(
             db_path(),
             dataset,
-            name,
-            judge,
-            model_cfg,
-            int(budget),
-            int(anchors),
-            float(alpha),
-            int(calibration),
-            adaptive=bool(adaptive),
+            form.name,
+            form.judge,
+            form.model,
+            form.budget,
+            form.anchors,
+            form.alpha,
+            form.calibration,
+            adaptive=form.adaptive,
         )
         evaluation_workers().items.append(w)
-        st.success(
-            f"Started a worker process evaluating {esc(name)} on {esc(dataset)} with judge {esc(judge.name)}: it "
-            "runs in the background, and its progress shows under *Evaluations started here*."
-        )
+        st.success(view.started(form, dataset))
     except (ConfigError, PlanError, ValueError, OSError) as exc:
         st.error(redact(str(exc)))
 
