@@ -160,11 +160,9 @@ def _cast(dataset: str, annotator: str, view: voting.BattleView, choice: str, ch
 def _skip(battle_id: int) -> None:
     """The skip button's callback; like a vote, a skip only counts for the battle on screen."""
     current = st.session_state.get("current_battle")
-    if current is not None and current[1] != battle_id:
-        st.session_state["vote_refused"] = (
-            f"Nothing was skipped: the press reached battle {battle_id}'s buttons while battle {current[1]} was "
-            "coming on screen. Press skip again."
-        )
+    refused = voting.stale_skip(battle_id, None if current is None else current[1])
+    if refused is not None:
+        st.session_state["vote_refused"] = refused
         return
     st.session_state.setdefault("skipped", set()).add(battle_id)
 
@@ -205,11 +203,10 @@ with page_guard("The Vote page"):
     if probe not in st.session_state:
         found = {kind: load_queue(dataset, kind, annotator, sel.judge, sel.scope_alpha) for kind in voting.QUEUES}
         st.session_state[probe] = {k: got.reason if isinstance(got, Unavailable) else None for k, got in found.items()}
-    reasons: dict[str, str | None] = st.session_state[probe]
-    kinds = [k for k, why in reasons.items() if why is None]
-    left_out = {k: why for k, why in reasons.items() if why is not None}
+    offer = voting.QueueOffer.of(st.session_state[probe])
+    kinds = offer.kinds
     if not kinds:
-        notice("; ".join(f"{voting.QUEUE_TITLES.get(k, k)}: {esc(why)}" for k, why in left_out.items()))
+        notice(offer.none_text())
         st.stop()
     asked_kind = st.query_params.get("queue")
     kind = st.radio(
@@ -220,11 +217,9 @@ with page_guard("The Vote page"):
         horizontal=True,
         key="vote_queue",
     )
+    left_out = offer.left_out_caption()
     if left_out:
-        st.caption(
-            "Not offered here: "
-            + "; ".join(f"{voting.QUEUE_TITLES.get(k, k)} ({esc(why)})" for k, why in left_out.items())
-        )
+        st.caption(left_out)
     st.query_params["queue"] = kind
     q = load_queue(dataset, kind, annotator, sel.judge, sel.scope_alpha)
     if isinstance(q, Unavailable):  # it worked earlier in this session; the data changed since
@@ -246,27 +241,14 @@ with page_guard("The Vote page"):
         # Told once, in a toast that goes away: nothing of the previous battle (its models least of all) stays
         # on screen above the next one.
         battle_id, shown, left, right, choice, replaced = last
-        # model names come from imported files: shown literally (a "$" pair would otherwise become a formula)
-        said = {
-            "left": f"left ({esc(left)})",
-            "right": f"right ({esc(right)})",
-            "tie": "a tie",
-            "both_bad": "both bad",
-        }[choice]
-        st.toast(
-            f"{'Changed' if replaced else 'Stored'}: battle {battle_id}, you chose {said}. Left was **{esc(left)}**, "
-            f"right **{esc(right)}**.",
-            icon=":material/how_to_vote:",
-        )
+        st.toast(voting.stored_toast(battle_id, left, right, choice, replaced), icon=":material/how_to_vote:")
         st.session_state["vote_told"] = last
     if not remaining:
         notice("this queue has no battle left for you: choose another queue, or thank you!")
         st.stop()
     # The battle on screen stays until it is voted on or skipped (a queue re-planned meanwhile does not swap it).
-    current = st.session_state.get("current_battle")
-    if current is None or current[0] != kind or current[1] in done or current[1] in skipped:
-        current = (kind, remaining[0])
-        st.session_state["current_battle"] = current
+    current = voting.on_screen(st.session_state.get("current_battle"), kind, remaining, done, skipped)
+    st.session_state["current_battle"] = current
     shown_battle = read_store(voting.battle_view, dataset, current[1], annotator)
     if isinstance(shown_battle, Unavailable):
         skipped.add(current[1])
@@ -282,10 +264,9 @@ with page_guard("The Vote page"):
     )
 
     def buttons() -> None:
-        labels = {"left": "Left is better", "right": "Right is better", "tie": "Tie", "both_bad": "Both bad"}
         # Keys carry the battle, so a press of the previous battle's button (still on screen while this page
         # arrives) names that battle and _cast drops it, instead of storing it as either battle's vote.
-        for (choice, label), shortcut in zip(labels.items(), "1234"):
+        for (choice, label), shortcut in zip(voting.VOTE_LABELS.items(), "1234"):
             st.button(
                 label,
                 key=f"vote_{choice}_{view.battle_id}",
@@ -303,7 +284,7 @@ with page_guard("The Vote page"):
             on_click=_skip,
             args=(view.battle_id,),
         )
-        st.caption("Keys: 1 left, 2 right, 3 tie, 4 both bad, s skip.")
+        st.caption(voting.VOTE_KEYS_CAPTION)
 
     _render(view, as_markdown, buttons)
     st.caption(f"Why these battles: {q.rule}.")

@@ -559,3 +559,40 @@ def test_evaluate_form_makes_the_worker_arguments_and_names_what_is_wrong(monkey
         "cancelled",
         "stopped by an error (its log below)",
     ]
+
+
+# ---------------------------------------------------------------------- Vote
+def test_vote_offers_the_queues_that_can_be_filled_and_says_why_not_the_others():
+    from core.app import voting
+
+    offer = voting.QueueOffer.of({"scope": "no *judge* probabilities", "calibration": None, "random": None})
+    assert offer.kinds == ["calibration", "random"]
+    caption = offer.left_out_caption()
+    assert caption == f"Not offered here: {voting.QUEUE_TITLES['scope']} (no \\*judge\\* probabilities)"
+    assert voting.QueueOffer.of(dict.fromkeys(voting.QUEUES)).left_out_caption() is None
+    none = voting.QueueOffer.of({"scope": "a", "random": "b"})
+    titles = voting.QUEUE_TITLES
+    assert none.kinds == [] and none.none_text() == f"{titles['scope']}: a; {titles['random']}: b"
+
+
+def test_vote_keeps_the_battle_on_screen_until_it_is_voted_or_skipped():
+    from core.app.voting import on_screen, stale_skip
+
+    assert on_screen(None, "random", [5, 6], set(), set()) == ("random", 5)
+    assert on_screen(("random", 9), "random", [5, 6], set(), set()) == ("random", 9)  # a re-planned queue
+    assert on_screen(("random", 9), "random", [5, 6], {9}, set()) == ("random", 5)  # voted
+    assert on_screen(("random", 9), "random", [5, 6], set(), {9}) == ("random", 5)  # skipped
+    assert on_screen(("scope", 9), "random", [5, 6], set(), set()) == ("random", 5)  # another queue chosen
+    assert stale_skip(4, None) is None and stale_skip(4, 4) is None
+    assert stale_skip(4, 7) == (
+        "Nothing was skipped: the press reached battle 4's buttons while battle 7 was coming on screen. "
+        "Press skip again."
+    )
+
+
+def test_vote_toast_names_the_choice_and_shows_model_names_literally():
+    from core.app.voting import stored_toast
+
+    text = stored_toast(12, "gpt-$4$", "m_b", "left", replaced=False)
+    assert text == "Stored: battle 12, you chose left (gpt-\\$4\\$). Left was **gpt-\\$4\\$**, right **m\\_b**."
+    assert stored_toast(3, "a", "b", "both_bad", replaced=True).startswith("Changed: battle 3, you chose both bad.")

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from core.app import Unavailable
+from core.app.safe_text import escape_markdown as esc
 from core.store import Store, waits
 
 QUEUES = ("scope", "calibration", "random")
@@ -91,6 +92,69 @@ def stale_press(pressed: int, on_screen: int | None, voted: Collection[int]) -> 
             f"Battle {int(pressed)} already has your vote; use “Change your vote on the previous battle” to change it."
         )
     return None
+
+
+def stale_skip(pressed: int, on_screen: int | None) -> str | None:
+    """Why a press of the skip button for battle ``pressed`` must not count, or None when it may (as
+    :func:`stale_press`: a skip only counts for the battle on screen)."""
+    if on_screen is not None and int(on_screen) != int(pressed):
+        return (
+            f"Nothing was skipped: the press reached battle {int(pressed)}'s buttons while battle {int(on_screen)} "
+            "was coming on screen. Press skip again."
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class QueueOffer:
+    """The queues the Vote page offers, and why the others are left out (``reasons``: queue → why not, None
+    when it can be filled)."""
+
+    kinds: list[str]
+    left_out: dict[str, str]
+
+    @classmethod
+    def of(cls, reasons: dict[str, str | None]) -> QueueOffer:
+        return cls(
+            [k for k, why in reasons.items() if why is None],
+            {k: why for k, why in reasons.items() if why is not None},
+        )
+
+    def none_text(self) -> str:
+        """Why no queue is offered (markdown, the reasons escaped)."""
+        return "; ".join(f"{QUEUE_TITLES.get(k, k)}: {esc(why)}" for k, why in self.left_out.items())
+
+    def left_out_caption(self) -> str | None:
+        """The one line on the queues not offered (markdown), None when every queue is."""
+        if not self.left_out:
+            return None
+        return "Not offered here: " + "; ".join(
+            f"{QUEUE_TITLES.get(k, k)} ({esc(why)})" for k, why in self.left_out.items()
+        )
+
+
+VOTE_LABELS = {"left": "Left is better", "right": "Right is better", "tie": "Tie", "both_bad": "Both bad"}
+VOTE_KEYS_CAPTION = "Keys: 1 left, 2 right, 3 tie, 4 both bad, s skip."
+
+
+def stored_toast(battle_id: int, left: str, right: str, choice: str, replaced: bool) -> str:
+    """What the toast after a vote says (markdown): the battle, the choice and, now, the models' names
+    (from imported files: shown literally, a "$" pair would otherwise become a formula)."""
+    said = {"left": f"left ({esc(left)})", "right": f"right ({esc(right)})", "tie": "a tie", "both_bad": "both bad"}
+    return (
+        f"{'Changed' if replaced else 'Stored'}: battle {battle_id}, you chose {said[choice]}. Left was "
+        f"**{esc(left)}**, right **{esc(right)}**."
+    )
+
+
+def on_screen(
+    current: tuple[str, int] | None, kind: str, remaining: list[int], done: Collection[int], skipped: Collection[int]
+) -> tuple[str, int]:
+    """The (queue, battle) to show: the one on screen stays until it is voted on or skipped (a queue re-planned
+    meanwhile does not swap it); else the queue's first remaining battle (``remaining`` is not empty)."""
+    if current is None or current[0] != kind or current[1] in done or current[1] in skipped:
+        return kind, remaining[0]
+    return current
 
 
 @dataclass(frozen=True)
