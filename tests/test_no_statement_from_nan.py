@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -93,13 +94,26 @@ def _sentences(store: Store) -> list[str]:
     return out
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(datasets())
-def test_no_sentence_is_made_from_an_undefined_number(tables):
+def _no_sentence_from_nan(tables: DatasetTables) -> None:
     with Store.open(":memory:") as store:
         store.write_dataset(tables)
         for sentence in _sentences(store):
             assert not NAN.search(sentence), sentence
+
+
+# Each example writes a store and fits every view (~0.8 s): a small sample in `make check`, the full one in
+# `make test` (the slow tier).
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(datasets())
+def test_no_sentence_is_made_from_an_undefined_number(tables):
+    _no_sentence_from_nan(tables)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(datasets())
+def test_no_sentence_is_made_from_an_undefined_number_full(tables):
+    _no_sentence_from_nan(tables)
 
 
 def test_position_bias_is_not_flagged_without_an_interval():
