@@ -18,13 +18,14 @@ from core import charts
 from core.app import Unavailable, derived, selective
 from core.app import display as show
 from core.app.availability import ADD_BOTH_ORDERS, ADD_CONFIDENCE
+from core.app.data import SampledFrame
 from core.app.precompute import SCOPE_SPLITS as N_SPLITS
 from core.app.safe_text import escape_markdown as esc
 from core.domain import Slice, slice_label
-from core.methods import SCOPE_RULES, SCOPE_SOURCES
+from core.methods import SCOPE_RULES
 
 st.title("Selective judging (SCOPE)")
-SOURCE_HELP = "; ".join(f"{show.scope_source(s.name)}: {s.description}" for s in SCOPE_SOURCES.values())
+SOURCE_HELP = selective.source_help(show.scope_source)
 
 
 def load_curves(
@@ -38,13 +39,6 @@ def load_at_alpha(dataset: str, judge: str, source: str, alpha: float) -> select
     return compute(derived.scope_at_alpha, dataset, judge, source, alpha)
 
 
-SLICE_HELP = (
-    "The threshold, the judgments it accepts and the selective leaderboard on only the battles whose prompt has "
-    "all the chosen values (an AND), calibrated on the slice's human-voted battles alone; a slice with too few "
-    "says so instead of a threshold."
-)
-
-
 def load_at_alpha_on(
     dataset: str, judge: str, source: str, where: Slice, alpha: float
 ) -> selective.ScopeAtAlpha | Unavailable:
@@ -52,22 +46,8 @@ def load_at_alpha_on(
     return compute(selective.scope_at_alpha_on, dataset, judge, source, alpha, where, spinner=spinner)
 
 
-with page_guard("The selective judging page", page="selective"):
-    ctx = require_selection(needs_judge="SCOPE decides which judge verdicts to trust.")
-    dataset, judge = ctx.dataset, ctx.judge
-    assert judge is not None
-    sample = load_sample(dataset, judge)
-    frame = sample.frame
-    if frame["human_y"].notna().sum() == 0:
-        notice(
-            "no human votes: SCOPE calibrates its threshold on battles where the human verdict is known, and "
-            "its risk is the share of accepted judgments that disagree with humans."
-        )
-        st.stop()
-    sources = selective.scope_sources(frame)
-    if not sources:
-        notice("this judge's battles give no probability of a win to threshold.", fix=ADD_CONFIDENCE)
-        st.stop()
+def controls(sources: list[str]) -> tuple[str, float]:
+    """The source of P(a ≻ b) (named, not offered, when there is one) and the α slider, side by side."""
     c1, c2 = st.columns(2)
     with c1:
         if len(sources) > 1:
@@ -89,6 +69,13 @@ with page_guard("The selective judging page", page="selective"):
             *SCOPE_ALPHA_RANGE,
             shown=selection().scope_alpha,
         )
+    return source, alpha
+
+
+def curves_section(
+    dataset: str, judge: str, source: str, sources: list[str], alpha: float, sample: SampledFrame
+) -> selective.ScopeCurves:
+    """The coverage–risk curves over the default α grid plus the slider's α, and what they say."""
     found = load_curves(dataset, judge, source, tuple(selective.DEFAULT_ALPHAS))
     if isinstance(found, Unavailable):
         # nothing to draw: say so once, with what would give SCOPE a confidence to threshold
@@ -96,12 +83,7 @@ with page_guard("The selective judging page", page="selective"):
         st.stop()
     curves = found
     if len(sources) == 1:
-        notice(
-            "this judge was not run in both presentation orders (or gave no probabilities in both), so BPE — "
-            "averaging the two orders — is not available; below, the single-order baseline "
-            f"({show.scope_source(source)}).",
-            fix=ADD_BOTH_ORDERS,
-        )
+        notice(selective.one_order_notice(show.scope_source(source)), fix=ADD_BOTH_ORDERS)
     table = curves.table
     if not np.isclose(list(selective.DEFAULT_ALPHAS), alpha).any():
         extra = require(load_curves(dataset, judge, source, (round(alpha, 2),)))
@@ -129,8 +111,15 @@ with page_guard("The selective judging page", page="selective"):
         "the target in the chart above.",
     )
 
+    return curves
+
+
+def at_alpha_section(
+    dataset: str, judge: str, source: str, alpha: float, curves: selective.ScopeCurves
+) -> selective.ScopeAtAlpha:
+    """At the slider's α (on a slice when one is picked): the threshold, the confidence's quality, examples."""
     st.subheader(f"At α = {alpha:.2f}")
-    where = slice_picker(dataset, key="scope_slice", what=SLICE_HELP)
+    where = slice_picker(dataset, key="scope_slice", what=selective.SLICE_HELP)
     if where:
         st.caption(
             f"On the slice **{esc(slice_label(where))}**: the threshold is calibrated, and the judgments accepted, "
@@ -149,11 +138,7 @@ with page_guard("The selective judging page", page="selective"):
             show.header(c): st.column_config.NumberColumn(format="%.3f") for c in ("accuracy", "ece", "auroc", "auprc")
         },
     )
-    st.caption(
-        "Quality of the judge's confidence against human votes: accuracy, calibration error (ECE), and how "
-        "well confidence separates right from wrong (AUROC, AUPRC). Averaging both orders (BPE) should beat "
-        "the forward order alone for a position-biased judge."
-    )
+    st.caption(selective.QUALITY_CAPTION)
     fmt = {
         show.header(c): st.column_config.NumberColumn(format="%.3f") for c in ("p_fwd", "p_rev", "p_bar", "uncertainty")
     }
@@ -171,11 +156,13 @@ with page_guard("The selective judging page", page="selective"):
             st.caption("None: every battle is accepted at this α.")
         else:
             show_table(show.columns(abstained), hide_index=True, column_config=fmt)
-    st.caption(
-        "P(a wins): the judge's probability that answer a is better, with a shown first, shown second, and "
-        "the two averaged; uncertainty: the binary entropy of the averaged probability, in nats."
-    )
+    st.caption(selective.EXAMPLES_CAPTION)
 
+    return at
+
+
+def leaderboard_section(at: selective.ScopeAtAlpha) -> None:
+    """Elo on all judge labels, on the accepted ones, and on those plus the abstained battles' human votes."""
     st.subheader("Selective leaderboard")
     if at.leaderboard.empty:
         notice("no leaderboard: " + "; ".join(at.notes))
@@ -183,10 +170,23 @@ with page_guard("The selective judging page", page="selective"):
         for note in at.notes:
             st.warning(note)
         show_table(selective.leaderboard_display(at), width="stretch")
-        st.caption(
-            "Bradley–Terry Elo on all hard judge labels, on the accepted judgments only, and on the accepted "
-            "ones plus the abstained battles handed to their human vote. Battles used: "
-            + ", ".join(f"{k}: {n:,}" for k, n in at.counts.items())
-            + ". A blank cell: the model won or lost every battle left in that leaderboard, so it has no "
-            "Elo there (the caveat says where)."
-        )
+        st.caption(selective.leaderboard_caption(at))
+
+
+with page_guard("The selective judging page", page="selective"):
+    ctx = require_selection(needs_judge="SCOPE decides which judge verdicts to trust.")
+    dataset, judge = ctx.dataset, ctx.judge
+    assert judge is not None
+    sample = load_sample(dataset, judge)
+    frame = sample.frame
+    if frame["human_y"].notna().sum() == 0:
+        notice(selective.NO_VOTES)
+        st.stop()
+    sources = selective.scope_sources(frame)
+    if not sources:
+        notice(selective.NO_PROBABILITY, fix=ADD_CONFIDENCE)
+        st.stop()
+    source, alpha = controls(sources)
+    curves = curves_section(dataset, judge, source, sources, alpha, sample)
+    at = at_alpha_section(dataset, judge, source, alpha, curves)
+    leaderboard_section(at)

@@ -201,6 +201,51 @@ def threshold_statement(at: ScopeAtAlpha) -> tuple[str, str]:
     )
 
 
+# The Selective judging page's words, kept with the sentences it composes.
+SLICE_HELP = (
+    "The threshold, the judgments it accepts and the selective leaderboard on only the battles whose prompt has "
+    "all the chosen values (an AND), calibrated on the slice's human-voted battles alone; a slice with too few "
+    "says so instead of a threshold."
+)
+NO_VOTES = (
+    "no human votes: SCOPE calibrates its threshold on battles where the human verdict is known, and "
+    "its risk is the share of accepted judgments that disagree with humans."
+)
+NO_PROBABILITY = "this judge's battles give no probability of a win to threshold."
+QUALITY_CAPTION = (
+    "Quality of the judge's confidence against human votes: accuracy, calibration error (ECE), and how "
+    "well confidence separates right from wrong (AUROC, AUPRC). Averaging both orders (BPE) should beat "
+    "the forward order alone for a position-biased judge."
+)
+EXAMPLES_CAPTION = (
+    "P(a wins): the judge's probability that answer a is better, with a shown first, shown second, and "
+    "the two averaged; uncertainty: the binary entropy of the averaged probability, in nats."
+)
+
+
+def source_help(name: Callable[[str], str]) -> str:
+    """Every source of P(a ≻ b) and what it is, ``name`` naming a source in words."""
+    return "; ".join(f"{name(s.name)}: {s.description}" for s in SCOPE_SOURCES.values())
+
+
+def one_order_notice(source_name: str) -> str:
+    return (
+        "this judge was not run in both presentation orders (or gave no probabilities in both), so BPE — "
+        f"averaging the two orders — is not available; below, the single-order baseline ({source_name})."
+    )
+
+
+def leaderboard_caption(at: ScopeAtAlpha) -> str:
+    """What the selective leaderboard's three columns are, and the battles each used."""
+    return (
+        "Bradley–Terry Elo on all hard judge labels, on the accepted judgments only, and on the accepted "
+        "ones plus the abstained battles handed to their human vote. Battles used: "
+        + ", ".join(f"{k}: {n:,}" for k, n in at.counts.items())
+        + ". A blank cell: the model won or lost every battle left in that leaderboard, so it has no "
+        "Elo there (the caveat says where)."
+    )
+
+
 def risk_claims(table: pd.DataFrame, n_splits: int, rule_name: Callable[[str], str]) -> list[tuple[str, str]]:
     """(level, sentence) under the risk chart, for exactly the α drawn in ``table`` (the curves' rows):
     where a rule's mean test risk went over α (a warning) or that none did, and LTT's share of splits over α.
