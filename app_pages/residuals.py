@@ -6,6 +6,7 @@
 
 from functools import partial
 
+import pandas as pd
 import streamlit as st
 
 from app_pages._loaders import compute, load_heldout
@@ -24,32 +25,8 @@ def load_residual_view(dataset: str, judge: str, alpha: float) -> residuals.Resi
     return compute(derived.residual_view, dataset, judge, alpha)
 
 
-with page_guard("The residuals page", page="residuals"):
-    ctx = require_selection(needs_judge="residuals compare a judge's Elo with the human Elo.")
-    assert ctx.judge is not None
-    held = require(load_heldout(ctx.dataset, ctx.judge, all_methods=True))
-    if held.table.empty:
-        notice(
-            f"nothing to compare on **{esc(ctx.dataset)}**: no model has enough battles with both a human vote and "
-            "a judge label. Residuals are judge Elo minus human Elo for each model left out of the judge fit.",
-            fix=f"human votes and judge labels on the same battles: {ADD_VOTES}, or {RUN_JUDGE}",
-        )
-        st.stop()
-    alpha = bound_slider(
-        "alpha",
-        "α (miscoverage)",
-        *ALPHA_RANGE,
-        shown=selection().alpha,
-        help="Sets the conformal quantile q̂ and the coverage target 1 − α of the split evaluation.",
-    )
-    table = held.table
-    view = load_residual_view(ctx.dataset, ctx.judge, alpha)
-    methods = list(view.summary["method"])
-    # a method without a single held-out Elo (Soft-Elo without rubric scores) is said missing, not drawn empty
-    shown = {m: show.label(m) for m in ("hard", "soft") if m in methods and held.table[f"{m}_elo"].notna().any()}
-    if held.tau_reason:
-        notice(f"Soft-Elo is missing: {held.tau_reason}.", fix=ADD_RUBRIC)
-
+def charts_section(table: pd.DataFrame, shown: dict[str, str], view: residuals.ResidualView) -> None:
+    """Judge Elo against human Elo, the residual ramp by quartile and the width decomposition."""
     show_chart(
         partial(charts.judge_vs_human, table, shown),
         key="judge_vs_human",
@@ -76,6 +53,10 @@ with page_guard("The residuals page", page="residuals"):
             "battles do not shrink), so each dotted line is one width: a method narrows its intervals by a smaller "
             "scale (left) or a smaller calibrated multiplier q̂ (down).",
         )
+
+
+def splits_section(table: pd.DataFrame, view: residuals.ResidualView, methods: list[str], alpha: float) -> None:
+    """Held-out accuracy and the intervals' coverage and width over random calibration/test splits."""
     st.subheader("Held-out accuracy and intervals over random splits")
     for note in view.notes:
         st.warning(note)
@@ -128,3 +109,32 @@ with page_guard("The residuals page", page="residuals"):
         "confidence q on the judge's side of every battle (baselines). A q̂ of ∞ or an empty coverage cell "
         "means the calibration pool was too small for α."
     )
+
+
+with page_guard("The residuals page", page="residuals"):
+    ctx = require_selection(needs_judge="residuals compare a judge's Elo with the human Elo.")
+    assert ctx.judge is not None
+    held = require(load_heldout(ctx.dataset, ctx.judge, all_methods=True))
+    if held.table.empty:
+        notice(
+            f"nothing to compare on **{esc(ctx.dataset)}**: no model has enough battles with both a human vote and "
+            "a judge label. Residuals are judge Elo minus human Elo for each model left out of the judge fit.",
+            fix=f"human votes and judge labels on the same battles: {ADD_VOTES}, or {RUN_JUDGE}",
+        )
+        st.stop()
+    alpha = bound_slider(
+        "alpha",
+        "α (miscoverage)",
+        *ALPHA_RANGE,
+        shown=selection().alpha,
+        help="Sets the conformal quantile q̂ and the coverage target 1 − α of the split evaluation.",
+    )
+    table = held.table
+    view = load_residual_view(ctx.dataset, ctx.judge, alpha)
+    methods = list(view.summary["method"])
+    # a method without a single held-out Elo (Soft-Elo without rubric scores) is said missing, not drawn empty
+    shown = {m: show.label(m) for m in ("hard", "soft") if m in methods and held.table[f"{m}_elo"].notna().any()}
+    if held.tau_reason:
+        notice(f"Soft-Elo is missing: {held.tau_reason}.", fix=ADD_RUBRIC)
+    charts_section(table, shown, view)
+    splits_section(table, view, methods, alpha)

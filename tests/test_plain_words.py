@@ -277,6 +277,19 @@ def test_the_other_analyses_are_in_plain_words_too(view, demo_db, monkeypatch):
 
 
 @pytest.mark.integration
+def test_budget_curves_are_computed_when_asked_and_in_plain_words(demo_db, monkeypatch):
+    at = _page(demo_db, "analyses", monkeypatch)
+    at.segmented_control(key="analysis").set_value("Budget curves").run()
+    assert not at.get("plotly_chart") and any("press the button" in c.value for c in at.caption)
+    at.multiselect(key="budgets").set_value([25, 50]).run()
+    at.button(key="run_budget").click().run()
+    assert not at.exception and not at.error
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert len(specs) == 2 and at.dataframe, "both budget charts and the τ table are drawn"
+    assert raw_words(at) == []
+
+
+@pytest.mark.integration
 def test_a_saved_evaluation_is_shown_in_plain_words(evaluated_db, monkeypatch):
     at = _page(evaluated_db, "evaluate", monkeypatch)
     headers = [h for _, hs, _ in _tables(at) for h in hs]
