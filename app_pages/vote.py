@@ -10,6 +10,7 @@ Markdown only at the annotator's request and never with images or HTML.
 
 import os
 from collections.abc import Callable
+from functools import partial
 from typing import Literal
 
 import streamlit as st
@@ -167,13 +168,9 @@ def _skip(battle_id: int) -> None:
     st.session_state.setdefault("skipped", set()).add(battle_id)
 
 
-with page_guard("The Vote page"):
-    if not store_available():
-        st.stop()
-    sel = selection()
-    if sel.dataset is None:
-        notice("no dataset yet: import one with battles and answers to vote on.")
-        st.stop()
+def who_votes() -> str:
+    """The annotator: the signed-in person (with the annotator role) under sign-in, else from the session, the
+    URL or the sign-in form (the page stops until there is one)."""
     gate = access()
     annotator: str | None
     if gate.sign_in:  # an identity provider: the signed-in person votes under their email, if their role allows
@@ -194,14 +191,18 @@ with page_guard("The Vote page"):
             _sign_in(tokens)
             st.stop()
     assert annotator is not None
-    dataset = sel.dataset
+    return annotator
+
+
+def chosen_queue(dataset: str, annotator: str, judge: str | None, alpha: float) -> tuple[str, voting.Queue]:
+    """The queue the annotator picked among those this dataset can fill, and its battles."""
     # Offer only the queues this dataset can fill, and say in one line why the others are left out: opening on
     # a queue that cannot work (SCOPE without a judge's probabilities) would greet an annotator with a refusal.
     # Which queues can work is learnt once per session and selection (every vote reruns the page; only the
     # chosen queue is read again).
-    probe = f"vote_queue_reasons:{dataset}:{sel.judge}:{sel.scope_alpha}"
+    probe = f"vote_queue_reasons:{dataset}:{judge}:{alpha}"
     if probe not in st.session_state:
-        found = {kind: load_queue(dataset, kind, annotator, sel.judge, sel.scope_alpha) for kind in voting.QUEUES}
+        found = {kind: load_queue(dataset, kind, annotator, judge, alpha) for kind in voting.QUEUES}
         st.session_state[probe] = {k: got.reason if isinstance(got, Unavailable) else None for k, got in found.items()}
     offer = voting.QueueOffer.of(st.session_state[probe])
     kinds = offer.kinds
@@ -221,17 +222,15 @@ with page_guard("The Vote page"):
     if left_out:
         st.caption(left_out)
     st.query_params["queue"] = kind
-    q = load_queue(dataset, kind, annotator, sel.judge, sel.scope_alpha)
+    q = load_queue(dataset, kind, annotator, judge, alpha)
     if isinstance(q, Unavailable):  # it worked earlier in this session; the data changed since
         notice(q.reason)
         st.stop()
-    done = st.session_state.setdefault("voted", set())
-    skipped = st.session_state.setdefault("skipped", set())
-    remaining = [b for b in q.battle_ids if b not in done and b not in skipped]
-    stats = load_stats(dataset, annotator, sel.judge, len(done))
-    st.caption(
-        f"Voting as **{esc(annotator)}**: {stats.text()}. This queue has {len(remaining):,} battles left for you."
-    )
+    return kind, q
+
+
+def tell_earlier_press() -> None:
+    """What became of the last press: a vote not stored, a press refused, or (once) the vote stored."""
     if "vote_error" in st.session_state:
         st.error(st.session_state.pop("vote_error"))
     if "vote_refused" in st.session_state:
@@ -243,6 +242,67 @@ with page_guard("The Vote page"):
         battle_id, shown, left, right, choice, replaced = last
         st.toast(voting.stored_toast(battle_id, left, right, choice, replaced), icon=":material/how_to_vote:")
         st.session_state["vote_told"] = last
+
+
+def vote_buttons(dataset: str, annotator: str, view: voting.BattleView) -> None:
+    """The four choices and skip, beside the answers, each bound to the battle on screen."""
+    # Keys carry the battle, so a press of the previous battle's button (still on screen while this page
+    # arrives) names that battle and _cast drops it, instead of storing it as either battle's vote.
+    for (choice, label), shortcut in zip(voting.VOTE_LABELS.items(), "1234"):
+        st.button(
+            label,
+            key=f"vote_{choice}_{view.battle_id}",
+            shortcut=shortcut,
+            type="primary" if choice in ("left", "right") else "secondary",
+            width="stretch",
+            on_click=_cast,
+            args=(dataset, annotator, view, choice),
+        )
+    st.button(
+        "Skip",
+        key=f"skip_{view.battle_id}",
+        shortcut="s",
+        width="stretch",
+        on_click=_skip,
+        args=(view.battle_id,),
+    )
+    st.caption(voting.VOTE_KEYS_CAPTION)
+
+
+def change_previous(dataset: str, annotator: str, last: tuple) -> None:
+    """Buttons that replace the vote on the previous battle (below the battle on screen, naming no model)."""
+    battle_id, shown, left, right, _, _ = last
+    with st.expander(f"Change your vote on the previous battle ({battle_id})"):
+        cols = st.columns(4)
+        earlier = voting.BattleView(battle_id, shown, [], left, right)
+        for col, option in zip(cols, voting.CHOICES):
+            col.button(
+                option.replace("_", " "),
+                key=f"change_{option}_{battle_id}",
+                on_click=_cast,
+                args=(dataset, annotator, earlier, option, True),
+            )
+
+
+with page_guard("The Vote page"):
+    if not store_available():
+        st.stop()
+    sel = selection()
+    if sel.dataset is None:
+        notice("no dataset yet: import one with battles and answers to vote on.")
+        st.stop()
+    annotator = who_votes()
+    dataset = sel.dataset
+    kind, q = chosen_queue(dataset, annotator, sel.judge, sel.scope_alpha)
+    done = st.session_state.setdefault("voted", set())
+    skipped = st.session_state.setdefault("skipped", set())
+    remaining = [b for b in q.battle_ids if b not in done and b not in skipped]
+    stats = load_stats(dataset, annotator, sel.judge, len(done))
+    st.caption(
+        f"Voting as **{esc(annotator)}**: {stats.text()}. This queue has {len(remaining):,} battles left for you."
+    )
+    tell_earlier_press()
+    last = st.session_state.get("last_vote")
     if not remaining:
         notice("this queue has no battle left for you: choose another queue, or thank you!")
         st.stop()
@@ -262,41 +322,7 @@ with page_guard("The Vote page"):
         key="answers_as_markdown",
         help="Formatting only: images are never loaded and HTML shows as text. Prompts always show as text.",
     )
-
-    def buttons() -> None:
-        # Keys carry the battle, so a press of the previous battle's button (still on screen while this page
-        # arrives) names that battle and _cast drops it, instead of storing it as either battle's vote.
-        for (choice, label), shortcut in zip(voting.VOTE_LABELS.items(), "1234"):
-            st.button(
-                label,
-                key=f"vote_{choice}_{view.battle_id}",
-                shortcut=shortcut,
-                type="primary" if choice in ("left", "right") else "secondary",
-                width="stretch",
-                on_click=_cast,
-                args=(dataset, annotator, view, choice),
-            )
-        st.button(
-            "Skip",
-            key=f"skip_{view.battle_id}",
-            shortcut="s",
-            width="stretch",
-            on_click=_skip,
-            args=(view.battle_id,),
-        )
-        st.caption(voting.VOTE_KEYS_CAPTION)
-
-    _render(view, as_markdown, buttons)
+    _render(view, as_markdown, partial(vote_buttons, dataset, annotator, view))
     st.caption(f"Why these battles: {q.rule}.")
     if last is not None:  # below the battle on screen, and naming no model of the earlier one
-        battle_id, shown, left, right, _, _ = last
-        with st.expander(f"Change your vote on the previous battle ({battle_id})"):
-            cols = st.columns(4)
-            earlier = voting.BattleView(battle_id, shown, [], left, right)
-            for col, option in zip(cols, voting.CHOICES):
-                col.button(
-                    option.replace("_", " "),
-                    key=f"change_{option}_{battle_id}",
-                    on_click=_cast,
-                    args=(dataset, annotator, earlier, option, True),
-                )
+        change_previous(dataset, annotator, last)
