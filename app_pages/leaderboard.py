@@ -401,36 +401,13 @@ with page_guard("The leaderboard"):
         (st.warning if view.tau_far else st.info)(tau_note, icon=":material/tune:")
     elif judge is not None and has_gap and tau is None:
         notice(f"τ undefined: {tau_fit.reason}. Soft-Elo is not drawn; choose a τ on the slider to draw it there.")
-    basis = {
-        "human": "ranked by human Elo from human votes (95% CI)",
-        "predicted": f"ranked by {esc(judge)}'s predicted human Elo with its {1 - alpha:.0%} conformal interval "
-        "(this dataset has no human Elo of its own)",
-        "hard": f"ranked by {esc(judge)}'s Hard-Elo (95% bootstrap CI)",
-        "soft": f"ranked by {esc(judge)}'s Soft-Elo (95% bootstrap CI)",
-    }[view.primary]
     choice = default_judge(dataset) if judge is not None else None
-    judge_note = (
-        f" Judge **{esc(judge)}**" + (f": {choice[1]}." if choice and choice[0] == judge else ".") if judge else ""
-    )
-    # each vote counts for both of its models
-    n_votes = int(view.table["n_votes"].sum()) // 2 if "n_votes" in view.table else 0
-    votes_note = f" Human Elo from {n_votes:,} human votes." if n_votes else ""
+    current = True
     if held is not None and not held.current and judge is not None:
         rerun_when_current(dataset, judge, held_tau)
-        newer = f"the {held.votes_behind:,} newest human votes" if held.votes_behind else "the latest changed votes"
-        votes_note += (
-            f" The intervals are calibrated without {newer}: their leave-one-model-out table is being "
-            "recomputed in the background, and the page updates when it is ready."
-        )
-    slice_note = ""
-    if where:
-        slice_note = f" On the slice **{esc(slice_label(where))}** only" + (
-            f" (τ fitted on the slice: {view.tau:.3g})." if view.tau is not None and view.tau_fitted else "."
-        )
-    st.caption(
-        f"{basis[0].upper()}{basis[1:]}; a rank counts the models whose interval lies entirely above, so models "
-        f"sharing a rank are statistically tied.{judge_note}{votes_note}{slice_note}"
-    )
+        current = False
+    behind = held.votes_behind if held is not None else 0
+    st.caption(lb.ranking_caption(view, judge, alpha, choice, where, current=current, votes_behind=behind))
     if where and view.table.empty:
         notice(esc(view.note or f"no model can be ranked on the slice {slice_label(where)}."))
         st.stop()

@@ -73,6 +73,9 @@ from core.app.leaderboard.judge import (
 from core.app.leaderboard.judge import (
     tau_grid as tau_grid,
 )
+from core.app.leaderboard.page_text import (
+    ranking_caption as ranking_caption,
+)
 from core.app.leaderboard.ratings import (
     JOINED_METHODS as JOINED_METHODS,
 )

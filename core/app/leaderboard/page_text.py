@@ -1,0 +1,54 @@
+"""The Leaderboard page's sentences, composed from plain values so that the page only draws them.
+
+Names from outside (a judge, a slice's key and value) are escaped here as markdown: every string returned is
+shown by the page as markdown (a caption or a line), as it is.
+"""
+
+from __future__ import annotations
+
+from core.app.leaderboard.view import LeaderboardView
+from core.app.safe_text import escape_markdown as esc
+from core.domain import Slice, slice_label
+
+
+def ranking_caption(
+    view: LeaderboardView,
+    judge: str | None,
+    alpha: float,
+    choice: tuple[str, str] | None,
+    where: Slice,
+    current: bool = True,
+    votes_behind: int = 0,
+) -> str:
+    """The caption under the headline: what ranks the table and what a shared rank means, then the judge (with
+    why it is the default one when ``choice``, the default judge and its reason, names it), the human votes
+    counted, whether the intervals lag the newest votes (``current`` False: ``votes_behind`` votes, 0 when
+    votes were only changed), and the slice."""
+    basis = {
+        "human": "ranked by human Elo from human votes (95% CI)",
+        "predicted": f"ranked by {esc(judge)}'s predicted human Elo with its {1 - alpha:.0%} conformal interval "
+        "(this dataset has no human Elo of its own)",
+        "hard": f"ranked by {esc(judge)}'s Hard-Elo (95% bootstrap CI)",
+        "soft": f"ranked by {esc(judge)}'s Soft-Elo (95% bootstrap CI)",
+    }[view.primary]
+    judge_note = (
+        f" Judge **{esc(judge)}**" + (f": {choice[1]}." if choice and choice[0] == judge else ".") if judge else ""
+    )
+    # each vote counts for both of its models
+    n_votes = int(view.table["n_votes"].sum()) // 2 if "n_votes" in view.table else 0
+    votes_note = f" Human Elo from {n_votes:,} human votes." if n_votes else ""
+    if not current:
+        newer = f"the {votes_behind:,} newest human votes" if votes_behind else "the latest changed votes"
+        votes_note += (
+            f" The intervals are calibrated without {newer}: their leave-one-model-out table is being "
+            "recomputed in the background, and the page updates when it is ready."
+        )
+    slice_note = ""
+    if where:
+        slice_note = f" On the slice **{esc(slice_label(where))}** only" + (
+            f" (τ fitted on the slice: {view.tau:.3g})." if view.tau is not None and view.tau_fitted else "."
+        )
+    return (
+        f"{basis[0].upper()}{basis[1:]}; a rank counts the models whose interval lies entirely above, so models "
+        f"sharing a rank are statistically tied.{judge_note}{votes_note}{slice_note}"
+    )

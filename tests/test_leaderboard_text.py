@@ -1,0 +1,120 @@
+"""The Leaderboard page's sentences (``core.app.leaderboard.page_text``), known answers on hand-built views: the
+page draws these strings as they are (tests/test_app.py runs the page itself)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from core.app.leaderboard import LeaderboardView, ranking_caption
+
+RANK_MEANING = (
+    "; a rank counts the models whose interval lies entirely above, so models sharing a rank are statistically tied."
+)
+
+
+def _view(
+    primary: str = "human",
+    n_votes: list[int] | None = None,
+    tau: float | None = None,
+    tau_fitted: bool = True,
+    alpha: float = 0.1,
+) -> LeaderboardView:
+    """A view of two models ranked by ``primary``; ``n_votes``: the table's per-model vote column (None: none)."""
+    table = pd.DataFrame({"model": ["a", "b"], "rank": [1, 2], "primary": [1010.0, 990.0]})
+    if n_votes is not None:
+        table["n_votes"] = n_votes
+    return LeaderboardView(table, primary, None, "soft", alpha, tau, tau_fitted, None)
+
+
+# ------------------------------------------------------------------------------------------ the ranking caption
+
+
+@pytest.mark.parametrize(
+    "primary, basis",
+    [
+        ("human", "Ranked by human Elo from human votes (95% CI)"),
+        (
+            "predicted",
+            "Ranked by j's predicted human Elo with its 80% conformal interval (this dataset has no human Elo of "
+            "its own)",
+        ),
+        ("hard", "Ranked by j's Hard-Elo (95% bootstrap CI)"),
+        ("soft", "Ranked by j's Soft-Elo (95% bootstrap CI)"),
+    ],
+)
+def test_each_primary_score_names_its_basis(primary, basis):
+    caption = ranking_caption(_view(primary), "j", 0.2, None, ())
+    assert caption == basis + RANK_MEANING + " Judge **j**."
+
+
+def test_the_whole_caption_with_judge_votes_lag_and_slice():
+    view = _view("human", n_votes=[1200, 1000], tau=0.4567)
+    caption = ranking_caption(
+        view, "j", 0.1, ("j", "best predicts the human Elo"), (("language", "de"),), current=False, votes_behind=7
+    )
+    assert caption == (
+        "Ranked by human Elo from human votes (95% CI)"
+        + RANK_MEANING
+        + " Judge **j**: best predicts the human Elo."
+        + " Human Elo from 1,100 human votes."
+        + " The intervals are calibrated without the 7 newest human votes: their leave-one-model-out table is being"
+        " recomputed in the background, and the page updates when it is ready."
+        + " On the slice **language = de** only (τ fitted on the slice: 0.457)."
+    )
+
+
+@pytest.mark.parametrize(
+    "n_votes, said",
+    [
+        ([1200, 1200], " Human Elo from 1,200 human votes."),  # each vote is on both of its models' rows
+        ([3, 4], " Human Elo from 3 human votes."),  # an odd sum rounds down
+        ([0, 0], None),
+        (None, None),
+    ],
+)
+def test_the_votes_are_counted_once_each(n_votes, said):
+    caption = ranking_caption(_view(n_votes=n_votes), None, 0.1, None, ())
+    if said is None:
+        assert "human votes." not in caption
+        assert caption == "Ranked by human Elo from human votes (95% CI)" + RANK_MEANING
+    else:
+        assert caption.endswith(RANK_MEANING + said)
+
+
+def test_the_lag_sentence_only_when_the_intervals_are_not_current():
+    view = _view(n_votes=[10, 10])
+    assert "recomputed in the background" not in ranking_caption(view, "j", 0.1, None, (), votes_behind=5)
+    lagging = ranking_caption(view, "j", 0.1, None, (), current=False, votes_behind=1234)
+    assert "calibrated without the 1,234 newest human votes:" in lagging
+    changed = ranking_caption(view, "j", 0.1, None, (), current=False, votes_behind=0)
+    assert "calibrated without the latest changed votes:" in changed
+
+
+def test_the_default_judges_reason_only_when_it_is_the_judge_shown():
+    view = _view("hard")
+    assert ranking_caption(view, "j", 0.1, ("j", "why"), ()).endswith(" Judge **j**: why.")
+    assert ranking_caption(view, "j", 0.1, ("k", "why"), ()).endswith(" Judge **j**.")
+    assert ranking_caption(view, "j", 0.1, None, ()).endswith(" Judge **j**.")
+    assert "Judge" not in ranking_caption(_view("human"), None, 0.1, None, ())
+
+
+def test_names_are_escaped_as_markdown():
+    caption = ranking_caption(_view("soft"), "gpt*4_", 0.1, None, (("category", "a_b"),))
+    assert caption.startswith("Ranked by gpt\\*4\\_'s Soft-Elo")
+    assert " Judge **gpt\\*4\\_**." in caption
+    assert "**category = a\\_b**" in caption
+
+
+@pytest.mark.parametrize(
+    "tau, tau_fitted, note",
+    [
+        (0.4567, True, " On the slice **turn = 1** only (τ fitted on the slice: 0.457)."),
+        (0.4567, False, " On the slice **turn = 1** only."),  # the slider's τ, not one fitted on the slice
+        (None, True, " On the slice **turn = 1** only."),
+    ],
+)
+def test_the_slice_note_gives_the_tau_fitted_on_the_slice(tau, tau_fitted, note):
+    view = _view(tau=tau, tau_fitted=tau_fitted)
+    assert ranking_caption(view, None, 0.1, None, (("turn", "1"),)).endswith(note)
+    assert "slice" not in ranking_caption(view, None, 0.1, None, ())
