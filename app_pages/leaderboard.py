@@ -480,27 +480,7 @@ with page_guard("The leaderboard"):
             interval_label=drawn.interval_label,
             highlight=pinned,
         )
-        around = {"soft": "Soft-Elo", "hard": "Hard-Elo", "human": "human Elo"}
-        drawn_around = around.get((drawn.interval or "").replace("_elo", ""), "")
-        show_chart(
-            fig,
-            key="leaderboard_chart",
-            how_to_read=None
-            if present
-            else (
-                "each row is a model, in the table's order; markers are its Elo under each method drawn. "
-                + (
-                    f"The bar around the {drawn_around} marker is "
-                    + (
-                        "the conformal interval where the model's human Elo should lie."
-                        if drawn.conformal
-                        else "its 95% confidence interval."
-                    )
-                    if drawn.interval
-                    else "No intervals are drawn for the methods shown."
-                )
-            ),
-        )
+        show_chart(fig, key="leaderboard_chart", how_to_read=None if present else lb.chart_how_to_read(drawn))
 
     if present:
         st.stop()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.app.leaderboard import LeaderboardView, ranking_caption
+from core.app.leaderboard import ChartInput, LeaderboardView, chart_how_to_read, ranking_caption
 
 RANK_MEANING = (
     "; a rank counts the models whose interval lies entirely above, so models sharing a rank are statistically tied."
@@ -118,3 +118,35 @@ def test_the_slice_note_gives_the_tau_fitted_on_the_slice(tau, tau_fitted, note)
     view = _view(tau=tau, tau_fitted=tau_fitted)
     assert ranking_caption(view, None, 0.1, None, (("turn", "1"),)).endswith(note)
     assert "slice" not in ranking_caption(view, None, 0.1, None, ())
+
+
+# ------------------------------------------------------------------------------------------ the chart's reading
+
+
+def _drawn(interval: str | None, conformal: bool) -> ChartInput:
+    return ChartInput(pd.DataFrame({"model": ["a"]}), {"soft_elo": "Soft-Elo"}, interval, "", conformal)
+
+
+ROW_AND_MARKERS = "each row is a model, in the table's order; markers are its Elo under each method drawn. "
+
+
+@pytest.mark.parametrize(
+    "interval, conformal, bars",
+    [
+        (
+            "soft_elo",
+            True,
+            "The bar around the Soft-Elo marker is the conformal interval where the model's human Elo should lie.",
+        ),
+        (
+            "hard_elo",
+            True,
+            "The bar around the Hard-Elo marker is the conformal interval where the model's human Elo should lie.",
+        ),
+        ("human_elo", False, "The bar around the human Elo marker is its 95% confidence interval."),
+        (None, False, "No intervals are drawn for the methods shown."),
+        (None, True, "No intervals are drawn for the methods shown."),  # no bars: nothing is promised
+    ],
+)
+def test_the_chart_says_what_its_bars_are(interval, conformal, bars):
+    assert chart_how_to_read(_drawn(interval, conformal)) == ROW_AND_MARKERS + bars

@@ -74,6 +74,9 @@ from core.app.leaderboard.judge import (
     tau_grid as tau_grid,
 )
 from core.app.leaderboard.page_text import (
+    chart_how_to_read as chart_how_to_read,
+)
+from core.app.leaderboard.page_text import (
     ranking_caption as ranking_caption,
 )
 from core.app.leaderboard.ratings import (

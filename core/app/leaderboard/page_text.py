@@ -6,6 +6,7 @@ shown by the page as markdown (a caption or a line), as it is.
 
 from __future__ import annotations
 
+from core.app.leaderboard.tables import ChartInput
 from core.app.leaderboard.view import LeaderboardView
 from core.app.safe_text import escape_markdown as esc
 from core.domain import Slice, slice_label
@@ -51,4 +52,21 @@ def ranking_caption(
     return (
         f"{basis[0].upper()}{basis[1:]}; a rank counts the models whose interval lies entirely above, so models "
         f"sharing a rank are statistically tied.{judge_note}{votes_note}{slice_note}"
+    )
+
+
+def chart_how_to_read(drawn: ChartInput) -> str:
+    """The interval chart's "how to read" sentence: what a row and a marker are, and what the bars drawn around
+    which marker mean (a conformal interval for the human Elo, or a 95% confidence interval), or that none are."""
+    around = {"soft": "Soft-Elo", "hard": "Hard-Elo", "human": "human Elo"}
+    drawn_around = around.get((drawn.interval or "").replace("_elo", ""), "")
+    return "each row is a model, in the table's order; markers are its Elo under each method drawn. " + (
+        f"The bar around the {drawn_around} marker is "
+        + (
+            "the conformal interval where the model's human Elo should lie."
+            if drawn.conformal
+            else "its 95% confidence interval."
+        )
+        if drawn.interval
+        else "No intervals are drawn for the methods shown."
     )
