@@ -507,13 +507,10 @@ with page_guard("The leaderboard"):
     unrated = newmodel.standings(view)
     if unrated:
         st.subheader("Models without human votes: where they stand")
-        for standing in unrated[:20]:
-            st.markdown(f"- {esc(standing.text())}")
-        st.caption(
-            "Each predicted from its judge Elo with the conformal interval drawn above (same α and τ); "
-            + (f"{len(unrated) - 20} more in the table. " if len(unrated) > 20 else "")
-            + "Evaluate a new model with `python -m core evaluate` (README)."
-        )
+        lines, caption = lb.unrated_text(unrated)
+        for line in lines:
+            st.markdown(line)
+        st.caption(caption)
 
     # ------------------------------------------------------------ by turn
     turn_method = "human" if human_fit is not None else "hard" if judge else None

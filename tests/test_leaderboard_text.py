@@ -6,7 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.app.leaderboard import ChartInput, LeaderboardView, chart_how_to_read, ranking_caption
+from core.app.leaderboard import ChartInput, LeaderboardView, chart_how_to_read, ranking_caption, unrated_text
+from core.app.newmodel import Standing
+from core.app.safe_text import escape_markdown as esc
 
 RANK_MEANING = (
     "; a rank counts the models whose interval lies entirely above, so models sharing a rank are statistically tied."
@@ -150,3 +152,30 @@ ROW_AND_MARKERS = "each row is a model, in the table's order; markers are its El
 )
 def test_the_chart_says_what_its_bars_are(interval, conformal, bars):
     assert chart_how_to_read(_drawn(interval, conformal)) == ROW_AND_MARKERS + bars
+
+
+# ------------------------------------------------------------------------------------ models without human votes
+
+
+def _standings(n: int, name: str = "m") -> list[Standing]:
+    return [Standing(f"{name}{k}", "soft", 1000.0 - k, 950.0, 1050.0, 0.1, 40, 12, 1, 2, 10) for k in range(n)]
+
+
+EACH_PREDICTED = "Each predicted from its judge Elo with the conformal interval drawn above (same α and τ); "
+EVALUATE = "Evaluate a new model with `python -m core evaluate` (README)."
+
+
+@pytest.mark.parametrize(
+    "n, listed, more",
+    [(1, 1, ""), (20, 20, ""), (21, 20, "1 more in the table. "), (57, 20, "37 more in the table. ")],
+)
+def test_the_first_twenty_standings_are_listed_and_the_rest_counted(n, listed, more):
+    unrated = _standings(n)
+    lines, caption = unrated_text(unrated)
+    assert lines == [f"- {esc(s.text())}" for s in unrated[:listed]]
+    assert caption == EACH_PREDICTED + more + EVALUATE
+
+
+def test_a_standing_is_one_markdown_list_item_with_its_name_escaped():
+    (line,), _ = unrated_text(_standings(1, name="gpt*4_"))
+    assert line.startswith("- gpt\\*4\\_0\\: predicted human Elo 1000, 90% conformal interval 950–1050")

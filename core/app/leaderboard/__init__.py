@@ -79,6 +79,9 @@ from core.app.leaderboard.page_text import (
 from core.app.leaderboard.page_text import (
     ranking_caption as ranking_caption,
 )
+from core.app.leaderboard.page_text import (
+    unrated_text as unrated_text,
+)
 from core.app.leaderboard.ratings import (
     JOINED_METHODS as JOINED_METHODS,
 )

@@ -6,10 +6,18 @@ shown by the page as markdown (a caption or a line), as it is.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from core.app.leaderboard.tables import ChartInput
 from core.app.leaderboard.view import LeaderboardView
 from core.app.safe_text import escape_markdown as esc
 from core.domain import Slice, slice_label
+
+if TYPE_CHECKING:  # core.app.newmodel reads the view from this package: a runtime import would be circular
+    from core.app.newmodel import Standing
+
+STANDINGS_LISTED = 20  # models without human votes listed by name; the table has the rest
 
 
 def ranking_caption(
@@ -70,3 +78,16 @@ def chart_how_to_read(drawn: ChartInput) -> str:
         if drawn.interval
         else "No intervals are drawn for the methods shown."
     )
+
+
+def unrated_text(unrated: Sequence[Standing]) -> tuple[list[str], str]:
+    """The "models without human votes" section: its markdown list items (the first :data:`STANDINGS_LISTED`
+    standings, names escaped) and the caption under them (how many more the table has, how to evaluate one)."""
+    lines = [f"- {esc(standing.text())}" for standing in unrated[:STANDINGS_LISTED]]
+    more = len(unrated) - STANDINGS_LISTED
+    caption = (
+        "Each predicted from its judge Elo with the conformal interval drawn above (same α and τ); "
+        + (f"{more} more in the table. " if more > 0 else "")
+        + "Evaluate a new model with `python -m core evaluate` (README)."
+    )
+    return lines, caption
