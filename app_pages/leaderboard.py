@@ -389,18 +389,12 @@ with page_guard("The leaderboard"):
         )
         baseline_section(against, scores, judge)
         st.subheader("Elo leaderboards")
-    headline = view.headline()
-    level = "####" if peer_first else "###"
-    st.markdown(
-        f"{level} {esc(headline, at_line_start=False)}"
-        if headline
-        else f"{level} No model can be ranked on this {'slice' if where else 'dataset'} yet"
-    )
+    st.markdown(lb.headline_markdown(view, peer_first, bool(where)))
     tau_note = view.tau_note()
     if tau_note:
         (st.warning if view.tau_far else st.info)(tau_note, icon=":material/tune:")
     elif judge is not None and has_gap and tau is None:
-        notice(f"τ undefined: {tau_fit.reason}. Soft-Elo is not drawn; choose a τ on the slider to draw it there.")
+        notice(lb.tau_undefined_notice(tau_fit.reason))
     choice = default_judge(dataset) if judge is not None else None
     current = True
     if held is not None and not held.current and judge is not None:
@@ -443,13 +437,9 @@ with page_guard("The leaderboard"):
             height=min(35 * (len(table) + 1) + 3, 35 * 11 + 3),
             column_config={c: st.column_config.Column(help=helps.get(c)) for c in table.columns},
         )
-    if len(rows) < len(view.table):
-        more = len(view.table) - len(rows)
-        st.caption(
-            f"The top {len(rows)}, and {more} more models (leave presentation mode to see every row)."
-            if present
-            else f"{len(rows)} of {len(view.table)} models shown."
-        )
+    rows_note = lb.rows_caption(len(rows), len(view.table), present)
+    if rows_note:
+        st.caption(rows_note)
     apart = view.set_apart_statement()
     if apart and not present:
         st.caption(esc(apart))

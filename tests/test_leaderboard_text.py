@@ -6,7 +6,16 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.app.leaderboard import ChartInput, LeaderboardView, chart_how_to_read, ranking_caption, unrated_text
+from core.app.leaderboard import (
+    ChartInput,
+    LeaderboardView,
+    chart_how_to_read,
+    headline_markdown,
+    ranking_caption,
+    rows_caption,
+    tau_undefined_notice,
+    unrated_text,
+)
 from core.app.newmodel import Standing
 from core.app.safe_text import escape_markdown as esc
 
@@ -179,3 +188,55 @@ def test_the_first_twenty_standings_are_listed_and_the_rest_counted(n, listed, m
 def test_a_standing_is_one_markdown_list_item_with_its_name_escaped():
     (line,), _ = unrated_text(_standings(1, name="gpt*4_"))
     assert line.startswith("- gpt\\*4\\_0\\: predicted human Elo 1000, 90% conformal interval 950–1050")
+
+
+# ------------------------------------------------------------------------------------------ the headline
+
+
+def _ranked(model: str = "a*") -> LeaderboardView:
+    table = pd.DataFrame(
+        {
+            "model": [model, "b"],
+            "rank": [1, 2],
+            "primary": [1010.0, 990.0],
+            "primary_lower": [1000.0, 980.0],
+            "primary_upper": [1020.0, 1000.0],
+        }
+    )
+    return LeaderboardView(table, "human", None, "soft", 0.1, None, True, None)
+
+
+def test_the_headline_is_a_heading_with_the_first_model_escaped():
+    top = "#1 a\\* — human Elo 1010 (95% CI 1000–1020); ahead of every other model beyond its interval"
+    assert headline_markdown(_ranked(), False, False) == "### " + top
+    assert headline_markdown(_ranked(), True, True) == "#### " + top  # under a peer's headline: a level down
+
+
+def test_without_a_ranked_model_the_headline_says_so_for_the_slice_or_dataset():
+    empty = _ranked().table.iloc[0:0]
+    view = LeaderboardView(empty, "human", None, None, 0.1, None, True, None)
+    assert headline_markdown(view, False, False) == "### No model can be ranked on this dataset yet"
+    assert headline_markdown(view, False, True) == "### No model can be ranked on this slice yet"
+    assert headline_markdown(view, True, True) == "#### No model can be ranked on this slice yet"
+
+
+# ------------------------------------------------------------------------------------ τ undefined, rows shown
+
+
+def test_the_tau_undefined_notice_gives_the_reason():
+    assert tau_undefined_notice("every score gap is zero") == (
+        "τ undefined: every score gap is zero. Soft-Elo is not drawn; choose a τ on the slider to draw it there."
+    )
+
+
+@pytest.mark.parametrize(
+    "shown, total, present, caption",
+    [
+        (20, 20, False, None),
+        (10, 10, True, None),
+        (20, 57, False, "20 of 57 models shown."),
+        (10, 57, True, "The top 10, and 47 more models (leave presentation mode to see every row)."),
+    ],
+)
+def test_the_rows_caption_only_when_some_models_are_not_shown(shown, total, present, caption):
+    assert rows_caption(shown, total, present) == caption

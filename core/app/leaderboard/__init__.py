@@ -77,7 +77,16 @@ from core.app.leaderboard.page_text import (
     chart_how_to_read as chart_how_to_read,
 )
 from core.app.leaderboard.page_text import (
+    headline_markdown as headline_markdown,
+)
+from core.app.leaderboard.page_text import (
     ranking_caption as ranking_caption,
+)
+from core.app.leaderboard.page_text import (
+    rows_caption as rows_caption,
+)
+from core.app.leaderboard.page_text import (
+    tau_undefined_notice as tau_undefined_notice,
 )
 from core.app.leaderboard.page_text import (
     unrated_text as unrated_text,

@@ -20,6 +20,22 @@ if TYPE_CHECKING:  # core.app.newmodel reads the view from this package: a runti
 STANDINGS_LISTED = 20  # models without human votes listed by name; the table has the rest
 
 
+def headline_markdown(view: LeaderboardView, under_peer: bool, on_slice: bool) -> str:
+    """The page's headline as a markdown heading: the view's #1 model (escaped), or that no model can be ranked
+    on this slice or dataset yet; a level smaller (####) when it follows a peer's own headline (``under_peer``)."""
+    level = "####" if under_peer else "###"
+    headline = view.headline()
+    if headline:
+        return f"{level} {esc(headline, at_line_start=False)}"
+    return f"{level} No model can be ranked on this {'slice' if on_slice else 'dataset'} yet"
+
+
+def tau_undefined_notice(reason: str | None) -> str:
+    """The notice when the judge has rubric scores but τ cannot be fitted and none was chosen: why, and that
+    Soft-Elo is drawn only once a τ is chosen."""
+    return f"τ undefined: {reason}. Soft-Elo is not drawn; choose a τ on the slider to draw it there."
+
+
 def ranking_caption(
     view: LeaderboardView,
     judge: str | None,
@@ -91,3 +107,13 @@ def unrated_text(unrated: Sequence[Standing]) -> tuple[list[str], str]:
         + "Evaluate a new model with `python -m core evaluate` (README)."
     )
     return lines, caption
+
+
+def rows_caption(shown: int, total: int, present: bool) -> str | None:
+    """The caption under a table that shows ``shown`` of its ``total`` models: in presentation mode the top
+    rows and how many more, else "N of M models shown"; None when every model is shown."""
+    if shown >= total:
+        return None
+    if present:
+        return f"The top {shown}, and {total - shown} more models (leave presentation mode to see every row)."
+    return f"{shown} of {total} models shown."
