@@ -119,13 +119,8 @@ def style_section(dataset: str, judge: str | None, where: Slice) -> None:
             if isinstance(res, Unavailable):
                 notice(esc(res.reason))
                 continue
-            counts = f"{res.n_battles:,} battles" + (f", {res.n_votes:,} votes" if res.n_votes is not None else "")
             show_table(app_style.display_table(res), hide_index=True, width="stretch")
-            st.caption(
-                f"Bradley–Terry with style covariates (answer length, headers, bold, list items: the a − b "
-                f"differences, standardised) over {counts}; 95% sandwich intervals. 'Moves' is the places a model "
-                f"gains (▲) or loses (▼) once style is held equal. {esc(res.note[0].upper() + res.note[1:])}."
-            )
+            st.caption(lb.style_caption(res.n_battles, res.n_votes, res.note))
             with st.expander("Style coefficients"):
                 show_table(app_style.coefficient_table(res), hide_index=True)
             for issue in res.issues:
@@ -231,14 +226,9 @@ def baseline_section(
         st.subheader(f"Arena-Hard score against {esc(scores.plain.baseline)}")
         show_table(app_arena_hard.table(scores), hide_index=True, width="stretch")
         st.caption(scores.plain.method + (" " + app_arena_hard.STYLE_NOTE if scores.styled else ""))
-    who = f"judge **{esc(judge)}**" if judge else "the human votes"
     st.subheader(f"Against the baseline, {esc(rates.baseline)}")
     show_table(winrate.table(rates), hide_index=True, width="stretch")
-    st.caption(
-        f"By {who}, over {rates.n_battles:,} battles with the baseline. Win rate: the mean probability of "
-        "beating the baseline (a tie counts half), ± one standard error over instructions; discrete: each "
-        "comparison counted as a win, half or loss. " + winrate.DIFFICULTY_NOTE
-    )
+    st.caption(lb.baseline_caption(judge, rates.n_battles))
     for note in rates.notes:
         notice(esc(note))
 
@@ -509,11 +499,7 @@ with page_guard("The leaderboard"):
         if not isinstance(by_turn, Unavailable):
             st.subheader("By conversation turn")
             show_table(lb.turn_table(by_turn), hide_index=True)
-            st.caption(
-                f"{'Human' if turn_method == 'human' else 'Hard-'}Elo fitted separately on the battles of each turn "
-                "group (95% sandwich intervals; each group has its own centring, so compare models within a column, "
-                "and a model's change of rank across columns)."
-            )
+            st.caption(lb.turn_caption(turn_method))
 
     # ------------------------------------------------------------ MT-Bench score (single-answer grades)
     if not where and not graded_first:

@@ -9,15 +9,19 @@ import pytest
 from core.app.leaderboard import (
     ChartInput,
     LeaderboardView,
+    baseline_caption,
     chart_how_to_read,
     headline_markdown,
     ranking_caption,
     rows_caption,
+    style_caption,
     tau_undefined_notice,
+    turn_caption,
     unrated_text,
 )
 from core.app.newmodel import Standing
 from core.app.safe_text import escape_markdown as esc
+from core.app.winrate import DIFFICULTY_NOTE
 
 RANK_MEANING = (
     "; a rank counts the models whose interval lies entirely above, so models sharing a rank are statistically tied."
@@ -240,3 +244,37 @@ def test_the_tau_undefined_notice_gives_the_reason():
 )
 def test_the_rows_caption_only_when_some_models_are_not_shown(shown, total, present, caption):
     assert rows_caption(shown, total, present) == caption
+
+
+# ------------------------------------------------------------------------ style control, baseline, by turn
+
+STYLE_FIT = (
+    "Bradley–Terry with style covariates (answer length, headers, bold, list items: the a − b differences, "
+    "standardised) over "
+)
+MOVES = "; 95% sandwich intervals. 'Moves' is the places a model gains (▲) or loses (▼) once style is held equal. "
+
+
+def test_the_style_caption_counts_votes_only_for_human_votes_and_ends_with_its_note():
+    assert style_caption(12345, 20000, "intervals are not conformal") == (
+        STYLE_FIT + "12,345 battles, 20,000 votes" + MOVES + "Intervals are not conformal."
+    )
+    assert style_caption(800, None, "a_b note") == STYLE_FIT + "800 battles" + MOVES + "A\\_b note."
+    assert style_caption(5, 0, "x") == STYLE_FIT + "5 battles, 0 votes" + MOVES + "X."  # human votes, none fitted
+
+
+def test_the_baseline_caption_names_whose_labels():
+    rest = (
+        " Win rate: the mean probability of beating the baseline (a tie counts half), ± one standard error over "
+        "instructions; discrete: each comparison counted as a win, half or loss. " + DIFFICULTY_NOTE
+    )
+    assert baseline_caption("gpt*4", 1805) == "By judge **gpt\\*4**, over 1,805 battles with the baseline." + rest
+    assert baseline_caption(None, 3) == "By the human votes, over 3 battles with the baseline." + rest
+
+
+@pytest.mark.parametrize("method, elo", [("human", "Human"), ("hard", "Hard-")])
+def test_the_turn_caption_names_the_elo_fitted_per_turn(method, elo):
+    assert turn_caption(method) == (
+        f"{elo}Elo fitted separately on the battles of each turn group (95% sandwich intervals; each group has its "
+        "own centring, so compare models within a column, and a model's change of rank across columns)."
+    )

@@ -74,6 +74,9 @@ from core.app.leaderboard.judge import (
     tau_grid as tau_grid,
 )
 from core.app.leaderboard.page_text import (
+    baseline_caption as baseline_caption,
+)
+from core.app.leaderboard.page_text import (
     chart_how_to_read as chart_how_to_read,
 )
 from core.app.leaderboard.page_text import (
@@ -86,7 +89,13 @@ from core.app.leaderboard.page_text import (
     rows_caption as rows_caption,
 )
 from core.app.leaderboard.page_text import (
+    style_caption as style_caption,
+)
+from core.app.leaderboard.page_text import (
     tau_undefined_notice as tau_undefined_notice,
+)
+from core.app.leaderboard.page_text import (
+    turn_caption as turn_caption,
 )
 from core.app.leaderboard.page_text import (
     unrated_text as unrated_text,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from core.app.leaderboard.tables import ChartInput
 from core.app.leaderboard.view import LeaderboardView
 from core.app.safe_text import escape_markdown as esc
+from core.app.winrate import DIFFICULTY_NOTE
 from core.domain import Slice, slice_label
 
 if TYPE_CHECKING:  # core.app.newmodel reads the view from this package: a runtime import would be circular
@@ -117,3 +118,34 @@ def rows_caption(shown: int, total: int, present: bool) -> str | None:
     if present:
         return f"The top {shown}, and {total - shown} more models (leave presentation mode to see every row)."
     return f"{shown} of {total} models shown."
+
+
+def style_caption(n_battles: int, n_votes: int | None, note: str) -> str:
+    """The caption under a style-controlled leaderboard: the fit, what it counted (battles, and votes when
+    ``n_votes`` is not None), what 'Moves' means, and the leaderboard's ``note`` as a sentence (escaped)."""
+    counts = f"{n_battles:,} battles" + (f", {n_votes:,} votes" if n_votes is not None else "")
+    return (
+        f"Bradley–Terry with style covariates (answer length, headers, bold, list items: the a − b "
+        f"differences, standardised) over {counts}; 95% sandwich intervals. 'Moves' is the places a model "
+        f"gains (▲) or loses (▼) once style is held equal. {esc(note[0].upper() + note[1:])}."
+    )
+
+
+def baseline_caption(judge: str | None, n_battles: int) -> str:
+    """The caption under the win rates against the baseline: whose labels (``judge``, escaped, or the human
+    votes), over how many battles, and how a win rate and its discrete variant are counted."""
+    who = f"judge **{esc(judge)}**" if judge else "the human votes"
+    return (
+        f"By {who}, over {n_battles:,} battles with the baseline. Win rate: the mean probability of "
+        "beating the baseline (a tie counts half), ± one standard error over instructions; discrete: each "
+        "comparison counted as a win, half or loss. " + DIFFICULTY_NOTE
+    )
+
+
+def turn_caption(method: str) -> str:
+    """The caption under the by-turn table, for the Elo ``method`` fitted per turn group ('human' or 'hard')."""
+    return (
+        f"{'Human' if method == 'human' else 'Hard-'}Elo fitted separately on the battles of each turn "
+        "group (95% sandwich intervals; each group has its own centring, so compare models within a column, "
+        "and a model's change of rank across columns)."
+    )
