@@ -529,20 +529,7 @@ with page_guard("The leaderboard"):
             if isinstance(h2h, Unavailable):
                 notice(h2h.reason)
             else:
-                t = h2h.table
-                show_table(
-                    pd.DataFrame(
-                        {
-                            "method": t["method"],
-                            f"P({a} beats {b})": t["p_a"].map("{:.1%}".format),
-                            "95% CI": [f"{lo:.1%}–{hi:.1%}" for lo, hi in zip(t["lower"], t["upper"])],
-                            "battles between them": t["battles"],
-                            f"{a}'s mean score in them": t["a_score"].map(lambda x: "—" if x != x else f"{x:.2f}"),
-                        }
-                    ),
-                    hide_index=True,
-                    width="stretch",
-                )
+                show_table(lb.head_to_head_table(h2h), hide_index=True, width="stretch")
                 st.caption(
                     "Win probability from each method's Bradley–Terry fit, σ(θ_A − θ_B), with a 95% interval "
                     "from the sandwich covariance of the difference; the direct battles are counted as "

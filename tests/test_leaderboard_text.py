@@ -8,9 +8,11 @@ import pytest
 
 from core.app.leaderboard import (
     ChartInput,
+    HeadToHead,
     LeaderboardView,
     baseline_caption,
     chart_how_to_read,
+    head_to_head_table,
     headline_markdown,
     ranking_caption,
     rows_caption,
@@ -278,3 +280,30 @@ def test_the_turn_caption_names_the_elo_fitted_per_turn(method, elo):
         f"{elo}Elo fitted separately on the battles of each turn group (95% sandwich intervals; each group has its "
         "own centring, so compare models within a column, and a model's change of rank across columns)."
     )
+
+
+# ------------------------------------------------------------------------------------------ head to head
+
+
+def test_the_head_to_head_table_formats_each_method_and_names_the_two_models():
+    table = pd.DataFrame(
+        {
+            "method": ["Human Elo", "Hard-Elo"],
+            "p_a": [0.6234, 0.5],
+            "lower": [0.55, 0.4012],
+            "upper": [0.69, 0.5988],
+            "battles": [40, 0],
+            "a_score": [0.625, float("nan")],
+        }
+    )
+    shown = head_to_head_table(HeadToHead("x", "y", table))
+    expected = pd.DataFrame(
+        {
+            "method": ["Human Elo", "Hard-Elo"],
+            "P(x beats y)": ["62.3%", "50.0%"],
+            "95% CI": ["55.0%–69.0%", "40.1%–59.9%"],
+            "battles between them": [40, 0],
+            "x's mean score in them": ["0.62", "—"],  # no direct battle: no mean
+        }
+    )
+    pd.testing.assert_frame_equal(shown, expected)

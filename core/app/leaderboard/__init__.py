@@ -32,6 +32,9 @@ from core.app.leaderboard.head_to_head import (
     compare as compare,
 )
 from core.app.leaderboard.head_to_head import (
+    head_to_head_table as head_to_head_table,
+)
+from core.app.leaderboard.head_to_head import (
     head_to_head_targets as head_to_head_targets,
 )
 from core.app.leaderboard.head_to_head import (
