@@ -119,13 +119,8 @@ def style_section(dataset: str, judge: str | None, where: Slice) -> None:
             if isinstance(res, Unavailable):
                 notice(esc(res.reason))
                 continue
-            counts = f"{res.n_battles:,} battles" + (f", {res.n_votes:,} votes" if res.n_votes is not None else "")
             show_table(app_style.display_table(res), hide_index=True, width="stretch")
-            st.caption(
-                f"Bradley–Terry with style covariates (answer length, headers, bold, list items: the a − b "
-                f"differences, standardised) over {counts}; 95% sandwich intervals. 'Moves' is the places a model "
-                f"gains (▲) or loses (▼) once style is held equal. {esc(res.note[0].upper() + res.note[1:])}."
-            )
+            st.caption(lb.style_caption(res.n_battles, res.n_votes, res.note))
             with st.expander("Style coefficients"):
                 show_table(app_style.coefficient_table(res), hide_index=True)
             for issue in res.issues:
@@ -231,14 +226,9 @@ def baseline_section(
         st.subheader(f"Arena-Hard score against {esc(scores.plain.baseline)}")
         show_table(app_arena_hard.table(scores), hide_index=True, width="stretch")
         st.caption(scores.plain.method + (" " + app_arena_hard.STYLE_NOTE if scores.styled else ""))
-    who = f"judge **{esc(judge)}**" if judge else "the human votes"
     st.subheader(f"Against the baseline, {esc(rates.baseline)}")
     show_table(winrate.table(rates), hide_index=True, width="stretch")
-    st.caption(
-        f"By {who}, over {rates.n_battles:,} battles with the baseline. Win rate: the mean probability of "
-        "beating the baseline (a tie counts half), ± one standard error over instructions; discrete: each "
-        "comparison counted as a win, half or loss. " + winrate.DIFFICULTY_NOTE
-    )
+    st.caption(lb.baseline_caption(judge, rates.n_battles))
     for note in rates.notes:
         notice(esc(note))
 
@@ -389,48 +379,19 @@ with page_guard("The leaderboard"):
         )
         baseline_section(against, scores, judge)
         st.subheader("Elo leaderboards")
-    headline = view.headline()
-    level = "####" if peer_first else "###"
-    st.markdown(
-        f"{level} {esc(headline, at_line_start=False)}"
-        if headline
-        else f"{level} No model can be ranked on this {'slice' if where else 'dataset'} yet"
-    )
+    st.markdown(lb.headline_markdown(view, peer_first, bool(where)))
     tau_note = view.tau_note()
     if tau_note:
         (st.warning if view.tau_far else st.info)(tau_note, icon=":material/tune:")
     elif judge is not None and has_gap and tau is None:
-        notice(f"τ undefined: {tau_fit.reason}. Soft-Elo is not drawn; choose a τ on the slider to draw it there.")
-    basis = {
-        "human": "ranked by human Elo from human votes (95% CI)",
-        "predicted": f"ranked by {esc(judge)}'s predicted human Elo with its {1 - alpha:.0%} conformal interval "
-        "(this dataset has no human Elo of its own)",
-        "hard": f"ranked by {esc(judge)}'s Hard-Elo (95% bootstrap CI)",
-        "soft": f"ranked by {esc(judge)}'s Soft-Elo (95% bootstrap CI)",
-    }[view.primary]
+        notice(lb.tau_undefined_notice(tau_fit.reason))
     choice = default_judge(dataset) if judge is not None else None
-    judge_note = (
-        f" Judge **{esc(judge)}**" + (f": {choice[1]}." if choice and choice[0] == judge else ".") if judge else ""
-    )
-    # each vote counts for both of its models
-    n_votes = int(view.table["n_votes"].sum()) // 2 if "n_votes" in view.table else 0
-    votes_note = f" Human Elo from {n_votes:,} human votes." if n_votes else ""
+    current = True
     if held is not None and not held.current and judge is not None:
         rerun_when_current(dataset, judge, held_tau)
-        newer = f"the {held.votes_behind:,} newest human votes" if held.votes_behind else "the latest changed votes"
-        votes_note += (
-            f" The intervals are calibrated without {newer}: their leave-one-model-out table is being "
-            "recomputed in the background, and the page updates when it is ready."
-        )
-    slice_note = ""
-    if where:
-        slice_note = f" On the slice **{esc(slice_label(where))}** only" + (
-            f" (τ fitted on the slice: {view.tau:.3g})." if view.tau is not None and view.tau_fitted else "."
-        )
-    st.caption(
-        f"{basis[0].upper()}{basis[1:]}; a rank counts the models whose interval lies entirely above, so models "
-        f"sharing a rank are statistically tied.{judge_note}{votes_note}{slice_note}"
-    )
+        current = False
+    behind = held.votes_behind if held is not None else 0
+    st.caption(lb.ranking_caption(view, judge, alpha, choice, where, current=current, votes_behind=behind))
     if where and view.table.empty:
         notice(esc(view.note or f"no model can be ranked on the slice {slice_label(where)}."))
         st.stop()
@@ -466,13 +427,9 @@ with page_guard("The leaderboard"):
             height=min(35 * (len(table) + 1) + 3, 35 * 11 + 3),
             column_config={c: st.column_config.Column(help=helps.get(c)) for c in table.columns},
         )
-    if len(rows) < len(view.table):
-        more = len(view.table) - len(rows)
-        st.caption(
-            f"The top {len(rows)}, and {more} more models (leave presentation mode to see every row)."
-            if present
-            else f"{len(rows)} of {len(view.table)} models shown."
-        )
+    rows_note = lb.rows_caption(len(rows), len(view.table), present)
+    if rows_note:
+        st.caption(rows_note)
     apart = view.set_apart_statement()
     if apart and not present:
         st.caption(esc(apart))
@@ -503,27 +460,7 @@ with page_guard("The leaderboard"):
             interval_label=drawn.interval_label,
             highlight=pinned,
         )
-        around = {"soft": "Soft-Elo", "hard": "Hard-Elo", "human": "human Elo"}
-        drawn_around = around.get((drawn.interval or "").replace("_elo", ""), "")
-        show_chart(
-            fig,
-            key="leaderboard_chart",
-            how_to_read=None
-            if present
-            else (
-                "each row is a model, in the table's order; markers are its Elo under each method drawn. "
-                + (
-                    f"The bar around the {drawn_around} marker is "
-                    + (
-                        "the conformal interval where the model's human Elo should lie."
-                        if drawn.conformal
-                        else "its 95% confidence interval."
-                    )
-                    if drawn.interval
-                    else "No intervals are drawn for the methods shown."
-                )
-            ),
-        )
+        show_chart(fig, key="leaderboard_chart", how_to_read=None if present else lb.chart_how_to_read(drawn))
 
     if present:
         st.stop()
@@ -550,13 +487,10 @@ with page_guard("The leaderboard"):
     unrated = newmodel.standings(view)
     if unrated:
         st.subheader("Models without human votes: where they stand")
-        for standing in unrated[:20]:
-            st.markdown(f"- {esc(standing.text())}")
-        st.caption(
-            "Each predicted from its judge Elo with the conformal interval drawn above (same α and τ); "
-            + (f"{len(unrated) - 20} more in the table. " if len(unrated) > 20 else "")
-            + "Evaluate a new model with `python -m core evaluate` (README)."
-        )
+        lines, caption = lb.unrated_text(unrated)
+        for line in lines:
+            st.markdown(line)
+        st.caption(caption)
 
     # ------------------------------------------------------------ by turn
     turn_method = "human" if human_fit is not None else "hard" if judge else None
@@ -565,11 +499,7 @@ with page_guard("The leaderboard"):
         if not isinstance(by_turn, Unavailable):
             st.subheader("By conversation turn")
             show_table(lb.turn_table(by_turn), hide_index=True)
-            st.caption(
-                f"{'Human' if turn_method == 'human' else 'Hard-'}Elo fitted separately on the battles of each turn "
-                "group (95% sandwich intervals; each group has its own centring, so compare models within a column, "
-                "and a model's change of rank across columns)."
-            )
+            st.caption(lb.turn_caption(turn_method))
 
     # ------------------------------------------------------------ MT-Bench score (single-answer grades)
     if not where and not graded_first:
@@ -599,20 +529,7 @@ with page_guard("The leaderboard"):
             if isinstance(h2h, Unavailable):
                 notice(h2h.reason)
             else:
-                t = h2h.table
-                show_table(
-                    pd.DataFrame(
-                        {
-                            "method": t["method"],
-                            f"P({a} beats {b})": t["p_a"].map("{:.1%}".format),
-                            "95% CI": [f"{lo:.1%}–{hi:.1%}" for lo, hi in zip(t["lower"], t["upper"])],
-                            "battles between them": t["battles"],
-                            f"{a}'s mean score in them": t["a_score"].map(lambda x: "—" if x != x else f"{x:.2f}"),
-                        }
-                    ),
-                    hide_index=True,
-                    width="stretch",
-                )
+                show_table(lb.head_to_head_table(h2h), hide_index=True, width="stretch")
                 st.caption(
                     "Win probability from each method's Bradley–Terry fit, σ(θ_A − θ_B), with a 95% interval "
                     "from the sandwich covariance of the difference; the direct battles are counted as "

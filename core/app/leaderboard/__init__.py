@@ -32,6 +32,9 @@ from core.app.leaderboard.head_to_head import (
     compare as compare,
 )
 from core.app.leaderboard.head_to_head import (
+    head_to_head_table as head_to_head_table,
+)
+from core.app.leaderboard.head_to_head import (
     head_to_head_targets as head_to_head_targets,
 )
 from core.app.leaderboard.head_to_head import (
@@ -72,6 +75,33 @@ from core.app.leaderboard.judge import (
 )
 from core.app.leaderboard.judge import (
     tau_grid as tau_grid,
+)
+from core.app.leaderboard.page_text import (
+    baseline_caption as baseline_caption,
+)
+from core.app.leaderboard.page_text import (
+    chart_how_to_read as chart_how_to_read,
+)
+from core.app.leaderboard.page_text import (
+    headline_markdown as headline_markdown,
+)
+from core.app.leaderboard.page_text import (
+    ranking_caption as ranking_caption,
+)
+from core.app.leaderboard.page_text import (
+    rows_caption as rows_caption,
+)
+from core.app.leaderboard.page_text import (
+    style_caption as style_caption,
+)
+from core.app.leaderboard.page_text import (
+    tau_undefined_notice as tau_undefined_notice,
+)
+from core.app.leaderboard.page_text import (
+    turn_caption as turn_caption,
+)
+from core.app.leaderboard.page_text import (
+    unrated_text as unrated_text,
 )
 from core.app.leaderboard.ratings import (
     JOINED_METHODS as JOINED_METHODS,

@@ -114,3 +114,19 @@ def compare(
     if not rows:
         return Unavailable(f"{model_a} and {model_b} are not both rated under any method on {dataset!r}")
     return HeadToHead(model_a, model_b, pd.DataFrame(rows))
+
+
+def head_to_head_table(h2h: HeadToHead) -> pd.DataFrame:
+    """The head-to-head table as the page shows it, one row per method: P(a beats b) and its 95% interval as
+    percentages, the direct battles, and a's mean score in them ("—" when they had none), under column names
+    that name the two models."""
+    a, b, t = h2h.model_a, h2h.model_b, h2h.table
+    return pd.DataFrame(
+        {
+            "method": t["method"],
+            f"P({a} beats {b})": t["p_a"].map("{:.1%}".format),
+            "95% CI": [f"{lo:.1%}–{hi:.1%}" for lo, hi in zip(t["lower"], t["upper"])],
+            "battles between them": t["battles"],
+            f"{a}'s mean score in them": t["a_score"].map(lambda x: "—" if x != x else f"{x:.2f}"),
+        }
+    )
