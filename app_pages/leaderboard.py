@@ -111,7 +111,7 @@ def style_section(dataset: str, judge: str | None, where: Slice) -> None:
     targets: list[tuple[str, str | None]] = [("Human votes", None)]
     if judge is not None:
         targets.append((f"{judge} (Hard-Elo)", judge))
-    st.subheader("With style control" + (f" on {slice_label(where)}" if where else ""))
+    st.subheader("With style control" + (f" on {esc(slice_label(where))}" if where else ""))
     tabs = st.tabs([t[0] for t in targets])
     for tab, (_, who) in zip(tabs, targets):
         with tab:
@@ -527,7 +527,7 @@ with page_guard("The leaderboard"):
             ]
             h2h = lb.compare(fits, a, b, dataset)
             if isinstance(h2h, Unavailable):
-                notice(h2h.reason)
+                notice(esc(h2h.reason))
             else:
                 show_table(lb.head_to_head_table(h2h), hide_index=True, width="stretch")
                 st.caption(
