@@ -596,3 +596,35 @@ def test_vote_toast_names_the_choice_and_shows_model_names_literally():
     text = stored_toast(12, "gpt-$4$", "m_b", "left", replaced=False)
     assert text == "Stored: battle 12, you chose left (gpt-\\$4\\$). Left was **gpt-\\$4\\$**, right **m\\_b**."
     assert stored_toast(3, "a", "b", "both_bad", replaced=True).startswith("Changed: battle 3, you chose both bad.")
+
+
+# ------------------------------------------------------------------------------------------------- Overview
+
+
+def test_the_overview_counts_and_tables_are_the_stores_own_on_the_demo(demo):
+    from core.app import overview
+
+    ov = overview.overview(demo, "demo")
+    shown = dict(overview.headline(ov))
+    battles = demo.battle_frame("demo")
+    assert shown["Battles"] == f"{len(battles):,}"
+    assert shown["Models"] == str(len(ov.models)) == str(len(set(battles["model_a"]) | set(battles["model_b"])))
+    assert shown["Judges"] == str(len(ov.judges))
+    assert overview.missing(ov) == []  # the demo has votes and judges
+    assert "true_elo" in overview.models_table(ov)  # a simulated arena knows its truth
+    orders = overview.judges_table(ov)["orders"]
+    assert all(isinstance(o, str) and o for o in orders), orders
+
+
+def test_the_overview_says_what_a_judge_only_dataset_lacks_and_drops_an_empty_truth():
+    from core.app import overview
+
+    models = pd.DataFrame({"model": ["a", "b"], "true_elo": [np.nan, np.nan]})
+    info = {"n_models": 2, "n_battles": 1200, "n_human_votes": 0, "n_annotators": 0, "n_prompts": 3, "judges": []}
+    empty = pd.DataFrame()
+    ov = overview.Overview(empty, info, models, empty, empty, empty)
+    assert dict(overview.headline(ov))["Battles"] == "1,200"
+    said = overview.missing(ov)
+    assert [fix for _, fix in said] == [ADD_VOTES, overview.RUN_JUDGE]
+    assert "no human votes" in said[0][0] and "no judge" in said[1][0]
+    assert list(overview.models_table(ov).columns) == ["model"]
