@@ -244,6 +244,7 @@ def _arena_replicates(rng, theta, per_pair, reps, tie=0.15):
     return cells, n, n * yv
 
 
+@pytest.mark.slow
 def test_95_percent_intervals_cover_the_truth():
     """Sandwich over 400 and bootstrap over 200 simulated arenas: 93–97% of true Elos covered."""
     rng = np.random.default_rng(6)

@@ -138,6 +138,7 @@ def test_cg_and_lu_sandwich_paths_agree(monkeypatch):
     np.testing.assert_allclose(cg.se_elo, bt.sandwich_intervals(c, fit, solver="dense").se_elo, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_long_chain_where_cg_stalls_falls_back_to_sparse_lu(monkeypatch):
     # each model compared only with its neighbours: CG would need thousands of
     # iterations, a chain has no LU fill
@@ -237,6 +238,7 @@ def _hubless(rng, m, n):
     return names[a], names[b], y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_hubless_graph_takes_the_dense_inverse_and_keeps_every_se(monkeypatch, seed):
     rng = np.random.default_rng(seed)

@@ -91,6 +91,7 @@ def test_repeating_every_vote_leaves_the_clustered_interval_and_shrinks_the_naiv
     assert int(many_frame["n_battles"].sum()) == int(once_frame["n_battles"].sum())
 
 
+@pytest.mark.slow
 def test_clustered_intervals_cover_when_three_voters_copy_one_vote(tmp_path):
     strength = np.linspace(-1.0, 1.0, len(MODELS))
     elo = 400 / np.log(10) * (strength - strength.mean())

@@ -69,6 +69,7 @@ def test_holm_adjustment() -> None:
     assert np.allclose(adj[[0, 3, 1]], [0.03, 0.06, 0.06])
 
 
+@pytest.mark.slow
 def test_same_truth_flags_at_most_alpha() -> None:
     """Old = first 2,000 battles, new = all 4,000 (same truth): Holm at α = 0.05 flags (almost) nothing.
 
@@ -87,6 +88,7 @@ def test_same_truth_flags_at_most_alpha() -> None:
     assert flagged / total <= 0.05
 
 
+@pytest.mark.slow
 def test_overlap_interval_is_calibrated_and_tighter_than_independent() -> None:
     """Null coverage of the Δ interval with a shared prefix, over planted replications; and shared votes
     make it narrower than treating the snapshots as independent."""
@@ -326,6 +328,7 @@ def test_an_undetermined_model_is_not_counted_as_moved() -> None:
     assert text.startswith("none of the 2 models moved significantly (1 undetermined"), text
 
 
+@pytest.mark.slow
 def test_one_large_mover_does_not_drag_the_others() -> None:
     """One of 10 models +250 Elo in the added votes (issue #45).  Anchored on all 10, the others shifted by
     ≈ −12 Elo (−25 with independent snapshots) and at least one unchanged model was flagged in 18 of 40

@@ -63,7 +63,8 @@ def test_battle_ids_restrict_the_battles_considered(demo):
         everything = escalations(s, "demo", judge, 0.1)
         assert isinstance(everything, Escalations)
         some = everything.frame["battle_id"].iloc[::2].tolist()
-        accepted = [b for b in _all_battle_ids(s, judge) if b not in set(everything.frame["battle_id"])][:5]
+        escalated = set(everything.frame["battle_id"])
+        accepted = [b for b in _all_battle_ids(s, judge) if b not in escalated][:5]
         part = escalations(s, "demo", judge, 0.1, battle_ids=some + accepted)
     assert isinstance(part, Escalations)
     assert part.n_considered == len(some) + len(accepted)

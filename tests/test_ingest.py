@@ -222,9 +222,22 @@ def test_specific_errors_name_row_and_field(tmp_path, store_with_data):
 CORRUPTIONS = ["drop_column", "bad_score", "bad_pref", "non_utf8", "truncate", "same_model", "empty_name"]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# Each example is a whole import attempt against a stored dataset (~0.4 s): a small sample in `make check`, the
+# full search in `make test` (the slow tier).
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(kind=st.sampled_from(CORRUPTIONS), row=st.integers(0, 11), cut=st.floats(0.05, 0.95))
 def test_any_corruption_is_rejected_and_changes_nothing(tmp_path, store_with_data, kind, row, cut):
+    _corrupt_and_import(tmp_path, store_with_data, kind, row, cut)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from(CORRUPTIONS), row=st.integers(0, 11), cut=st.floats(0.05, 0.95))
+def test_any_corruption_is_rejected_and_changes_nothing_full(tmp_path, store_with_data, kind, row, cut):
+    _corrupt_and_import(tmp_path, store_with_data, kind, row, cut)
+
+
+def _corrupt_and_import(tmp_path, store_with_data, kind: str, row: int, cut: float) -> None:
     rows = _softelo_rows()
     text = SOFTELO_HEADER + "".join(rows)
     path = tmp_path / f"corrupt_{kind}.csv"

@@ -76,6 +76,7 @@ def _check(result: dict, record_property) -> None:
         assert drawn >= 1 - alpha - 0.05, (tau, alpha, drawn)
 
 
+@pytest.mark.slow
 def test_bars_cover_human_elo_at_the_fitted_tau_and_at_fixed_taus(record_property):
     result = _coverage(range(3), n_models=24, n_battles=8000, taus=(None, 0.8, 1.5, 2.0), alphas=(0.1, 0.2))
     _check(result, record_property)

@@ -22,6 +22,7 @@ from tests.test_generation import _generate
 from tests.test_generation import _store as _arena_store
 
 
+@pytest.mark.slow
 def test_planned_battles_put_the_new_model_against_anchors_across_the_range(tmp_path):
     db = _arena_store(tmp_path)  # m1, m2, m3 with human votes; three prompts
     with FakeServer(FakeJudge(latency_ms=5)) as srv:

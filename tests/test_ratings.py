@@ -138,6 +138,7 @@ def _status_f1(seeds: range) -> tuple[float, float]:
     return float(adversarial), float(uninformative)
 
 
+@pytest.mark.slow
 def test_am_elo_tells_adversarial_from_uninformative_annotators():
     adversarial, uninformative = _status_f1(range(3))
     assert adversarial >= 0.9 and uninformative >= 0.9, (adversarial, uninformative)

@@ -170,6 +170,7 @@ def test_pool_picks_the_least_loaded_replica_and_skips_a_failing_one(monkeypatch
     assert sum(stats.per_replica.values()) == 23 and set(stats.per_replica) == {a.url, b.url, c.url}
 
 
+@pytest.mark.slow
 def test_all_replicas_down_mid_run_opens_the_breaker_and_the_run_waits_it_out(tmp_path):
     import threading
     import time

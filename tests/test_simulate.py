@@ -180,6 +180,7 @@ def _truth_recovery(seeds: range) -> tuple[float, float, float, float]:
     return float(np.mean(slopes)), float(np.mean(hits)), float(np.mean(soft_mae)), float(np.mean(hard_mae))
 
 
+@pytest.mark.slow
 def test_the_stored_truth_is_what_the_human_fit_estimates():
     """slope 1 ± 0.05, 95% CIs cover the truth at 95% ± 3%, and the calibrated judge's Soft-Elo is closer to
     it than its Hard-Elo (as the Soft-Elo paper finds on real data)."""
