@@ -292,3 +292,86 @@ def test_vote_totals_count_votes_and_distinct_annotators(demo):
     voting.cast(demo, "demo", 12, "zed-new-annotator", "right", "ab")  # a changed mind: still one vote
     with Store.open(demo, read_only=True) as s:
         assert s.vote_totals("demo") == (before[0] + 2, before[1] + 1)
+
+
+# ------------------------------------------------------------- the Vote page's view
+TEAM = {"tok-dana-4242": "dana", "tok-eli-9999": "eli"}
+
+
+def test_a_link_names_the_annotator_by_token_for_a_closed_team_else_by_name():
+    assert voting.annotator_from_link(TEAM, "tok-eli-9999", None) == "eli"
+    assert voting.annotator_from_link(TEAM, None, "mallory") is None  # a name alone is not enough for a team
+    assert voting.annotator_from_link(TEAM, "tok-nobody", "dana") is None
+    assert voting.annotator_from_link({}, "tok-eli-9999", "  bob  ") == "bob"
+    assert voting.annotator_from_link({}, None, "x" * 500) == "x" * voting.NAME_MAX_CHARS
+    assert voting.annotator_from_link({}, None, "   ") is None and voting.annotator_from_link({}, None, None) is None
+
+
+def test_the_sign_in_form_takes_a_team_token_or_a_name_and_says_what_is_wrong():
+    assert voting.sign_in(TEAM, " tok-dana-4242 ") == voting.SignIn("dana", param=("vote_token", "tok-dana-4242"))
+    refused = voting.sign_in(TEAM, "dana")  # the name, not the token
+    assert refused.annotator is None and refused.error == "That token is not on this team's list."
+    assert refused.param is None
+    assert voting.sign_in({}, "  carol ") == voting.SignIn("carol", param=("annotator", "carol"))
+    assert voting.sign_in({}, "  ") == voting.SignIn(None, "Enter a name.")
+    assert voting.sign_in_label(TEAM) == "your voting token"
+    assert voting.sign_in_label({}) == "your name (stored with your votes)"
+
+
+def test_the_queue_radio_opens_on_the_linked_queue_when_it_is_offered():
+    found: dict[str, voting.Queue | Unavailable] = {
+        "scope": Unavailable("no judge"),
+        "calibration": voting.Queue("calibration", [1], "r"),
+        "random": voting.Queue("random", [], "r"),
+    }
+    reasons = voting.queue_reasons(found)
+    assert reasons == {"scope": "no judge", "calibration": None, "random": None}
+    offer = voting.QueueOffer.of(reasons)
+    assert offer.index("random") == 1 and offer.index("scope") == 0 and offer.index(None) == 0
+    assert voting.offer_key("demo", "J", 0.1) != voting.offer_key("demo", "J", 0.2)
+    assert voting.offer_key("demo", "J", 0.1) != voting.offer_key("demo", None, 0.1)
+
+
+def test_the_vote_screen_counts_what_is_left_and_keeps_the_battle_on_screen():
+    stats = voting.AnnotatorStats(3, float("nan"), 0, float("nan"), 0)
+    q = voting.Queue("random", [5, 6, 7, 8], "uniform over the battles")
+    screen = voting.vote_screen("a_b", stats, q, None, done={5}, skipped={6})
+    assert screen.battle == ("random", 7)
+    assert screen.caption == (
+        "Voting as **a\\_b**: 3 votes; no battle to compare with the other humans yet; no battle to compare with "
+        "the judge yet. This queue has 2 battles left for you."
+    )
+    assert screen.rule_caption == "Why these battles: uniform over the battles."
+    assert voting.vote_screen("a", stats, q, ("random", 8), {5}, {6}).battle == ("random", 8)  # stays on screen
+    assert voting.vote_screen("a", stats, q, ("random", 8), {5, 8}, {6}).battle == ("random", 7)  # voted: next
+    done = voting.vote_screen("a", stats, q, ("random", 8), {5, 8}, {6, 7})
+    assert done.battle is None and "has 0 battles left" in done.caption
+
+
+def test_the_stored_vote_is_told_once_and_a_failed_one_says_so_redacted(monkeypatch):
+    last = (12, "ab", "m1", "m2", "right", False)
+    assert voting.untold_toast(None, None) is None
+    assert voting.untold_toast(last, last) is None  # told already
+    told = voting.untold_toast(last, (11, "ab", "m1", "m2", "left", False))
+    assert told == "Stored: battle 12, you chose right (m2). Left was **m1**, right **m2**."
+    key = "sk-test-" + "v0te" * 10
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    said = voting.not_stored(RuntimeError(f"cannot open /data/{key}.duckdb"))
+    assert key not in said and said.startswith("Your vote was not stored (") and said.endswith("Please vote again.")
+
+
+def test_a_battle_is_written_as_text_or_markdown_without_its_keys(monkeypatch):
+    key = "sk-test-" + "k3y" * 12
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    one = voting.BattleView(1, "ab", [("is $x$ *big*?", f"use {key}: $x$", None)], "m1", "m2")
+    (turn,) = voting.shown_turns(one, as_markdown=False)
+    assert turn.heading is None and turn.last
+    assert turn.prompt == "is \\$x\\$ \\*big\\*?"  # the prompt always as text
+    assert key not in turn.left and "\\$x\\$" in turn.left
+    assert turn.right == "*(no answer)*"
+    (as_md,) = voting.shown_turns(one, as_markdown=True)
+    assert key not in as_md.left and as_md.prompt == turn.prompt
+    two = voting.BattleView(2, "ba", [("", "a1", "b1"), ("next", "a2", "b2")], "m1", "m2")
+    turns = voting.shown_turns(two, as_markdown=False)
+    assert [t.heading for t in turns] == ["**Turn 1**", "**Turn 2**"] and [t.last for t in turns] == [False, True]
+    assert turns[0].prompt == "*(no prompt text)*" and (turns[1].left, turns[1].right) == ("a2", "b2")

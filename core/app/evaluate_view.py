@@ -1,6 +1,7 @@
-"""What the Evaluate page shows: the saved evaluations' table and labels, the sentences on one evaluation (its
-standing then and now, its SCOPE escalations when it ran), the configurations the start form makes and the
-states of the evaluations this server started.
+"""What the Evaluate page shows: the saved evaluations' table and labels, one evaluation's view (its metrics, its
+charts' inputs, its standing then and now, its SCOPE escalations when it ran and at the slider's α), the
+configurations the start form makes (and the worker it starts) and the states of the evaluations this server
+started.
 
 Text from outside (a model, judge or dataset name, an error, a worker's reason) is redacted here; the page
 escapes what it shows as markdown.
@@ -15,10 +16,14 @@ from typing import Any
 import pandas as pd
 
 from core.app import Unavailable, generation
+from core.app.escalation import Escalations
+from core.app.evaluate import SavedEvaluation, start_evaluation_worker
 from core.app.generation import ModelConfig
-from core.app.judging import ConfigError, JudgeConfig, from_mapping
+from core.app.judging import ConfigError, JudgeConfig, PlanError, from_mapping
 from core.app.newmodel import Standing
+from core.app.page_view import Metric, Notice
 from core.app.safe_text import escape_markdown as esc
+from core.app.workers import WorkerProcess
 from core.redact import key_env_allowed, key_env_patterns, redact
 
 SAVED_COLUMNS = ("evaluation_id", "model", "judge", "alpha", "status", "predicted", "lower", "upper")
@@ -36,6 +41,20 @@ def saved_table(saved: pd.DataFrame) -> pd.DataFrame:
     shown["note"] = saved["reason"].fillna("").map(redact)
     shown["created_at"] = saved["created_at"]
     return shown.round({"predicted": 0, "lower": 0, "upper": 0})
+
+
+def no_evaluations(dataset: str) -> Notice:
+    """Why the page lists no evaluation, and how to make one."""
+    return Notice(
+        f"no model has been evaluated on **{esc(dataset)}** yet.",
+        fix="start an evaluation below (it needs the admin token), or run `python -m core evaluate` on this "
+        "dataset from a terminal (README, section Evaluate a new model, shows how)",
+    )
+
+
+def saved_labels(saved: pd.DataFrame) -> dict[int, str]:
+    """The picker's options: evaluation id → :func:`saved_label`."""
+    return {int(r["evaluation_id"]): saved_label(r) for _, r in saved.iterrows()}
 
 
 def saved_label(row: pd.Series) -> str:
@@ -64,6 +83,99 @@ def escalations_when_run(stored: Mapping[str, Any]) -> str | None:
     if "unavailable" in stored:
         return redact(f"When it ran: no SCOPE escalations ({stored['unavailable']}).")
     return None
+
+
+PLACEMENT_HOW_TO_READ = (
+    "dots are the human Elo of the models humans rated (filled: the anchors the new model was judged against); "
+    "the diamond is the new model's predicted human Elo and the band its conformal interval. Models inside the "
+    "band are those it may rank above or below."
+)
+ROUNDS_HOW_TO_READ = (
+    "each dot is the conformal interval's width after a round of the adaptive design, against the judge calls "
+    "spent so far; the dashed line is what the fixed design would have spent, the dotted one the width no number "
+    "of calls goes below (the judge–human disagreement)."
+)
+NO_RATED = "The human Elo of the human-rated models was not saved with this evaluation."
+
+
+@dataclass(frozen=True)
+class SavedView:
+    """What the page shows of one saved evaluation, in its order: the standing it found (or why none), its
+    design, then the SCOPE escalations it saved and the α slider's start.  Sentences are redacted, not escaped."""
+
+    judge: str
+    model: str
+    standing: Standing | None
+    no_standing: str | None  # the warning when it found no standing
+    metrics: list[Metric]
+    summary: str  # the standing in one sentence ("" without a standing)
+    rated: pd.DataFrame  # model, elo, anchor: the placement chart's dots (empty: ``NO_RATED`` instead)
+    design: str
+    rounds: pd.DataFrame  # calls, width: the adaptive design's rounds (empty: no chart)
+    fixed_calls: int  # what the fixed design would have spent (the rounds chart's dashed line)
+    floor_width: float  # the interval's width no number of calls goes below (its dotted line)
+    detail: str  # the charts' title detail
+    when_run: str | None
+    alpha: float  # the escalations slider's start: the evaluation's α within the slider's range
+
+
+def saved_view(one: SavedEvaluation, alpha_range: tuple[float, float]) -> SavedView:
+    """The page's view of ``one``; ``alpha_range``: the SCOPE α slider's (min, max)."""
+    row, found = one.row, one.standing
+    judge, model = str(row["judge"]), str(row["model"])
+    alpha = float(min(max(row["alpha"], alpha_range[0]), alpha_range[1]))
+    when_run = escalations_when_run(one.details.get("escalations") or {})
+    if found is None:
+        no_standing = redact(f"{row['model']}: no standing. {row['reason'] or ''}")
+        empty = pd.DataFrame()
+        return SavedView(judge, model, None, no_standing, [], "", empty, "", empty, 0, 0.0, "", when_run, alpha)
+    metrics = [
+        Metric("Predicted human Elo", f"{found.predicted:.0f}"),
+        Metric(f"{1 - found.alpha:.0%} conformal interval", f"{found.lower:.0f} – {found.upper:.0f}"),
+        Metric("Rank among the human-rated models", f"#{row['rank_best']} – #{row['rank_worst']}"),
+    ]
+    rounds = one.rounds()
+    fixed_calls = int(one.details["adaptive"]["fixed_calls"]) if not rounds.empty else 0
+    return SavedView(
+        judge,
+        model,
+        found,
+        None,
+        metrics,
+        redact(found.text()),
+        one.rated(),
+        redact(one.design_text()),
+        rounds,
+        fixed_calls,
+        2 * (found.floor or 0.0),
+        f"α {found.alpha:.2f}",
+        when_run,
+        alpha,
+    )
+
+
+def escalations_at(found: Escalations, alpha: float) -> tuple[str, pd.DataFrame]:
+    """The escalations at the slider's α: the sentence (markdown, escaped) and the table, rounded to read."""
+    table = found.frame.assign(p_bar=found.frame["p_bar"].round(3), entropy=found.frame["entropy"].round(3))
+    return f"At **α = {alpha:.2f}**: {esc(found.text())}", table
+
+
+ANSWERS_HELP = "Generated answers are kept: starting the same evaluation again generates only what is missing."
+ADAPTIVE_HELP = (
+    "A placement, then rounds of the most informative battles until more judge calls cannot narrow the interval "
+    "noticeably; never more calls than the fixed design (10 anchors, every shared prompt). In the benchmark it "
+    "spent about 5× fewer calls for an interval within 5% of the fixed design's width (docs/benchmarks.md). It "
+    "judges only a few anchors, so a judge new to this dataset needs calibration battles for an interval."
+)
+CALIBRATION_HELP = (
+    "Human-voted battles of the rated models the judge also judges (both orders), unless it has: its labels on "
+    "them calibrate τ and the interval. 0 when the judge has judged this dataset already."
+)
+
+
+def key_help() -> str:
+    """A key variable's help: the names the server allows (the page must not read an arbitrary variable)."""
+    return "names must match " + ", ".join(f"`{p}`" for p in key_env_patterns())
 
 
 @dataclass(frozen=True)
@@ -131,6 +243,38 @@ def evaluation_form(fields: Mapping[str, Any], stored_judge: Callable[[str], Jud
         int(fields["calibration"]),
         bool(fields["adaptive"]),
     )
+
+
+@dataclass(frozen=True)
+class Start:
+    """The start form's outcome: the worker started and what the page says (success), or why not (error)."""
+
+    worker: WorkerProcess | None
+    message: str
+
+
+def start(
+    db_path: str, dataset: str, fields: Mapping[str, Any], stored_judge: Callable[[str], JudgeConfig | None]
+) -> Start:
+    """Read the form (:func:`evaluation_form`) and start ``python -m core evaluate`` in a worker process; a bad
+    field, an impossible plan or a worker that cannot start is the redacted error instead."""
+    try:
+        form = evaluation_form(fields, stored_judge)
+        worker = start_evaluation_worker(
+            db_path,
+            dataset,
+            form.name,
+            form.judge,
+            form.model,
+            form.budget,
+            form.anchors,
+            form.alpha,
+            form.calibration,
+            adaptive=form.adaptive,
+        )
+    except (ConfigError, PlanError, ValueError, OSError) as exc:
+        return Start(None, redact(str(exc)))
+    return Start(worker, started(form, dataset))
 
 
 def started(form: EvaluationForm, dataset: str) -> str:

@@ -20,6 +20,9 @@ The queues (an annotator, or the admin, chooses one):
   is inherited).
 * ``random``: uniform over the battles (seeded per annotator), for unbiased agreement and risk
   estimates.
+
+The Vote page's view closes the module: who signs in (:func:`sign_in`, :func:`annotator_from_link`), the
+screen around a battle (:func:`vote_screen`) and its turns as written (:func:`shown_turns`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ import pandas as pd
 
 from core.app import Unavailable
 from core.app.safe_text import escape_markdown as esc
+from core.app.safe_text import neutralise_markdown
+from core.redact import redact, secrets
 from core.store import Store, waits
 
 QUEUES = ("scope", "calibration", "random")
@@ -120,6 +125,10 @@ class QueueOffer:
             {k: why for k, why in reasons.items() if why is not None},
         )
 
+    def index(self, asked: str | None) -> int:
+        """The radio's start: the queue the link asks for when it is offered, else the first."""
+        return self.kinds.index(asked) if asked in self.kinds else 0
+
     def none_text(self) -> str:
         """Why no queue is offered (markdown, the reasons escaped)."""
         return "; ".join(f"{QUEUE_TITLES.get(k, k)}: {esc(why)}" for k, why in self.left_out.items())
@@ -145,6 +154,20 @@ def stored_toast(battle_id: int, left: str, right: str, choice: str, replaced: b
         f"{'Changed' if replaced else 'Stored'}: battle {battle_id}, you chose {said[choice]}. Left was "
         f"**{esc(left)}**, right **{esc(right)}**."
     )
+
+
+def untold_toast(last: tuple | None, told: tuple | None) -> str | None:
+    """The toast on the last stored vote (``last``: battle, shown, left, right, choice, replaced), told once:
+    None when there is no vote or it was told (``told``: the vote last told)."""
+    if last is None or told == last:
+        return None
+    battle_id, _, left, right, choice, replaced = last
+    return stored_toast(battle_id, left, right, choice, replaced)
+
+
+def not_stored(exc: Exception) -> str:
+    """What the page says when a vote could not be stored (redacted: a store error may quote a path or a key)."""
+    return redact(f"Your vote was not stored ({exc}). Please vote again.")
 
 
 def on_screen(
@@ -394,3 +417,122 @@ def vote_tokens(environ: dict[str, str], secrets: dict | None = None) -> dict[st
     for token in out:
         redact.register(token)
     return out
+
+
+NO_BATTLE_LEFT = "this queue has no battle left for you: choose another queue, or thank you!"
+
+
+@dataclass(frozen=True)
+class VoteScreen:
+    """What the Vote page shows above and below a battle, and which battle (None: the queue has none left)."""
+
+    caption: str  # markdown: who votes, their agreement, the battles left
+    battle: tuple[str, int] | None  # (queue, battle id)
+    rule: str  # why the queue holds these battles
+
+    @property
+    def rule_caption(self) -> str:
+        return f"Why these battles: {self.rule}."
+
+
+def vote_screen(
+    annotator: str,
+    stats: AnnotatorStats,
+    q: Queue,
+    current: tuple[str, int] | None,
+    done: Collection[int],
+    skipped: Collection[int],
+) -> VoteScreen:
+    """The screen of queue ``q`` for ``annotator``: the battles voted on or skipped in this session are left out
+    (the queue may be up to its TTL older than them), and the battle on screen stays (:func:`on_screen`)."""
+    remaining = [b for b in q.battle_ids if b not in done and b not in skipped]
+    caption = f"Voting as **{esc(annotator)}**: {stats.text()}. This queue has {len(remaining):,} battles left for you."
+    battle = on_screen(current, q.kind, remaining, done, skipped) if remaining else None
+    return VoteScreen(caption, battle, q.rule)
+
+
+NAME_MAX_CHARS = 200  # an annotator's name, as the sign-in form and a link give it
+CLOSED_TEAM = "Voting on this server is for a closed team: enter the token you were given."
+
+
+def annotator_from_link(tokens: dict[str, str], vote_token: str | None, name: str | None) -> str | None:
+    """The annotator a link names: for a closed team (``tokens``) the owner of its ``vote_token`` (a name alone
+    is not enough), else its ``annotator`` name, stripped and cut to :data:`NAME_MAX_CHARS`; None: neither."""
+    if tokens:
+        return annotator_for_token(tokens, vote_token)
+    return (name or "").strip()[:NAME_MAX_CHARS] or None
+
+
+def sign_in_label(tokens: dict[str, str]) -> str:
+    return "your voting token" if tokens else "your name (stored with your votes)"
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """The sign-in form's answer: the annotator and the link parameter that remembers them, or why not."""
+
+    annotator: str | None  # None: refused (``error`` says why)
+    error: str | None = None
+    param: tuple[str, str] | None = None  # (query parameter, value) to put in the URL
+
+
+def sign_in(tokens: dict[str, str], given: str | None) -> SignIn:
+    """What the sign-in form's ``given`` text makes of this session: a closed team's token names its annotator
+    (and goes in the link as ``vote_token``), else the text is the name (in the link as ``annotator``)."""
+    given = (given or "").strip()
+    if tokens:
+        found = annotator_for_token(tokens, given)
+        if found is None:
+            return SignIn(None, "That token is not on this team's list.")
+        return SignIn(found, param=("vote_token", given))
+    if not given:
+        return SignIn(None, "Enter a name.")
+    return SignIn(given, param=("annotator", given))
+
+
+def offer_key(dataset: str, judge: str | None, alpha: float) -> str:
+    """The session key of the queues' reasons: learnt once per session and selection, since every vote reruns
+    the page and only the chosen queue is read again."""
+    return f"vote_queue_reasons:{dataset}:{judge}:{alpha}"
+
+
+def queue_reasons(found: dict[str, Queue | Unavailable]) -> dict[str, str | None]:
+    """Each queue's reason it cannot be filled, None for a queue that can (:meth:`QueueOffer.of` reads it)."""
+    return {kind: got.reason if isinstance(got, Unavailable) else None for kind, got in found.items()}
+
+
+@dataclass(frozen=True)
+class ShownTurn:
+    """One turn of a battle as the page writes it (markdown): the prompt always as text, the answers as text
+    or as Markdown without images or HTML, every part redacted."""
+
+    heading: str | None  # "**Turn k**" when the battle has several turns
+    prompt: str
+    left: str
+    right: str
+    last: bool  # the vote buttons stand beside the last turn's answers
+
+
+def shown_turns(view: BattleView, as_markdown: bool) -> list[ShownTurn]:
+    """The battle's turns, ready to write.  A generated answer may repeat a key: it is redacted before any
+    escaping changes how the key is written (the store redacts what it writes; rows stored before that, or
+    imported, pass here too)."""
+    values = secrets()
+
+    def answer(text: str | None) -> str:
+        if text is None:
+            return "*(no answer)*"
+        text = redact(text, values)
+        return neutralise_markdown(text) if as_markdown else esc(text)
+
+    n = len(view.turns)
+    return [
+        ShownTurn(
+            f"**Turn {k + 1}**" if n > 1 else None,
+            esc(redact(asked, values)) if asked else "*(no prompt text)*",
+            answer(left),
+            answer(right),
+            k == n - 1,
+        )
+        for k, (asked, left, right) in enumerate(view.turns)
+    ]
