@@ -26,19 +26,28 @@ PRELOAD = (
     "core.charts",
 )
 
-# Imported by a first page run beyond PRELOAD: the pages' shared modules (and the use cases they import), the
-# icon names Streamlit checks, pyarrow's pandas conversion (tables and persisted frames).
+# Imported by a first page run beyond PRELOAD: the pages' own helper modules (every private module of
+# app_pages, found at start so a new one is not forgotten; see private_page_modules) and the use cases they
+# import, the icon names Streamlit checks, pyarrow's pandas conversion (tables and persisted frames).
 FIRST_RUN_MODULES = (
-    "app_pages._access",
-    "app_pages._loaders",
-    "app_pages._selection",
-    "app_pages._sidebar",
-    "app_pages._store",
-    "app_pages._widgets",
     "pyarrow.pandas_compat",
     "streamlit.emojis",
     "streamlit.material_icon_names",
 )
+
+
+def private_page_modules() -> list[str]:
+    """Every module and package of app_pages whose name starts with an underscore: the pages' shared parts
+    (a page itself is not imported here: importing one runs it)."""
+    import pkgutil
+
+    import app_pages
+
+    return [
+        m.name
+        for m in pkgutil.walk_packages(app_pages.__path__, "app_pages.")
+        if any(part.startswith("_") for part in m.name.split(".")[1:])
+    ]
 
 
 def warm_up() -> None:
@@ -65,7 +74,7 @@ def warm_up() -> None:
 
     from core.version import results_version
 
-    for name in FIRST_RUN_MODULES:
+    for name in (*private_page_modules(), *FIRST_RUN_MODULES):
         importlib.import_module(name)
     results_version()
     x = pd.Series(np.arange(3.0))

@@ -1,29 +1,50 @@
-"""The Leaderboard page's sentences (``core.app.leaderboard.page_text``), known answers on hand-built views: the
-page draws these strings as they are (tests/test_app.py runs the page itself)."""
+"""The Leaderboard page's sentences (``core.app.leaderboard.page_text``) and decisions (``page_plan``), known
+answers on hand-built views: the page draws these as they are (tests/test_app.py runs the page itself)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pandas as pd
 import pytest
 
+from core.app import Unavailable
 from core.app.leaderboard import (
+    NO_JUDGE_TAU,
     ChartInput,
     HeadToHead,
+    Lead,
     LeaderboardView,
+    TauReference,
+    TauUse,
     baseline_caption,
     chart_how_to_read,
+    coverage_banner,
+    drawable_methods,
+    empty_slice_notice,
+    export_title,
+    has_rank_slope,
     head_to_head_table,
     headline_markdown,
+    lead,
+    no_battles_notice,
     ranking_caption,
     rows_caption,
+    slope_models,
     style_caption,
+    table_part,
+    tau_notice,
     tau_undefined_notice,
+    tau_use,
     turn_caption,
+    turn_method,
     unrated_text,
+    usable_baseline,
 )
 from core.app.newmodel import Standing
 from core.app.safe_text import escape_markdown as esc
-from core.app.winrate import DIFFICULTY_NOTE
+from core.app.winrate import DIFFICULTY_NOTE, WinRateView
+from core.methods import RATING_METHODS
 
 RANK_MEANING = (
     "; a rank counts the models whose interval lies entirely above, so models sharing a rank are statistically tied."
@@ -307,3 +328,168 @@ def test_the_head_to_head_table_formats_each_method_and_names_the_two_models():
         }
     )
     pd.testing.assert_frame_equal(shown, expected)
+
+
+# ------------------------------------------------------------------------------------------ the page's decisions
+
+
+def test_the_slider_decides_tau_when_drawn():
+    assert tau_use((0.7, False), 0.5, True, 0.7, True) == TauUse(0.7, False, True)
+    assert tau_use((0.5, True), 0.5, True, None, True) == TauUse(0.5, True, True)
+    assert tau_use((None, False), 0.5, True, None, False) == TauUse(None, False, False)  # no rubric: no slider
+
+
+def test_without_a_slider_the_chosen_tau_else_the_fitted_one():
+    assert tau_use(None, 0.5, True, 0.7, True) == TauUse(0.7, False, True)
+    assert tau_use(None, 0.5, True, None, True) == TauUse(0.5, True, True)
+
+
+def test_an_unfittable_tau_nobody_chose_is_no_tau():
+    assert tau_use((1.0, False), None, False, None, True) == TauUse(None, False, True)  # the slider's resting place
+    assert tau_use(None, None, False, None, True) == TauUse(None, False, True)
+    assert tau_use(None, None, False, 2.0, True) == TauUse(2.0, False, True)  # a chosen τ is kept
+
+
+def test_each_result_is_keyed_by_the_tau_it_depends_on():
+    chosen = TauUse(0.123456, False, True)
+    assert (chosen.key, chosen.heldout_key, chosen.slice_key, chosen.pair_key) == (0.1235, 0.1235, 0.1235, 0.1235)
+    assert (chosen.report_tau, chosen.named) == (0.123456, 0.123456)
+    fitted = TauUse(0.5, True, True)  # refitted per fold and on a slice: keyed None
+    assert (fitted.key, fitted.heldout_key, fitted.slice_key, fitted.report_tau) == (0.5, None, None, None)
+    assert (fitted.pair_key, fitted.named) == (0.5, 0.5)
+    no_rubric = TauUse(0.7, False, False)  # no Soft-Elo: nothing is keyed or named by τ but the view
+    assert (no_rubric.heldout_key, no_rubric.pair_key, no_rubric.named) == (None, None, None)
+    assert (NO_JUDGE_TAU.key, NO_JUDGE_TAU.slice_key, NO_JUDGE_TAU.report_tau) == (None, None, None)
+
+
+@pytest.mark.parametrize(
+    "has_baseline, has_human, on_slice, peer_first, grades",
+    [
+        (True, False, False, True, False),  # AlpacaEval, Arena-Hard: the peer's metric leads
+        (True, True, False, False, False),  # human votes: the human Elo leads, the peer's numbers follow
+        (False, False, False, False, True),  # MT-Bench pairs: the grades may lead
+        (False, False, True, False, False),  # the grades are of the whole dataset, never a slice's
+        (False, True, False, False, False),
+    ],
+)
+def test_which_answer_leads(has_baseline, has_human, on_slice, peer_first, grades):
+    assert lead(has_baseline, has_human, on_slice) == Lead(peer_first, grades)
+
+
+def test_only_win_rates_with_a_result_are_a_baseline():
+    rates = WinRateView("d", "base", None, None, 0, ())
+    assert usable_baseline(None) is None
+    assert usable_baseline(Unavailable("no baseline")) is None
+    assert usable_baseline(rates) is None
+    with_result = dataclasses.replace(rates, result=object())
+    assert usable_baseline(with_result) is with_result
+
+
+def _soft_view(tau: float | None, tau_fitted: bool, reference: TauReference | None) -> LeaderboardView:
+    table = pd.DataFrame({"model": ["a"], "soft_elo": [1000.0]})
+    return LeaderboardView(table, "human", None, "soft", 0.1, tau, tau_fitted, None, reference)
+
+
+def test_the_tau_line_is_info_inside_the_fit_warning_outside_and_a_notice_without_tau():
+    ref = TauReference(0.5, 0.4, 0.6)
+    level, text = tau_notice(_soft_view(0.45, False, ref), TauUse(0.45, False, True), None)
+    assert level == "info" and "inside the fitted τ's 95% interval" in text
+    level, text = tau_notice(_soft_view(2.0, False, ref), TauUse(2.0, False, True), None)
+    assert level == "warning" and "outside the fitted τ's 95% interval" in text
+    no_tau = _soft_view(None, False, None)
+    assert tau_notice(no_tau, TauUse(None, False, True), "no gaps") == ("notice", tau_undefined_notice("no gaps"))
+    assert tau_notice(no_tau, TauUse(None, False, False), "no gaps") is None  # no rubric: the slider said why
+    assert tau_notice(_soft_view(0.5, True, ref), TauUse(0.5, True, True), None) is None
+
+
+def test_an_empty_slice_stops_the_page_with_the_views_note_or_the_slice_named():
+    empty = _ranked().table.iloc[0:0]
+    where = (("category", "a_b"),)
+    view = LeaderboardView(empty, "human", None, None, 0.1, None, True, None)
+    assert empty_slice_notice(view, where) == "no model can be ranked on the slice category = a\\_b\\."
+    noted = dataclasses.replace(view, note="too few battles on b_c")
+    assert empty_slice_notice(noted, where) == "too few battles on b\\_c"
+    assert empty_slice_notice(view, ()) is None  # the whole dataset: the headline says it
+    assert empty_slice_notice(_ranked(), where) is None
+
+
+def _table_view(n: int, set_apart: int = 0) -> LeaderboardView:
+    notes = ["won all its 3 battles"] * set_apart + [""] * (n - set_apart)
+    table = pd.DataFrame(
+        {
+            "model": [f"m{i}" for i in range(n)],
+            "family": [None] * n,
+            "rank": list(range(1, n + 1)),
+            "human_elo": [1000.0 - i for i in range(n)],
+            "human_lower": [990.0 - i for i in range(n)],
+            "human_upper": [1010.0 - i for i in range(n)],
+            "human_elo_note": notes,
+            "n_votes": [10] * n,
+        }
+    )
+    return LeaderboardView(table, "human", None, None, 0.1, None, True, None)
+
+
+def test_the_table_part_caps_the_height_at_ten_rows_and_counts_the_rows_shown():
+    view = _table_view(30)
+    part = table_part(view, view.table.head(20), (), False)
+    assert len(part.table) == 20 and part.height == 35 * 11 + 3
+    assert part.rows_note == "20 of 30 models shown."
+    small = table_part(view, view.table.head(3), (), False)
+    assert small.height == 35 * 4 + 3
+    assert table_part(view, view.table, (), False).rows_note is None
+
+
+def test_presentation_mode_leaves_out_the_caveats_and_the_set_apart_models():
+    view = _table_view(4, set_apart=1)
+    part = table_part(view, view.table, (), False, ["graph *split*"])
+    assert part.issues == ("- graph \\*split\\*",) and part.issues_title == "Read the human Elo with care (1)"
+    assert part.apart is not None and part.apart.startswith("Not ranked, with no human Elo\\: 1 model whose")
+    assert part.apart.endswith("\\: m0 (won all its 3 battles)\\.")  # escaped: a model's name is imported text
+    shown = table_part(view, view.table, (), True, ["graph *split*"])
+    assert shown.issues == () and shown.apart is None
+
+
+def test_the_banner_over_the_chart_is_the_views_note_without_intervals_and_nothing_when_presenting():
+    view = dataclasses.replace(_ranked(), note="no judge")
+    assert coverage_banner(view, False) == ("warning", "no judge")
+    assert coverage_banner(view, True) is None
+    assert coverage_banner(_ranked(), False) is None
+
+
+def test_the_chart_offers_the_rated_and_the_offered_methods_in_the_registrys_order():
+    order = list(RATING_METHODS)
+    table = pd.DataFrame({"model": ["a"], "hard_elo": [1.0], "human_elo": [2.0]})
+    view = LeaderboardView(table, "human", None, None, 0.1, None, True, None)
+    offered = [m for m in reversed(order) if m not in ("hard", "human")][:1]
+    assert drawable_methods(view) == [m for m in order if m in ("hard", "human")]  # presentation mode
+    assert drawable_methods(view, offered) == [m for m in order if m in ("hard", "human", *offered)]
+
+
+def test_the_rank_slope_draws_the_tables_rows_and_needs_both_judge_elos():
+    view = _table_view(5)
+    assert slope_models(view, view.table.head(2)) == ("m0", "m1")
+    assert slope_models(view, view.table) is None  # every model
+    assert not has_rank_slope(view)
+    both = dataclasses.replace(view, table=view.table.assign(hard_elo=1.0, soft_elo=2.0))
+    assert has_rank_slope(both)
+
+
+@pytest.mark.parametrize(
+    "has_human, judge, on_slice, method",
+    [(True, "j", False, "human"), (False, "j", False, "hard"), (False, None, False, None), (True, "j", True, None)],
+)
+def test_the_by_turn_table_fits_the_human_elo_else_the_judges(has_human, judge, on_slice, method):
+    assert turn_method(has_human, judge, on_slice) == method
+
+
+def test_a_dataset_without_battles_says_whether_its_grades_rank_it():
+    assert no_battles_notice("mt_*bench", False) == (
+        "dataset **mt\\_\\*bench** has no battles and no grades to rank its models by."
+    )
+    assert no_battles_notice("mt_bench", True).startswith("no battles: the Elo leaderboards need pairwise")
+
+
+def test_the_export_title_names_the_slice():
+    assert export_title("demo", ()) == "Leaderboard of demo"
+    assert export_title("demo", (("language", "de"),)) == "Leaderboard of demo on language = de"

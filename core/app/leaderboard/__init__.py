@@ -17,7 +17,8 @@ Leaderboard     battle frame, τ fit, leave-one-out table  Soft-Elo at τ, q̂ a
 The package holds one concept per module: :mod:`.ratings` (one method's leaderboard, slices, turns),
 :mod:`.judge` (the judge's Elo, the held-out table, τ's grid, the default judge), :mod:`.view` (the joined
 view and its one composer, :func:`view_parts`), :mod:`.tables` (table, help, export, chart input) and
-:mod:`.head_to_head`.  Every name is importable from here.
+:mod:`.head_to_head`; the Leaderboard page's sentences (:mod:`.page_text`) and decisions (:mod:`.page_plan`).
+Every name is importable from here.
 """
 
 from __future__ import annotations
@@ -76,6 +77,51 @@ from core.app.leaderboard.judge import (
 from core.app.leaderboard.judge import (
     tau_grid as tau_grid,
 )
+from core.app.leaderboard.page_plan import (
+    NO_JUDGE_TAU as NO_JUDGE_TAU,
+)
+from core.app.leaderboard.page_plan import (
+    Lead as Lead,
+)
+from core.app.leaderboard.page_plan import (
+    TablePart as TablePart,
+)
+from core.app.leaderboard.page_plan import (
+    TauUse as TauUse,
+)
+from core.app.leaderboard.page_plan import (
+    coverage_banner as coverage_banner,
+)
+from core.app.leaderboard.page_plan import (
+    drawable_methods as drawable_methods,
+)
+from core.app.leaderboard.page_plan import (
+    empty_slice_notice as empty_slice_notice,
+)
+from core.app.leaderboard.page_plan import (
+    has_rank_slope as has_rank_slope,
+)
+from core.app.leaderboard.page_plan import (
+    lead as lead,
+)
+from core.app.leaderboard.page_plan import (
+    slope_models as slope_models,
+)
+from core.app.leaderboard.page_plan import (
+    table_part as table_part,
+)
+from core.app.leaderboard.page_plan import (
+    tau_notice as tau_notice,
+)
+from core.app.leaderboard.page_plan import (
+    tau_use as tau_use,
+)
+from core.app.leaderboard.page_plan import (
+    turn_method as turn_method,
+)
+from core.app.leaderboard.page_plan import (
+    usable_baseline as usable_baseline,
+)
 from core.app.leaderboard.page_text import (
     baseline_caption as baseline_caption,
 )
@@ -83,7 +129,13 @@ from core.app.leaderboard.page_text import (
     chart_how_to_read as chart_how_to_read,
 )
 from core.app.leaderboard.page_text import (
+    export_title as export_title,
+)
+from core.app.leaderboard.page_text import (
     headline_markdown as headline_markdown,
+)
+from core.app.leaderboard.page_text import (
+    no_battles_notice as no_battles_notice,
 )
 from core.app.leaderboard.page_text import (
     ranking_caption as ranking_caption,

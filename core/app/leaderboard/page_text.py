@@ -149,3 +149,18 @@ def turn_caption(method: str) -> str:
         "group (95% sandwich intervals; each group has its own centring, so compare models within a column, "
         "and a model's change of rank across columns)."
     )
+
+
+def no_battles_notice(dataset: str, graded: bool) -> str:
+    """The notice of a dataset without battles: the grades above are its leaderboard, or nothing ranks it."""
+    if not graded:
+        return f"dataset **{esc(dataset)}** has no battles and no grades to rank its models by."
+    return (
+        "no battles: the Elo leaderboards need pairwise judgments or human votes; this dataset has "
+        "single-answer grades only, scored above."
+    )
+
+
+def export_title(dataset: str, where: Slice) -> str:
+    """The exported table's title: the dataset, and the slice when there is one."""
+    return f"Leaderboard of {dataset}" + (f" on {slice_label(where)}" if where else "")
