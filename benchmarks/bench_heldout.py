@@ -24,9 +24,9 @@ from core.app.files import softelo_frame  # noqa: E402
 from core.datahome import shared_file  # noqa: E402
 from core.stats import heldout  # noqa: E402
 from core.stats.conformal import evaluate_splits  # noqa: E402
-from core.stats.heldout import Method, leave_one_model_out  # noqa: E402
+from core.stats.heldout import Predictor, leave_one_model_out  # noqa: E402
 
-HARD_SOFT = (Method("hard", "hard"), Method("soft", "soft"))
+HARD_SOFT = (Predictor("hard", "hard"), Predictor("soft", "soft"))
 
 
 def protocol(frame):

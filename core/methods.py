@@ -28,6 +28,13 @@ def resolve(path: str) -> Callable[..., Any]:
 
 
 # ============================================================ rating methods
+# The vocabulary: a *method* is an entry of RATING_METHODS (what a leaderboard ranks by); a *target* is one of the
+# store's three pair tables a pairs method fits (human votes, the judge's hard labels, soft targets σ(τ·gap)).
+# Its label is the method's one name in sentences, tables, charts and files (method_label, method_heading).
+Target = Literal["human", "hard", "soft"]
+TARGETS: tuple[Target, ...] = ("human", "hard", "soft")
+
+
 @dataclass(frozen=True)
 class RatingMethod:
     """A way to turn a dataset's battles into a leaderboard.
@@ -47,7 +54,7 @@ class RatingMethod:
     data: Literal["pairs", "votes"]
     fit: str
     description: str
-    target: Literal["human", "hard", "soft"] | None = None
+    target: Target | None = None
     needs_judge: bool = False
     needs_tau: bool = False
     dashboard: bool = False  # drawn on the Leaderboard page (with human/judge columns)
@@ -107,6 +114,19 @@ RATING_METHODS: dict[str, RatingMethod] = {
         ),
     )
 }
+
+
+def method_label(name: str) -> str:
+    """The method's name as a sentence says it ("human Elo", "Soft-Elo")."""
+    return RATING_METHODS[name].label
+
+
+def method_heading(name: str) -> str:
+    """The method's name as a column or axis heading says it ("Human Elo")."""
+    label = method_label(name)
+    return label[:1].upper() + label[1:]
+
+
 TRUTH_COLOUR = "#7f7f7f"  # simulated ground truth, where a chart shows it
 
 

@@ -285,7 +285,7 @@ def test_head_to_head_gives_a_win_probability_with_an_interval(demo_db, monkeypa
 
 
 def test_default_judge_is_the_one_whose_elo_best_predicts_human_elo(demo_db, monkeypatch):
-    from core.stats.heldout import Method, leave_one_model_out
+    from core.stats.heldout import Predictor, leave_one_model_out
 
     at = _app(demo_db, monkeypatch, "app_pages/leaderboard.py")
     chosen = at.query_params["judge"]
@@ -293,7 +293,7 @@ def test_default_judge_is_the_one_whose_elo_best_predicts_human_elo(demo_db, mon
         frames = {j: s.battle_frame("demo", j) for j in ("judge-position", "judge-strong", "judge-verbose")}
     mae = {}
     for judge, frame in frames.items():
-        held = leave_one_model_out(frame, (Method("soft", "soft"),))
+        held = leave_one_model_out(frame, (Predictor("soft", "soft"),))
         mae[judge] = held.table["soft_resid"].abs().mean()
     assert chosen == min(mae, key=mae.get)
     assert any(

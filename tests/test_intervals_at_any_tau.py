@@ -15,10 +15,10 @@ import pytest
 from core.app.leaderboard import heldout, leaderboard_view, ratings
 from core.simulate import DemoConfig, simulate_arena
 from core.stats.conformal import evaluate_splits
-from core.stats.heldout import Method, full_judge_elo
+from core.stats.heldout import Predictor, full_judge_elo
 from core.store import Store
 
-SOFT = Method("soft", "soft")
+SOFT = Predictor("soft", "soft")
 
 
 def _arena(seed: int, n_models: int, n_battles: int) -> Store:

@@ -12,7 +12,7 @@ import pytest
 from core.app import Unavailable
 from core.app import leaderboard as lb
 from core.domain import Ratings, ranked, theta_to_elo
-from core.methods import RATING_METHODS, RatingMethod
+from core.methods import RATING_METHODS, TARGETS, RatingMethod, method_heading
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT
@@ -75,8 +75,8 @@ def test_every_registered_method_is_in_the_view_and_the_cli(method, demo_db, cap
     m = RATING_METHODS[method]
     judge = JUDGE if m.needs_judge else None
     with Store.open(demo_db, read_only=True) as s:
-        others = [] if method in lb.JOINED_METHODS else [method]
-        assert method in lb.JOINED_METHODS or method in lb.other_methods(has_votes=True, has_judge=True)
+        others = [] if method in TARGETS else [method]
+        assert method in TARGETS or method in lb.other_methods(has_votes=True, has_judge=True)
         view, _ = lb.view_for(s, "demo", JUDGE, None, 0.1)
         parts = lb.view_parts(s, "demo", JUDGE, None, others=others)
         rated = lb.ratings(s, "demo", method, judge=judge)
@@ -84,8 +84,7 @@ def test_every_registered_method_is_in_the_view_and_the_cli(method, demo_db, cap
     assert f"{method}_elo" in view.table
     # the table lists it under its registry label, with the same numbers the method's own fit gives
     table = lb.display_table(view, methods=[method])
-    label = {"human": "Human Elo", "hard": "Hard-Elo", "soft": "Soft-Elo"}.get(method, m.label)
-    assert label in table.columns
+    assert (method_heading(method) if method in TARGETS else m.label) in table.columns
     got = view.table.set_index("model")[f"{method}_elo"].dropna()
     want = rated.frame.set_index("model")["elo"].loc[got.index]
     # the judge's Elo in the view is the deployment fit of the held-out protocol (battle rows, its own small
@@ -160,3 +159,27 @@ def test_a_method_whose_frame_breaks_the_contract_is_refused_everywhere(demo_db,
     assert "missing column" in (ratings_problem(tiny.frame.drop(columns="rank")) or "")
     assert "two rows" in (ratings_problem(pd.concat([tiny.frame, tiny.frame.iloc[:1]])) or "")
     assert "±∞" in (ratings_problem(tiny.frame.assign(upper=np.inf)) or "")
+
+
+def test_a_methods_registry_label_is_its_one_name_in_tables_help_sentences_and_files(monkeypatch):
+    """One vocabulary: renaming a method in its registry entry renames it in the table's headings and their
+    help, the headline, the export's columns and the display names (no second list of labels to forget)."""
+    import dataclasses
+
+    from core.app import display
+
+    for name, label in (("human", "crowd Elo"), ("hard", "Judge-BT")):
+        monkeypatch.setitem(RATING_METHODS, name, dataclasses.replace(RATING_METHODS[name], label=label))
+    models = ["m0", "m1", "m2"]
+    elo = np.array([1550.0, 1500.0, 1450.0])
+    human = pd.DataFrame({"model": models, "elo": elo, "lower": elo - 10, "upper": elo + 10, "n_battles": 90})
+    hard = pd.DataFrame({"model": models, "elo": elo + [5.0, 0.0, -5.0], "se": 2.0, "n_battles": 90})
+    view = lb.leaderboard_view(human, hard, None, None, 0.1, None)
+    shown = lb.display_table(view)
+    assert {"Crowd Elo", "Judge-BT"} <= set(shown.columns), list(shown.columns)
+    assert {"Crowd Elo", "Judge-BT"} <= set(lb.column_help(view))
+    assert "crowd Elo" in (view.headline() or "")
+    assert {"crowd Elo", "Judge-BT"} <= set(lb.export_table(view).columns)
+    assert display.label("hard") == display.label("hard-Elo") == "Judge-BT"
+    assert method_heading("human") == "Crowd Elo"
+    assert not {"human Elo", "Human Elo", "Hard-Elo"} & (set(shown.columns) | set(lb.export_table(view).columns))

@@ -14,7 +14,7 @@ from core.app.files import softelo_frame
 from core.domain import ELO_PER_LOGIT
 from core.stats.calibration import fit_tau, gap_agreement, reliability, reliability_from_confidence
 from core.stats.conformal import conformal_quantile, deploy, evaluate_splits, min_pool
-from core.stats.heldout import LAMBDA, Method, leave_one_model_out, solve_target
+from core.stats.heldout import LAMBDA, Predictor, leave_one_model_out, solve_target
 from tests.conftest import shared_path
 
 
@@ -215,7 +215,7 @@ def _direct_heldout(frame, target, kind, tau_of_fold):
 def test_heldout_matches_a_direct_implementation():
     rng = np.random.default_rng(5)
     _, f = _arena(rng, m=8, n=2500, tie=0.15)
-    res = leave_one_model_out(f, (Method("hard", "hard"), Method("soft", "soft")))
+    res = leave_one_model_out(f, (Predictor("hard", "hard"), Predictor("soft", "soft")))
     for target in ("m00", "m03", "m07"):
         row = res.table.set_index("model").loc[target]
         for kind in ("human", "hard", "soft"):
@@ -234,7 +234,7 @@ def test_solve_target_vectorised_equals_one_at_a_time():
 
 def test_softelo_sample_headline():
     f = softelo_frame(shared_path("softelo_sample_annotations.csv"))
-    res = leave_one_model_out(f, (Method("hard", "hard"), Method("soft", "soft")))
+    res = leave_one_model_out(f, (Predictor("hard", "hard"), Predictor("soft", "soft")))
     s = res.summary().set_index("method")
     assert s.loc["soft", "mae"] <= 0.5 * s.loc["hard", "mae"]
     assert s.loc["soft", "spearman"] >= s.loc["hard", "spearman"] - 0.05
@@ -280,7 +280,7 @@ def test_judge_ensemble_is_one_more_method():
     f["gap__j2"] = f["gap"] * 2 + rng.normal(0, 0.1, len(f))
     y = ensemble_targets(f)
     assert np.all((y > 0) & (y < 1))
-    res = leave_one_model_out(f, (Method("soft", "soft"), Method("ensemble", "ensemble")))
+    res = leave_one_model_out(f, (Predictor("soft", "soft"), Predictor("ensemble", "ensemble")))
     s = res.summary().set_index("method")
     assert s.loc["ensemble", "n_models"] == 10 and s.loc["ensemble", "mae"] < 60
 

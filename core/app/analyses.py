@@ -15,6 +15,7 @@ import pandas as pd
 from core.app import Unavailable
 from core.app.data import REPLAY_SAMPLE
 from core.app.leaderboard import ratings
+from core.methods import method_label
 from core.stats.aggregation import AggregationResult, compare_aggregations
 from core.stats.alignment import AlignmentResult, accuracy_alignment, model_accuracy
 from core.stats.budget import BudgetCurves, budget_curves
@@ -80,7 +81,7 @@ def reference_scores(store: Store, dataset: str, reference: str = "auto") -> tup
     human = ratings(store, dataset, "human", ci=None)
     if isinstance(human, Unavailable):
         return Unavailable(f"no reference ranking available: {human.reason}")
-    return human.frame.set_index("model")["elo"], "human Elo"
+    return human.frame.set_index("model")["elo"], method_label("human")
 
 
 def aggregation(

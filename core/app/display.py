@@ -32,14 +32,9 @@ import pandas as pd
 from core.methods import RATING_METHODS
 
 # ------------------------------------------------------------------ methods
-METHODS: dict[str, str] = {
-    **{name: m.label for name, m in RATING_METHODS.items()},
-    "human": "human Elo",
-    "truth": "true Elo (simulated)",
-    # the budget curves' trace names
-    "hard-Elo": "Hard-Elo",
-    "soft-Elo": "Soft-Elo",
-}
+# Rating methods are named by their registry entry, read at call time in :func:`label` (a method registered
+# later is named too); this is what else a ratings column can hold.
+METHODS: dict[str, str] = {"truth": "true Elo (simulated)"}
 SCOPE_RULES: dict[str, str] = {
     "scope": "SCOPE",
     "ltt": "Learn-then-Test",
@@ -180,6 +175,9 @@ def label(value: Any) -> Any:
     """The display name of an identifier; anything not in the table (model, judge names) unchanged."""
     if not isinstance(value, str):
         return value
+    method = value.removesuffix("-Elo")  # the budget curves name their traces "hard-Elo", "soft-Elo"
+    if method in RATING_METHODS:
+        return RATING_METHODS[method].label
     if value in VALUES:
         return VALUES[value]
     if m := _SMOOTHING.match(value):

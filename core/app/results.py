@@ -46,6 +46,7 @@ from core.app import (
 from core.app import data as app_data
 from core.app import leaderboard as lb
 from core.app.persist import Stamps
+from core.methods import method_label
 
 Scope = Literal["everything", "votes", "judge"]
 
@@ -111,7 +112,7 @@ RESULTS: dict[str, Result] = {
         Result(overview.overview, "everything", "overview"),
         Result(lb.default_judge, "everything", "the default judge"),
         # the Leaderboard
-        Result(lb.human_ratings, "votes", "human Elo"),
+        Result(lb.human_ratings, "votes", method_label("human")),
         Result(lb.judge_coverage, "judge", "what the judge's battles carry"),
         Result(lb.judge_elo_of, "judge", "the judge's Elo"),
         Result(lb.heldout_of, "judge", "leave-one-model-out table"),

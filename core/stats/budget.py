@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import stats
 
 from core.stats.conformal import evaluate_splits
-from core.stats.heldout import Method, leave_one_model_out
+from core.stats.heldout import Predictor, leave_one_model_out
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def budget_curves(
     The human reference is the full data's held-out human Elo; only the judged
     battles are subsampled.  τ is refitted in every fold of every run.
     """
-    methods = (Method("hard", "hard"), Method("soft", "soft"))
+    methods = (Predictor("hard", "hard"), Predictor("soft", "soft"))
     full = leave_one_model_out(frame, methods)
     human = full.table.set_index("model")["human_elo"]
     rng = np.random.default_rng(seed)

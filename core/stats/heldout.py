@@ -122,18 +122,22 @@ def place_target(theta: np.ndarray, anchor: np.ndarray, y: np.ndarray) -> tuple[
 
 
 @dataclass(frozen=True)
-class Method:
-    """A judge target: name and how to build per-battle targets from a frame and τ."""
+class Predictor:
+    """A way to predict a held-out model's human Elo from judge data: the name of its column in the held-out
+    table, the per-battle targets it fits (``kind``: one of the store's targets — human, hard, soft — or
+    label smoothing ``ls`` at ``q``, or the ``ensemble`` of hard and soft) and its smoothing level.  A rating
+    *method* (core.methods.RATING_METHODS) is what a leaderboard ranks by; a predictor is what §3's
+    leave-one-model-out step compares, and its hard and soft ones are the Hard- and Soft-Elo methods."""
 
     name: str
     kind: str  # 'human' | 'hard' | 'soft' | 'ls' | 'ensemble'
     q: float | None = None
 
 
-DEFAULT_METHODS = (
-    Method("hard", "hard"),
-    Method("soft", "soft"),
-    *(Method(f"ls_{q}", "ls", q) for q in LABEL_SMOOTHING_Q),
+DEFAULT_PREDICTORS = (
+    Predictor("hard", "hard"),
+    Predictor("soft", "soft"),
+    *(Predictor(f"ls_{q}", "ls", q) for q in LABEL_SMOOTHING_Q),
 )
 
 
@@ -151,7 +155,7 @@ class HeldoutResult:
         return summarise(self.table, self.methods)
 
 
-def _targets(frame: pd.DataFrame, method: Method, tau: float | None, extra: dict | None = None) -> np.ndarray:
+def _targets(frame: pd.DataFrame, method: Predictor, tau: float | None, extra: dict | None = None) -> np.ndarray:
     if method.kind == "human":
         return frame["human_y"].to_numpy(float)
     if method.kind == "hard":
@@ -226,7 +230,7 @@ class _AnchorTables:
         self.cell_gap = values[cells % max(len(values), 1)] if len(values) else np.empty(0)
         self.cell_count = np.bincount(cell_of.ravel(), minlength=len(cells)).astype(float)
 
-    def targets(self, method: Method, tau: float | None, rows: np.ndarray, ens: np.ndarray | None) -> np.ndarray:
+    def targets(self, method: Predictor, tau: float | None, rows: np.ndarray, ens: np.ndarray | None) -> np.ndarray:
         """Per-battle targets of ``rows`` (the fold's target battles)."""
         if method.kind == "soft":
             return np.full(len(rows), np.nan) if tau is None else soft_target(self.gap[rows], tau)
@@ -234,7 +238,7 @@ class _AnchorTables:
             return np.full(len(rows), np.nan) if ens is None else ens[rows]
         return self._fixed_table(method)[0][rows]
 
-    def _fixed_table(self, method: Method) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _fixed_table(self, method: Predictor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if method.name not in self._fixed:
             y = _targets(self.frame, method, None)
             ok = np.isfinite(y)
@@ -245,7 +249,7 @@ class _AnchorTables:
         return self._fixed[method.name]
 
     def fold_table(
-        self, method: Method, tau: float | None, target: int, ens: np.ndarray | None, anchors: np.ndarray
+        self, method: Predictor, tau: float | None, target: int, ens: np.ndarray | None, anchors: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """(n, Σy) per pair over the anchor battles (the pairs without ``target``)."""
         size = len(self.pairs.key)
@@ -299,7 +303,7 @@ class _TauCells:
 
 def leave_one_model_out(
     frame: pd.DataFrame,
-    methods: Sequence[Method] = DEFAULT_METHODS,
+    methods: Sequence[Predictor] = DEFAULT_PREDICTORS,
     progress: Callable[[int, int], None] | None = None,
     tau: float | None = None,
 ) -> HeldoutResult:
@@ -333,7 +337,7 @@ def leave_one_model_out(
         row = {"model": target, "tau": fold_tau}
         other = np.where(ia == t, ib, ia)  # the anchor each target battle is against
         sign_a = ia == t  # target is side a
-        all_methods = (Method("human", "human"), *methods)
+        all_methods = (Predictor("human", "human"), *methods)
         ens = None
         if any(m.kind == "ensemble" for m in methods):
             ens = ensemble_targets(f, anchors)
@@ -449,7 +453,7 @@ def residual_ramp(table: pd.DataFrame, methods: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def full_judge_elo(frame: pd.DataFrame, method: Method, tau: float | None) -> pd.DataFrame:
+def full_judge_elo(frame: pd.DataFrame, method: Predictor, tau: float | None) -> pd.DataFrame:
     """Every model's judge Elo from all battles, with its sandwich SE (deployment mode).
 
     A model that won (or lost) every labelled battle has no Elo (NaN) and says so in ``elo_note``.

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from core.store.base import DatasetInfo
     from core.store.files import BattleCells, aggregate_battle_cells, aggregate_battle_file
     from core.store.handle import Store
-    from core.store.queries import TARGETS
     from core.store.schema import SCHEMA_VERSION
 
 # The store modules import pandas and pyarrow (~0.4 s), the file aggregation numpy: each loads on first
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
 _LAZY = {
     "Store": "core.store.handle",
     "DatasetInfo": "core.store.base",
-    "TARGETS": "core.store.queries",
     "BattleCells": "core.store.files",
     "aggregate_battle_cells": "core.store.files",
     "aggregate_battle_file": "core.store.files",
@@ -56,7 +54,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "SCHEMA_VERSION",
-    "TARGETS",
     "BattleCells",
     "DatasetInfo",
     "Store",

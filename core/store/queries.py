@@ -14,14 +14,13 @@ import numpy as np
 import pandas as pd
 
 from core.domain import BATTLE_COLUMNS, SCORE_COLUMNS, Slice, soft_target, validate
+from core.methods import TARGETS
 from core.store import sql
 from core.store.base import StoreBase
 from core.store.errors import StoreError
 
 # Separates a base data stamp's votes (count, newest, annotators) from the rest (datasets, battles, texts).
 VOTES_SEGMENT = "/votes="
-
-TARGETS = ("human", "hard", "soft")
 
 
 class Queries(StoreBase):

@@ -156,9 +156,6 @@ from core.app.leaderboard.page_text import (
     unrated_text as unrated_text,
 )
 from core.app.leaderboard.ratings import (
-    JOINED_METHODS as JOINED_METHODS,
-)
-from core.app.leaderboard.ratings import (
     TurnGroup as TurnGroup,
 )
 from core.app.leaderboard.ratings import (
@@ -240,9 +237,6 @@ from core.app.leaderboard.tables import (
     select_rows as select_rows,
 )
 from core.app.leaderboard.view import (
-    PRIMARY_LABELS as PRIMARY_LABELS,
-)
-from core.app.leaderboard.view import (
     LeaderboardView as LeaderboardView,
 )
 from core.app.leaderboard.view import (
@@ -265,6 +259,9 @@ from core.app.leaderboard.view import (
 )
 from core.app.leaderboard.view import (
     ordinal_rank as ordinal_rank,
+)
+from core.app.leaderboard.view import (
+    primary_label as primary_label,
 )
 from core.app.leaderboard.view import (
     rank_with_ties as rank_with_ties,

@@ -12,13 +12,14 @@ import numpy as np
 import pandas as pd
 
 from core.app import Unavailable
-from core.stats.heldout import HeldoutResult, Method, full_judge_elo, leave_one_model_out
+from core.methods import method_label
+from core.stats.heldout import HeldoutResult, Predictor, full_judge_elo, leave_one_model_out
 from core.store import Store
 
-HARD_SOFT = (Method("hard", "hard"), Method("soft", "soft"))
+HARD_SOFT = (Predictor("hard", "hard"), Predictor("soft", "soft"))
 
 
-SOFT_ONLY = (Method("soft", "soft"),)
+SOFT_ONLY = (Predictor("soft", "soft"),)
 
 
 def heldout(
@@ -35,14 +36,14 @@ def heldout(
     depends on τ, so only it is computed.  ``all_methods`` adds the
     label-smoothing baselines (the Residuals page).
     """
-    from core.stats.heldout import DEFAULT_METHODS
+    from core.stats.heldout import DEFAULT_PREDICTORS
 
     if frame["human_y"].notna().sum() == 0:
         return Unavailable("no battle has a human vote: the held-out protocol compares judge Elo with human Elo")
     if tau is not None:
-        methods: tuple[Method, ...] = SOFT_ONLY
+        methods: tuple[Predictor, ...] = SOFT_ONLY
     else:
-        methods = DEFAULT_METHODS if all_methods else HARD_SOFT
+        methods = DEFAULT_PREDICTORS if all_methods else HARD_SOFT
     return leave_one_model_out(frame, methods, progress=progress, tau=tau)
 
 
@@ -82,7 +83,7 @@ def judge_elo(frame: pd.DataFrame, method: str, tau: float | None) -> pd.DataFra
     The SE is the same kind the conformal quantile was calibrated with in the
     leave-one-out table, which is what makes q̂·SE an interval for human Elo.
     """
-    return full_judge_elo(frame, Method(method, method), tau)
+    return full_judge_elo(frame, Predictor(method, method), tau)
 
 
 TAU_BOUNDS = (0.02, 5.0)
@@ -128,10 +129,10 @@ def default_judge(store: Store, dataset: str) -> tuple[str, str] | None:
         if isinstance(held, Unavailable):
             continue
         coverage = persist.load_or_compute(store, judge_coverage, (dataset, name), stamps.judge(dataset, name))
-        method = Method("soft", "soft") if coverage.has_gap else Method("hard", "hard")
+        method = Predictor("soft", "soft") if coverage.has_gap else Predictor("hard", "hard")
         resid = held.table.get(f"{method.name}_resid")
         if resid is not None and resid.notna().any():
-            scored.append((float(resid.abs().mean()), name, "Soft-Elo" if method.name == "soft" else "Hard-Elo"))
+            scored.append((float(resid.abs().mean()), name, method_label(method.name)))
     if not scored:
         return names[0], "the first judge by name (no human votes to compare judges with)"
     mae, best, label = min(scored)

@@ -14,6 +14,7 @@ from core.app.leaderboard.view import LeaderboardView
 from core.app.safe_text import escape_markdown as esc
 from core.app.winrate import DIFFICULTY_NOTE
 from core.domain import Slice, slice_label
+from core.methods import TARGETS, method_label
 
 if TYPE_CHECKING:  # core.app.newmodel reads the view from this package: a runtime import would be circular
     from core.app.newmodel import Standing
@@ -83,7 +84,7 @@ def ranking_caption(
 def chart_how_to_read(drawn: ChartInput) -> str:
     """The interval chart's "how to read" sentence: what a row and a marker are, and what the bars drawn around
     which marker mean (a conformal interval for the human Elo, or a 95% confidence interval), or that none are."""
-    around = {"soft": "Soft-Elo", "hard": "Hard-Elo", "human": "human Elo"}
+    around: dict[str, str] = {m: method_label(m) for m in TARGETS}
     drawn_around = around.get((drawn.interval or "").replace("_elo", ""), "")
     return "each row is a model, in the table's order; markers are its Elo under each method drawn. " + (
         f"The bar around the {drawn_around} marker is "

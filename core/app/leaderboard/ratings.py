@@ -13,7 +13,7 @@ import pandas as pd
 
 from core.app import Unavailable
 from core.domain import MIN_SLICE_BATTLES, Ratings, Slice, ratings_problem, slice_label
-from core.methods import RATING_METHODS, resolve
+from core.methods import RATING_METHODS, TARGETS, resolve
 from core.stats.calibration import fit_tau
 from core.store import Store
 
@@ -220,13 +220,11 @@ def human_ratings(store: Store, dataset: str) -> Ratings | Unavailable:
     return ratings(store, dataset, "human", ci="sandwich")
 
 
-JOINED_METHODS = ("human", "hard", "soft")  # the view's own methods: their Elo and intervals feed the conformal step
-
-
 def check_others(methods: Sequence[str]) -> tuple[str, ...]:
-    """``methods`` (registered methods beyond :data:`JOINED_METHODS`, drawn as extra columns) in their given
+    """``methods`` (registered methods beyond the three fitted on the store's targets, whose Elo and intervals
+    feed the conformal step; these are drawn as extra columns) in their given
     order without repeats; ``ValueError`` naming the registered ones for an unknown name."""
-    extra = [m for m in RATING_METHODS if m not in JOINED_METHODS]
+    extra = [m for m in RATING_METHODS if m not in TARGETS]
     unknown = [m for m in methods if m not in extra]
     if unknown:
         raise ValueError(f"unknown rating method {unknown[0]!r}; expected one of {', '.join(extra)}")
@@ -237,7 +235,7 @@ def other_methods(has_votes: bool, has_judge: bool) -> list[str]:
     """Every other registered method the dataset can be rated by (by the registry's ``data`` and judge needs)."""
     out = []
     for name, m in RATING_METHODS.items():
-        if name in JOINED_METHODS or (m.needs_judge and not has_judge):
+        if name in TARGETS or (m.needs_judge and not has_judge):
             continue
         if (m.data == "votes" or m.target == "human") and not has_votes:
             continue

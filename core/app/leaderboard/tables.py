@@ -8,9 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.app.leaderboard.ratings import JOINED_METHODS
 from core.app.leaderboard.view import LeaderboardView, decimals_for
-from core.methods import RATING_METHODS
+from core.methods import RATING_METHODS, TARGETS, method_heading, method_label
 
 
 def select_rows(
@@ -88,7 +87,7 @@ def display_table(
         out["Organisation"] = t["family"].fillna("—")
     if "human_elo" in t and t["human_elo"].notna().any():
         d = _decimals(view, "human")
-        out["Human Elo"] = _rounded(t["human_elo"], d)
+        out[method_heading("human")] = _rounded(t["human_elo"], d)
         notes = t.get("human_note")
         if "human_elo_note" in t:
             why = t["human_elo_note"].fillna("").astype(str)
@@ -97,9 +96,10 @@ def display_table(
         out["Votes"] = t["n_votes"].astype("Int64")
     if view.has_intervals:
         if view.primary == "predicted":
-            out["Predicted human Elo"] = _rounded(t[f"{view.interval_method}_elo"], 0)
+            out[f"Predicted {method_heading('human').lower()}"] = _rounded(t[f"{view.interval_method}_elo"], 0)
         out[f"Conformal {1 - view.alpha:.0%}"] = _interval_text(t["interval_lower"], t["interval_upper"], 0)
-    for m, label in (("soft", "Soft-Elo"), ("hard", "Hard-Elo")):
+    for m in ("soft", "hard"):
+        label = method_heading(m)
         if f"{m}_elo" in t and not (view.primary == "predicted" and m == view.interval_method):
             d = _decimals(view, m)
             out[label] = _rounded(t[f"{m}_elo"], d)
@@ -119,7 +119,7 @@ def display_table(
 
 
 def _others_in(t: pd.DataFrame) -> list[str]:
-    return [m for m in RATING_METHODS if m not in JOINED_METHODS and f"{m}_elo" in t]
+    return [m for m in RATING_METHODS if m not in TARGETS and f"{m}_elo" in t]
 
 
 def rank_change(view: LeaderboardView) -> pd.Series | None:
@@ -129,21 +129,21 @@ def rank_change(view: LeaderboardView) -> pd.Series | None:
 
 def column_help(view: LeaderboardView) -> dict[str, str]:
     """What each column of :func:`display_table` means (the table's header tooltips)."""
-    judge = {"soft": "Soft-Elo", "hard": "Hard-Elo"}.get(view.interval_method or "", "the judge's Elo")
+    judge = method_heading(view.interval_method) if view.interval_method in ("soft", "hard") else "the judge's Elo"
     return {
         "Rank": "1 + the number of models whose interval lies entirely above this one: shared ranks are ties",
         "Organisation": "the model's family or organisation",
-        "Human Elo": "Bradley–Terry Elo from the human votes",
+        method_heading("human"): "Bradley–Terry Elo from the human votes",
         "95% CI": "95% sandwich confidence interval of the human Elo; 'undefined (perfect record)': the model "
         "never lost (or never won), so its Elo is unbounded and a ridge value is shown; '(ties only)': only ties, "
         "the interval uses the largest outcome variance p(1 − p)",
         "Votes": "human votes on the model's battles (one battle may carry several votes)",
-        "Predicted human Elo": f"the judge's {judge}, used as a prediction of the human Elo",
+        f"Predicted {method_heading('human').lower()}": f"the judge's {judge}, used as a prediction of the human Elo",
         f"Conformal {1 - view.alpha:.0%}": f"split-conformal interval for the model's human Elo around its {judge} "
         f"(covers a new model's human Elo with probability ≥ {1 - view.alpha:.0%})",
-        "Soft-Elo": "Bradley–Terry on the judge's calibrated soft targets σ(τ·score gap)",
+        method_heading("soft"): "Bradley–Terry on the judge's calibrated soft targets σ(τ·score gap)",
         "Soft CI": "95% interval of the Soft-Elo (±1.96 sandwich SE)",
-        "Hard-Elo": "Bradley–Terry on the judge's hard labels",
+        method_heading("hard"): "Bradley–Terry on the judge's hard labels",
         "Hard CI": "95% interval of the Hard-Elo (±1.96 sandwich SE)",
         "Judged": "battles with a judge label",
         "Δ rank": f"places the {judge} moves the model: its place by human Elo minus its place by {judge}, both "
@@ -155,7 +155,7 @@ def export_table(view: LeaderboardView) -> pd.DataFrame:
     """The table for CSV / Markdown / LaTeX: readable names, numbers (not text), sensible precision."""
     t = view.table
     cols: dict[str, pd.Series] = {"rank": t["rank"], "model": t["model"], "organisation": t["family"]}
-    for m, label in (("human", "human Elo"), ("soft", "Soft-Elo"), ("hard", "Hard-Elo")):
+    for m, label in ((m, method_label(m)) for m in ("human", "soft", "hard")):
         if f"{m}_elo" in t:
             d = _decimals(view, m)
             cols[label] = _rounded(t[f"{m}_elo"], d)

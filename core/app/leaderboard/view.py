@@ -15,7 +15,6 @@ import pandas as pd
 from core.app import Unavailable
 from core.app.leaderboard.judge import heldout, judge_elo
 from core.app.leaderboard.ratings import (
-    JOINED_METHODS,
     check_others,
     check_slice,
     method_ratings,
@@ -23,7 +22,7 @@ from core.app.leaderboard.ratings import (
     too_few,
 )
 from core.domain import MIN_SLICE_BATTLES, Z95, Ratings, Slice, rank_with_ties
-from core.methods import RATING_METHODS
+from core.methods import RATING_METHODS, TARGETS, method_label
 from core.stats.calibration import TauFit, fit_tau
 from core.stats.conformal import DEFAULT_SCORE, Quantile, contains_full_conformal, deploy, min_pool
 from core.stats.heldout import HeldoutResult
@@ -37,12 +36,10 @@ def decimals_for(half_width: float) -> int:
     return 1 if half_width >= 0.5 else 2
 
 
-PRIMARY_LABELS = {
-    "human": "human Elo",
-    "predicted": "predicted human Elo",
-    "hard": "Hard-Elo",
-    "soft": "Soft-Elo",
-}
+def primary_label(primary: str) -> str:
+    """What the ranking column is called in a sentence: a method's registry label, or the judge's Elo read as a
+    prediction of the human one."""
+    return f"predicted {method_label('human')}" if primary == "predicted" else method_label(primary)
 
 
 @dataclass(frozen=True)
@@ -140,7 +137,7 @@ class LeaderboardView:
         more = f"; and {len(apart) - limit} more (the table lists them last)" if len(apart) > limit else ""
         models = f"{len(apart)} model{'s' if len(apart) != 1 else ''}"
         return (
-            f"Not ranked, with no {PRIMARY_LABELS[self.primary]}: {models} whose "
+            f"Not ranked, with no {primary_label(self.primary)}: {models} whose "
             f"maximum-likelihood Elo does not exist (a penalised fit would give a number that only reflects the "
             f"penalty): {named}{more}."
         )
@@ -177,7 +174,7 @@ class LeaderboardView:
         )
         if not (np.isfinite(top["primary_lower"]) and np.isfinite(top["primary_upper"])):
             tie = "no interval, so ties cannot be judged"
-        return f"#1 {top['model']} — {PRIMARY_LABELS[self.primary]} {score}; {tie}"
+        return f"#1 {top['model']} — {primary_label(self.primary)} {score}; {tie}"
 
     def coverage_statement(self) -> str | None:
         """The sentence that says what the conformal bars promise, and which procedure sized them."""
@@ -186,7 +183,7 @@ class LeaderboardView:
         width = self.table["interval_upper"] - self.table["interval_lower"]
         q = self.quantile
         assert q is not None
-        label = "Soft-Elo" if self.interval_method == "soft" else "Hard-Elo"
+        label = method_label("soft" if self.interval_method == "soft" else "hard")
         if self.interval_method != "soft":
             procedure = "leave-one-model-out Hard-Elo residuals"
         elif self.tau_fitted:
@@ -350,7 +347,7 @@ def leaderboard_view(
                 else "No held-out model has both a residual and a standard error to calibrate on"
             )
             note = f"{q.reason}. {remedy}."
-    for m in (*JOINED_METHODS, *(others or {})):
+    for m in (*TARGETS, *(others or {})):
         if f"{m}_elo" in t:
             t[f"{m}_rank"] = rank_with_ties(t[f"{m}_lower"].to_numpy(float), t[f"{m}_upper"].to_numpy(float))
             t.loc[t[f"{m}_elo"].isna(), f"{m}_rank"] = np.nan
