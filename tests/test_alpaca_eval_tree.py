@@ -43,6 +43,7 @@ def ae_store(tmp_path_factory):
     return db, first, second
 
 
+@pytest.mark.slow
 def test_the_tree_imports_in_one_command_with_no_model_named_after_a_folder(ae_store):
     db, first, _ = ae_store
     with Store.open(db, read_only=True) as s:
@@ -55,6 +56,7 @@ def test_the_tree_imports_in_one_command_with_no_model_named_after_a_folder(ae_s
     assert any(nested in n and "duplicate" in n for n in first.notes)
 
 
+@pytest.mark.slow
 def test_alpaca_eval_1_files_import_with_one_judge_and_their_published_win_rates(ae_store):
     db, _, second = ae_store
     published = pd.read_csv(shared_path("alpaca_eval_more") / "leaderboard_alpaca_eval_1.csv", index_col=0)
@@ -71,6 +73,7 @@ def test_alpaca_eval_1_files_import_with_one_judge_and_their_published_win_rates
     assert meta["record_annotators"] == {AE1: {AE1: 1610, "alpaca_eval_gpt4_0613": 805}}
 
 
+@pytest.mark.slow
 def test_every_elo_on_the_tree_is_on_the_scale_and_the_page_equals_the_cli(ae_store):
     """The star design: models above the baseline are placed above it, on the page exactly as on the CLI."""
     db, _, _ = ae_store
@@ -120,6 +123,7 @@ def test_a_nested_copy_that_differs_is_refused_naming_both_files(tmp_path):
     assert "vicuna-7b-v1.5/weighted_alpaca_eval_gpt4_turbo/annotations.json" in str(err.value)
 
 
+@pytest.mark.slow
 def test_the_fit_places_a_model_above_a_strong_baseline(ae_store):
     """FuseChat-Gemma beats the baseline on 70.5% of instructions: its judge Elo is above the baseline's by
     about 400·log10(0.705/0.295) (the pair's own logit), not millions below."""
@@ -163,6 +167,7 @@ def test_the_cli_takes_the_only_judge_and_ranks_with_ties(ae_store, tmp_path):
     assert "No model could be rated" not in html and "FuseChat-Gemma-2-9B-Instruct" in html
 
 
+@pytest.mark.slow
 def test_lc_follows_the_published_column_and_flags_what_rests_on_the_length_term(ae_store):
     """One length slope for all models: the length-gaming model lands near AlpacaEval's 12.2 (it was 27.7 with
     a slope per model), and the models whose LC moves with the length term's form carry the caveat."""

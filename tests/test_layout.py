@@ -233,18 +233,27 @@ def _text(path: Path) -> str:
     return path.read_text()
 
 
+@functools.cache
+def _all_definitions() -> dict[tuple[type, str], list[str]]:
+    """Every name defined at any level of the project, as a function (FunctionDef) or a constant (Assign
+    target), with the files defining it: one walk of every tree for all the names asked about."""
+    hits: dict[tuple[type, str], list[str]] = {}
+    for path in PY_FILES:
+        where = str(path.relative_to(ROOT))
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.FunctionDef):
+                hits.setdefault((ast.FunctionDef, node.name), []).append(where)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Name):
+                        hits.setdefault((ast.Assign, t.id), []).append(where)
+    return hits
+
+
 def _definitions(kind: type, name: str) -> list[str]:
     """Files defining ``name`` at any level, as a function (FunctionDef) or a constant (Assign target)."""
-    hits = []
-    for path in PY_FILES:
-        for node in ast.walk(_tree(path)):
-            if kind is ast.FunctionDef and isinstance(node, ast.FunctionDef) and node.name == name:
-                hits.append(str(path.relative_to(ROOT)))
-            elif kind is ast.Assign and isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-                    hits.append(str(path.relative_to(ROOT)))
-    return hits
+    return _all_definitions().get((kind, name), [])
 
 
 @pytest.mark.parametrize(

@@ -275,6 +275,7 @@ def _independent_ece(gap: np.ndarray, y: np.ndarray, tau: float, bins: int = 10)
     )
 
 
+@pytest.mark.slow
 def test_tau_caveat_appears_exactly_when_tau_is_not_the_fitted_one_with_both_eces(demo_db):
     with Store.open(demo_db, read_only=True) as s:
         frame = s.battle_frame("demo", "judge-strong")

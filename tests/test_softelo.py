@@ -252,6 +252,7 @@ def demo_frame():
     return store.battle_frame("demo", "judge-strong")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alpha", [0.1, 0.2])
 def test_conformal_validity_on_the_demo_arena(demo_frame, alpha):
     """200 random model-level splits: coverage within [1−α−0.03, 1−α+0.08] for the "se" score, within
