@@ -7,6 +7,10 @@ PORT ?= 8501
 # Local only by default: `make run HOST=0.0.0.0` exposes the dashboard on the network (README, "Serving others")
 HOST ?= 127.0.0.1
 PYTEST_ARGS ?=
+# Test runs keep compiled bytecode (gitignored __pycache__/) even where the environment says not to write it:
+# every pytest process otherwise recompiles the project and rewrites every test module's asserts (~5 s each,
+# three processes per run).
+unexport PYTHONDONTWRITEBYTECODE
 # make test's first phase: pytest-xdist workers (CI has 2 cores)
 TEST_WORKERS ?= 2
 
