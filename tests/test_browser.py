@@ -64,7 +64,8 @@ def _start_streamlit(
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
+    # a bound for a hang: make test runs two browser tests at once, so a start may share the cores with both
+    deadline = time.time() + 180
     while time.time() < deadline:
         try:
             urllib.request.urlopen(url + "/_stcore/health", timeout=1)
@@ -72,7 +73,7 @@ def _start_streamlit(
         except OSError:
             time.sleep(0.2)
     proc.kill()
-    pytest.fail("streamlit did not start within 60 s")
+    pytest.fail("streamlit did not start within 180 s")
 
 
 @pytest.fixture(scope="module")

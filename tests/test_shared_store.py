@@ -153,12 +153,17 @@ def test_the_dashboard_precomputes_new_data_in_the_background(tmp_path):
                 pg.wait_for_timeout(2500)
             browser.close()
         assert read_progress(db) is not None, "no background precompute started"
-        wait_until(
-            lambda: (read_progress(db) or SimpleNamespace(finished=False)).finished,
-            timeout=240,
-            what="the background precompute finishing",
-            poll=0.5,
-        )
+        # The bound is for a hang, not a pace: beside another browser test (make test runs two at once) the
+        # demo's ~50 results took over 240 s on two cores; what it reached is said if it never finishes.
+        try:
+            wait_until(
+                lambda: (read_progress(db) or SimpleNamespace(finished=False)).finished,
+                timeout=600,
+                what="the background precompute finishing",
+                poll=0.5,
+            )
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; its progress then: {read_progress(db)}") from exc
         progress = read_progress(db)
         assert progress is not None and progress.finished and not progress.failed
         assert progress.done == progress.total > 20
