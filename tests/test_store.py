@@ -340,40 +340,78 @@ def test_judge_names_are_the_judges_with_original_judgments_in_blocks_and_interl
 
 
 _READER = """
-import sys, time
+import fcntl, os, sys, time
 sys.path.insert(0, {root!r})
-from core.store import Store
-end = time.monotonic() + {seconds}
+from core.store import Store, base
+if {ignore_intent!r}:
+    base.WRITE_INTENT_TTL_S = -1.0  # the control: every announcement reads as stale
+run = {run!r}
+me = os.path.join(run, "holding-" + str(os.getpid()))
+
+
+def others_holding():
+    return any(f.startswith("holding-") and f != os.path.basename(me) for f in os.listdir(run))
+
+
+def stopped():
+    return os.path.exists(os.path.join(run, "stop"))
+
+
 n = 0
-while time.monotonic() < end:
-    with Store.open({path!r}, read_only=True, wait_s=5) as s:  # opens back to back, each held 150 ms
+while not stopped():
+    with Store.open({path!r}, read_only=True, wait_s=5) as s:
         s.version_stamps()
+        open(me, "w").close()
         if n == 0:
-            print("ready", flush=True)  # holding the store: the readers' holds overlap once all three say so
+            print("ready", flush=True)
         time.sleep(0.15)
+        # The baton: let go only while another reader holds the store (decided under one lock, so two
+        # readers never both let go on seeing each other), waiting at most {baton_s} s for one.  The holds
+        # then overlap however the machine schedules these processes, and no gap opens by luck.
+        give_up = time.monotonic() + {baton_s}
+        while True:
+            with open(os.path.join(run, "baton"), "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if others_holding() or stopped() or time.monotonic() > give_up:
+                    os.remove(me)
+                    break
+            time.sleep(0.01)
     n += 1
+    with open(me.replace("holding-", "count-"), "w") as f:
+        f.write(str(n))
 print(n, flush=True)
 """
 
 
+def _reads_counted(run) -> list[int]:
+    return [int(p.read_text() or 0) for p in run.glob("count-*")]
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("honour_intent", [True, False])
-def test_a_writer_is_not_starved_by_readers_that_keep_the_store_open(tmp_path, monkeypatch, honour_intent):
-    """Three processes keep the store open for reading with overlapping holds (as a dashboard's sessions
-    do); a writer announces itself and gets in within its wait, while the readers still make progress.
-    With the announcement ignored by readers (the control) the same writer is starved."""
+def test_a_writer_is_not_starved_by_readers_that_keep_the_store_open(tmp_path, honour_intent):
+    """Three processes keep the store open for reading, each letting go only while another holds it (as a
+    dashboard's sessions can); a writer announces itself and gets in within its wait, while the readers
+    still make progress.  With the announcement ignored by the readers (the control) the same writer is
+    starved: their holds always overlap, so it never finds a gap.
+
+    Honouring readers give the baton up after 0.5 s without a successor (the ones waiting for the writer are
+    not coming back); the control's readers wait up to 60 s for one, so its starvation does not depend on
+    how the machine schedules them."""
     from core.store import base
 
     path = tmp_path / "busy.duckdb"
+    run = tmp_path / "run"
+    run.mkdir()
     Store.open(path).close()
-    if not honour_intent:
-        monkeypatch.setattr(base, "WRITE_INTENT_TTL_S", -1.0)  # readers see every intent as stale
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    code = _READER.format(root=str(ROOT), seconds=12, path=str(path))
-    if not honour_intent:
-        code = code.replace(
-            "from core.store import Store", "from core.store import Store, base\nbase.WRITE_INTENT_TTL_S = -1.0"
-        )
+    code = _READER.format(
+        root=str(ROOT),
+        path=str(path),
+        run=str(run),
+        ignore_intent=not honour_intent,
+        baton_s=0.5 if honour_intent else 60,
+    )
     readers = [
         subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env) for _ in range(3)
     ]
@@ -386,8 +424,15 @@ def test_a_writer_is_not_starved_by_readers_that_keep_the_store_open(tmp_path, m
             got_in = time.monotonic() - t0
         except StoreLockedError:
             got_in = None
+        # the readers go on after the writer; each must get well past its first reads
+        wait_until(
+            lambda: len(_reads_counted(run)) == 3 and min(_reads_counted(run)) > 10,
+            timeout=120,
+            what="every reader's eleventh read",
+        )
     finally:
-        counts = [int(r.communicate(timeout=60)[0].strip() or 0) for r in readers]
+        (run / "stop").touch()
+        counts = [int(r.communicate(timeout=120)[0].strip() or 0) for r in readers]
     if honour_intent:
         assert got_in is not None and got_in < 5
         assert not base.write_intent_path(str(path)).exists()  # removed once the writer was in

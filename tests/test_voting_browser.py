@@ -26,7 +26,8 @@ ANNOTATORS = 10
 VOTES_EACH = 12
 BUTTONS = {"left": "Left is better", "right": "Right is better", "tie": "Tie", "both_bad": "Both bad"}
 KEYS = {"left": "1", "right": "2", "tie": "3", "both_bad": "4"}
-# eleven browsers and the server share the machine: a page load may wait its turn for minutes
+# eleven browsers and the server share the machine (and, in `make test`, another worker's browser test):
+# a page load or a key press may wait its turn for minutes
 NAVIGATION_MS = 240_000
 _IDLE_JS = "() => !document.querySelector(\"[data-testid='stStatusWidget']\")"
 _SETTLED = "document.querySelector(\"[data-testid='stApp'][data-test-script-state='notRunning']\")"
@@ -77,6 +78,7 @@ async def _annotator(
     name, queue = f"annotator-{k:02d}", voting.QUEUES[k % len(voting.QUEUES)]
     ctx = await browser.new_context(viewport={"width": 1300, "height": 1000})
     ctx.set_default_navigation_timeout(NAVIGATION_MS)
+    ctx.set_default_timeout(NAVIGATION_MS)  # a press on a busy renderer (30 s by default was too short in CI)
     pg = await ctx.new_page()
     await pg.goto(f"{url}/vote?dataset=demo&judge=judge-strong&annotator={name}&queue={queue}")
     battle = None
@@ -140,6 +142,7 @@ async def _run(url: str) -> tuple[list[tuple[str, int, str]], int, int, list[flo
         )
         viewing = await browser.new_context(viewport={"width": 1300, "height": 1000})
         viewing.set_default_navigation_timeout(NAVIGATION_MS)
+        viewing.set_default_timeout(NAVIGATION_MS)
         viewer = await viewing.new_page()
         before = await _leaderboard_votes(viewer, url)
         log: list[tuple[str, int, str]] = []
@@ -156,7 +159,13 @@ async def _run(url: str) -> tuple[list[tuple[str, int, str]], int, int, list[flo
                 await asyncio.sleep(5)  # a person reading the table between visits
 
         watcher = asyncio.create_task(browse())
-        await asyncio.gather(*voters)
+        try:
+            await asyncio.gather(*voters)
+        except BaseException:  # no task left to run into the browser closing under it
+            for task in (*voters, watcher):
+                task.cancel()
+            await asyncio.gather(*voters, watcher, return_exceptions=True)
+            raise
         browsing = False
         await watcher
         after = before
