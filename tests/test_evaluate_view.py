@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+import pytest
 
 from core.app import evaluate_view as ev
 from core.app.escalation import Escalations
 from core.app.evaluate import SavedEvaluation
 from core.app.judging import TEMPLATES
 from core.app.page_view import Metric
+from core.judging.config import ConfigError
 from core.redact import KEY_ENV_ALLOW_ENV
 from core.stats.selective import Threshold
 
@@ -183,3 +186,73 @@ def test_a_worker_that_cannot_start_is_an_error_with_its_keys_redacted(monkeypat
 def test_a_key_variables_help_names_the_variables_the_server_allows(monkeypatch):
     monkeypatch.setenv(KEY_ENV_ALLOW_ENV, "MY_JUDGE_KEY, OTHER_KEY")
     assert ev.key_help() == "names must match `MY_JUDGE_KEY`, `OTHER_KEY`"
+
+
+def _standing(predicted: float, lower: float, upper: float) -> object:
+    from core.app.newmodel import Standing
+
+    return Standing("new", "soft", predicted, lower, upper, 0.1, 400, 30, 2, 5, 12)
+
+
+def test_evaluate_lists_saved_evaluations_with_rank_ranges_and_redacted_reasons(monkeypatch):
+
+    key = "sk-test-" + "k3y" * 12
+    monkeypatch.setenv("OPENAI_API_KEY", key)  # a secret the server holds: redacted wherever it is quoted
+    saved = pd.DataFrame(
+        {
+            "evaluation_id": [2, 1],
+            "model": ["m2", "m1"],
+            "judge": ["J", "J"],
+            "alpha": [0.1, 0.2],
+            "status": ["done", "failed"],
+            "predicted": [1012.4, np.nan],
+            "lower": [950.6, np.nan],
+            "upper": [1070.2, np.nan],
+            "rank_best": [3, np.nan],
+            "rank_worst": [7, np.nan],
+            "reason": [None, f"401: bad key {key}"],
+            "created_at": pd.to_datetime(["2026-11-28 10:05:59", "2026-11-27 09:00:00"]),
+        }
+    )
+    shown = ev.saved_table(saved)
+    assert list(shown["ranks"]) == ["#3–#7", ""]
+    assert shown["predicted"].iloc[0] == 1012 and shown["upper"].iloc[0] == 1070
+    assert key not in shown["note"].iloc[1] and shown["note"].iloc[0] == ""
+    assert ev.saved_label(saved.iloc[0]) == "#2 m2 · judge J · α=0.10 · 2026-11-28 10:05"
+
+
+def test_evaluate_says_the_standing_now_only_when_it_differs():
+    from core.app import Unavailable
+
+    row = {"judge": "J"}
+    then = _standing(1000, 950, 1050)
+    assert ev.now_statement(row, then, _standing(1000, 950, 1050)) is None  # type: ignore[arg-type]
+    level, text = ev.now_statement(row, then, _standing(1010, 955, 1065))  # type: ignore[arg-type,misc]
+    assert level == "info" and "the data changed since this evaluation ran" in text and "α = 0.10" in text
+    level, text = ev.now_statement(row, then, Unavailable("no judge Elo"))  # type: ignore[arg-type,misc]
+    assert (level, text) == ("caption", "On the Leaderboard now (judge J, fitted τ): no judge Elo.")
+    assert ev.escalations_when_run({}) is None
+    assert ev.escalations_when_run({"unavailable": "no votes"}) == "When it ran: no SCOPE escalations (no votes)."
+    said = ev.escalations_when_run({"n_escalated": 4, "alpha": 0.1, "text": "4 battles"})
+    assert said == "When it ran (α = 0.10): 4 battles"
+
+
+def test_evaluate_form_makes_the_worker_arguments_and_names_what_is_wrong(monkeypatch):
+
+    monkeypatch.delenv(KEY_ENV_ALLOW_ENV, raising=False)
+    template = TEMPLATES[0]
+    form = ev.evaluation_form(_fields(j_template=template, budget="300"), lambda j: None)
+    assert form.model is None and form.judge.name == "my-judge" and form.judge.template == template
+    assert (form.budget, form.anchors, form.alpha, form.adaptive) == (300, 10, 0.1, True)
+    generated = ev.evaluation_form(_fields(j_template=template, answers=ev.GENERATE), lambda j: None)
+    assert generated.model is not None and generated.model.max_tokens == 512 and generated.model.name == "new"
+    with pytest.raises(ConfigError, match="'api_key_env' must name a variable matching"):
+        ev.evaluation_form(_fields(j_template=template, answers=ev.GENERATE, m_key="HOME"), lambda j: None)
+    with pytest.raises(ConfigError, match="judge '\\(none\\)' has no stored configuration"):
+        ev.evaluation_form(_fields(judge_from=ev.REGISTERED), lambda j: None)
+    assert [ev.worker_state(c) for c in (None, 0, 143, 1)] == [
+        "working",
+        "finished: select it above",
+        "cancelled",
+        "stopped by an error (its log below)",
+    ]
