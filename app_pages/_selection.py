@@ -16,6 +16,7 @@ from typing import Any
 import streamlit as st
 
 from core.app import leaderboard as app_leaderboard
+from core.app import selective as app_selective
 from core.domain import Slice, parse_slice
 from core.methods import RATING_METHODS
 
@@ -37,7 +38,7 @@ class Selection:
     judge: str | None = None
     tau: float | None = None  # None: the selected judge's fitted τ
     alpha: float = 0.1  # miscoverage of the conformal intervals (Leaderboard, Residuals)
-    scope_alpha: float = 0.1  # SCOPE's target error rate among accepted judgments
+    scope_alpha: float = app_selective.DEFAULT_ALPHA  # SCOPE's target error rate among accepted judgments
     scope_source: str | None = None  # where SCOPE's P(a ≻ b) comes from; None: the best the judge supports
     show: tuple[str, ...] = DASHBOARD_METHODS  # leaderboards drawn on the Leaderboard page
     present: bool = False

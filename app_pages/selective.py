@@ -1,6 +1,7 @@
 """Selective judging (SCOPE): accept a judgment only when it is confident enough for an error target α.
 
-α slider → core.app.selective.scope_at_alpha (λ̂ and the selective leaderboard) → Store.battle_frame
+α slider → core.app.selective.scope_at_alpha (λ̂ and the selective leaderboard; kept in the store at the first
+           visit's α, selective.scope_at_alpha_of) → Store.battle_frame
          → core.charts.coverage_risk (the curves over the default α grid are cached; the slider's α is one more
            point computed alone)
 """
@@ -36,6 +37,8 @@ def load_curves(
 
 
 def load_at_alpha(dataset: str, judge: str, source: str, alpha: float) -> selective.ScopeAtAlpha | Unavailable:
+    if abs(alpha - selective.DEFAULT_ALPHA) < 1e-9:  # the first visit's position: kept by the precompute
+        return load_result(selective.scope_at_alpha_of, dataset, judge, source, selective.DEFAULT_ALPHA)
     return compute(derived.scope_at_alpha, dataset, judge, source, alpha)
 
 

@@ -178,3 +178,35 @@ def test_after_precompute_a_step_of_the_tau_slider_reads_instead_of_fitting(save
         # green at a τ the votes support, a warning elsewhere (issue 32): either way it names the chosen τ
         assert any(f"{tau:g}" in m.value for m in (*at.success, *at.warning)), "the statement names the chosen τ"
     assert computed == [], f"a τ step computed {computed} although the grid was precomputed"
+
+
+def test_selective_judging_reads_its_first_alpha_kept_and_derives_the_others(saves, precomputed):
+    """The threshold statement at the slider's first position comes from the kept result, and says what a fresh
+    calibration on the judge's battles says at that α; another α is derived in the server (nothing persisted)
+    and names its own α."""
+    from core.app import selective
+    from core.app.data import sample_frame
+
+    computed = saves
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("app_pages/selective.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.slider(key="scope_alpha").value == selective.DEFAULT_ALPHA
+    shown = [m.value for m in (*at.success, *at.warning) if m.value.startswith(("SCOPE calibrated", "At α"))]
+    with Store.open(precomputed[0], read_only=True) as s:
+        judge = str(s.judges_frame("demo")["judge"].iloc[0])  # the page's default judge on the demo arena
+        frame = sample_frame(s, "demo", judge).frame
+    source = selective.scope_sources(frame)[0]
+    fresh = selective.scope_at_alpha(frame, source, selective.DEFAULT_ALPHA)
+    assert not isinstance(fresh, selective.Unavailable)
+    assert shown == [selective.threshold_statement(fresh)[1]]
+    assert computed == [], f"the first visit computed {computed}"
+    at.slider(key="scope_alpha").set_value(0.2).run()
+    assert not at.exception, [e.value for e in at.exception]
+    other = selective.scope_at_alpha(frame, source, 0.2)
+    assert not isinstance(other, selective.Unavailable)
+    shown = [m.value for m in (*at.success, *at.warning) if m.value.startswith(("SCOPE calibrated", "At α"))]
+    assert shown == [selective.threshold_statement(other)[1]] and shown != [selective.threshold_statement(fresh)[1]]
+    assert computed == [], f"a step of α persisted {computed}: a slider's value is derived in the server"

@@ -138,6 +138,16 @@ def jobs(store: Store, dataset: str | None = None) -> list[Job]:
                     )
                     for src in SCOPE_SOURCES
                 ),
+                *(
+                    Job(
+                        f"{ds}/{j}: SCOPE at α = {selective.DEFAULT_ALPHA:g} ({src})",
+                        selective.scope_at_alpha_of,
+                        _scope_args(ds, j, src, js, at_alpha=True),
+                        "",
+                        ds,
+                    )
+                    for src in SCOPE_SOURCES
+                ),
             ]
             out += [replace(job, lane=f"{ds}/{j}", judge=j) for job in judge_jobs]
         elo_lane = f"{ds}: judges' arena Elo"
@@ -256,13 +266,18 @@ def _soft_args(dataset: str, judge: str, stamp: str, pair_model: bool = False) -
     return args
 
 
-def _scope_args(dataset: str, judge: str, source: str, stamp: str) -> Callable[[Store], tuple | None]:
-    """The Selective judging page's curves for ``source`` when the judge's battles offer it."""
+def _scope_args(
+    dataset: str, judge: str, source: str, stamp: str, at_alpha: bool = False
+) -> Callable[[Store], tuple | None]:
+    """The Selective judging page's curves for ``source`` (or, ``at_alpha``, its statement at the slider's first
+    position) when the judge's battles offer it."""
 
     def args(store: Store) -> tuple | None:
         sample = _result(store, app_data.sample_frame, (dataset, judge), stamp)
         if source not in selective.scope_sources(sample.frame):
             return None
+        if at_alpha:
+            return (dataset, judge, source, selective.DEFAULT_ALPHA)
         return (dataset, judge, source, tuple(selective.DEFAULT_ALPHAS), SCOPE_SPLITS)
 
     return args

@@ -123,6 +123,7 @@ RESULTS: dict[str, Result] = {
         Result(app_data.tau_fit_of, "judge", "τ fit"),
         Result(app_data.sample_frame, "judge", "battle sample"),
         Result(selective.scope_curves_of, "judge", "SCOPE curves"),
+        Result(selective.scope_at_alpha_of, "judge", "SCOPE at the first visit's α"),
         # Judge bias: against every judge's Elo and self-preference
         Result(bias.bias_report, "everything", "bias"),
         Result(bias.judges_hard_elo, "everything", "judges' Elo on hard labels"),

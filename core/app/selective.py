@@ -21,16 +21,23 @@ from core.stats.selective import DEFAULT_ALPHAS, Threshold
 from core.store import Store
 
 __all__ = [
+    "DEFAULT_ALPHA",
     "DEFAULT_ALPHAS",
     "ScopeAtAlpha",
     "ScopeCurves",
     "scope_at_alpha",
+    "scope_at_alpha_of",
     "scope_curves",
     "scope_report",
     "scope_sources",
     "instances_from_store",
     "threshold_statement",
 ]
+
+
+# The α slider's value on a first visit: the page's statement at it is kept with the curves (precomputed), every
+# other position is derived in the server from the kept battle sample.
+DEFAULT_ALPHA = 0.1
 
 
 def scope_sources(frame: pd.DataFrame) -> list[str]:
@@ -115,6 +122,15 @@ def scope_curves_of(
 
     frame = sample_frame(store, dataset, judge).frame
     return scope_curves(frame, source, alphas, n_splits=n_splits, progress=progress)
+
+
+def scope_at_alpha_of(store: Store, dataset: str, judge: str, source: str, alpha: float) -> ScopeAtAlpha | Unavailable:
+    """:func:`scope_at_alpha` on the judge's battles (the same seeded sample as :func:`scope_curves_of`): the
+    form that is kept in the store, at :data:`DEFAULT_ALPHA` (three Bradley–Terry fits on the sample take most
+    of a first visit on a large arena)."""
+    from core.app.data import sample_frame
+
+    return scope_at_alpha(sample_frame(store, dataset, judge).frame, source, alpha)
 
 
 def scope_at_alpha_on(
