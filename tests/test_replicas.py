@@ -171,10 +171,20 @@ def test_pool_picks_the_least_loaded_replica_and_skips_a_failing_one(monkeypatch
 
 
 @pytest.mark.slow
-def test_all_replicas_down_mid_run_opens_the_breaker_and_the_run_waits_it_out(tmp_path):
+def test_all_replicas_down_mid_run_opens_the_breaker_and_the_run_waits_it_out(tmp_path, monkeypatch):
     import threading
-    import time
 
+    from core.judging import resilience
+
+    opened = threading.Event()  # set by the run's own breaker (the run is a thread of this process)
+    real_failure = resilience.Breaker.failure
+
+    def failure(self, reason: str) -> None:
+        real_failure(self, reason)
+        if self.is_open:
+            opened.set()
+
+    monkeypatch.setattr(resilience.Breaker, "failure", failure)
     db = _store(tmp_path, n_prompts=10)
     a, b = FakeJudge(latency_ms=100), FakeJudge(latency_ms=100)
     out: dict = {}
@@ -184,7 +194,8 @@ def test_all_replicas_down_mid_run_opens_the_breaker_and_the_run_waits_it_out(tm
         t.start()
         wait_until(lambda: a.served + b.served >= 12, timeout=120, what="calls served before the outage")
         a.outage = b.outage = "503"
-        time.sleep(4.0)
+        # the outage lasts until the run has seen it (its breaker open), however slow the machine
+        wait_until(opened.is_set, timeout=120, what="the run's breaker opening")
         a.outage = b.outage = None
         t.join(120)
     run = out["run"]
