@@ -208,7 +208,7 @@ def test_online_elo_shows_its_order_spread_apart_and_names_degenerate_records():
 
 
 def test_the_share_of_splits_over_alpha_counts_every_split():
-    from core.stats.selective import _split_statistics
+    from core.stats.selective.evaluation import _split_statistics
 
     # 10 splits: 2 accept something (one over α = 0.1, one under), 8 accept nothing
     n_acc = np.array([10, 10, 0, 0, 0, 0, 0, 0, 0, 0])

@@ -201,7 +201,9 @@ def test_evaluation_is_the_same_in_chunks(monkeypatch):
     rng = np.random.default_rng(11)
     u = selective.bpe(*_judge(rng, 300))
     whole = selective.evaluate(u, (0.1, 0.2), n_splits=30, seed=3).table
-    monkeypatch.setattr(selective, "_CELLS_PER_CHUNK", 300 * 7)  # 7 splits per chunk
+    from core.stats.selective import evaluation
+
+    monkeypatch.setattr(evaluation, "_CELLS_PER_CHUNK", 300 * 7)  # 7 splits per chunk
     seen = []
     chunked = selective.evaluate(u, (0.1, 0.2), n_splits=30, seed=3, progress=lambda d, t: seen.append((d, t))).table
     pd.testing.assert_frame_equal(whole, chunked)

@@ -25,7 +25,6 @@ from core.charts.calibration import tau_profile as tau_profile
 from core.charts.evaluate import predicted_placement as predicted_placement
 from core.charts.evaluate import width_by_calls as width_by_calls
 from core.charts.judges import DENSITY_CELLS as DENSITY_CELLS
-from core.charts.judges import _density as _density
 from core.charts.judges import annotator_abilities as annotator_abilities
 from core.charts.judges import consistency_bars as consistency_bars
 from core.charts.judges import consistency_vs_elo as consistency_vs_elo
@@ -46,12 +45,6 @@ from core.charts.style import METHOD_SYMBOLS as METHOD_SYMBOLS
 from core.charts.style import NEUTRAL as NEUTRAL
 from core.charts.style import SYMBOLS as SYMBOLS
 from core.charts.style import WEBGL_ABOVE as WEBGL_ABOVE
-from core.charts.style import _category_count as _category_count
-from core.charts.style import _colour as _colour
-from core.charts.style import _layout as _layout
-from core.charts.style import _legend_rows as _legend_rows
-from core.charts.style import _nice_log_ticks as _nice_log_ticks
-from core.charts.style import _symbol as _symbol
 from core.charts.style import for_paper as for_paper
 from core.charts.style import for_presentation as for_presentation
 from core.charts.style import title_of as title_of

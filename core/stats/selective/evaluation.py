@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from core.stats import selective as _selective
 from core.stats.selective.rules import METHODS, THRESHOLD_METHODS, _check_alpha_delta, _last_feasible, _ltt_critical
 from core.stats.selective.uncertainty import Uncertainty
 
@@ -161,7 +160,7 @@ def evaluate(
     n_err = {(m, a): np.empty(S, dtype=np.int64) for m in methods for a in alphas}
     # "shared": the split masks, the sort and the cumulative sums every method reads
     timing = {"shared": time.perf_counter() - t_start, **dict.fromkeys(methods, 0.0)}
-    chunk = max(1, _selective._CELLS_PER_CHUNK // n)  # through the package: a test sets it there
+    chunk = max(1, _CELLS_PER_CHUNK // n)
     for lo in range(0, S, chunk):
         hi = min(S, lo + chunk)
         rows = np.arange(hi - lo)
