@@ -20,6 +20,7 @@ from scipy.optimize import minimize
 
 from core.domain import ELO_PER_LOGIT
 from core.stats import bt
+from core.stats.bt import resampling
 from tests.conftest import ROOT
 
 
@@ -295,7 +296,7 @@ def test_bootstrap_replicates_are_optima_of_the_resampled_data():
     _, a, b, y = _simulate(rng, m=6, n=3000, tie=0.2)
     c = bt.comparisons_from_battles(a, b, y)
     # the same bootstrap counts, fitted one by one with the full Newton solver
-    counts = bt._multinomial_rows(np.random.default_rng(5), int(c.n.sum()), c.n, 5)
+    counts = resampling._multinomial_rows(np.random.default_rng(5), int(c.n.sum()), c.n, 5)
     batch = bt.fit_bt_batch(c, counts, counts * c.cell_mean())
     for r in range(5):
         one = bt.fit_bt(bt.Comparisons(c.models, c.i, c.j, counts[r], counts[r] * c.cell_mean()))
@@ -306,7 +307,7 @@ def test_exact_multinomial_sampler_moments():
     rng = np.random.default_rng(8)
     p = np.array([0.5, 0.2, 0.2, 0.05, 0.05, 0.0])
     n_trials, reps = 1000, 40000
-    draws = bt._multinomial_rows(rng, n_trials, p * 7, reps)  # unnormalised counts are fine
+    draws = resampling._multinomial_rows(rng, n_trials, p * 7, reps)  # unnormalised counts are fine
     assert np.all(draws.sum(axis=1) == n_trials) and np.all(draws >= 0) and np.all(draws[:, -1] == 0)
     mean_se = np.sqrt(n_trials * p * (1 - p) / reps)
     assert np.all(np.abs(draws.mean(axis=0) - n_trials * p) <= 4 * mean_se + 1e-12)

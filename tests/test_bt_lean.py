@@ -21,6 +21,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from core.stats import bt
+from core.stats.bt import diagnostics, gauge, linalg
 from core.store import aggregate_battle_file
 from tests.conftest import ROOT
 
@@ -125,7 +126,7 @@ def test_the_numpy_dense_path_equals_its_scipy_routines(tmp_path, monkeypatch):
     path = _battle_file(tmp_path / "b.parquet", n_models=30, perfect=True)
     comps, fit, iv, _ = _in_process(path)
     monkeypatch.setattr(bt, "SPARSE_MIN_MODELS", 0)  # the scipy branches of the graph helpers
-    monkeypatch.setattr(bt, "_cholesky_solve", lambda low, b: sla.cho_solve((low, True), b))
+    monkeypatch.setattr(linalg, "_cholesky_solve", lambda low, b: sla.cho_solve((low, True), b))
     ref = bt.fit_bt(comps, solver="dense")
     ref_iv = bt.sandwich_intervals(comps, ref)
     np.testing.assert_allclose(fit.elo, ref.elo, rtol=0, atol=1e-9)
@@ -141,9 +142,9 @@ def test_cholesky_solve_matches_scipy():
         a = x @ x.T + 0.1 * np.eye(size)
         b = rng.normal(size=(size, 4))
         want = sla.cho_solve(sla.cho_factor(a), b)
-        got = bt._cholesky_solve(np.linalg.cholesky(a), b)
+        got = linalg._cholesky_solve(np.linalg.cholesky(a), b)
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(bt._solve_spd(a, b[:, 0]), want[:, 0], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(linalg._solve_spd(a, b[:, 0]), want[:, 0], rtol=1e-9, atol=1e-12)
 
 
 def _random_graph(rng, m, n_edges):
@@ -160,7 +161,7 @@ def test_weak_components_number_like_scipy():
         i, j = _random_graph(rng, m, int(rng.integers(0, 2 * m)))
         adj = sparse.coo_matrix((np.ones(len(i)), (i, j)), shape=(m, m))
         want = connected_components(adj, directed=False)[1]
-        np.testing.assert_array_equal(bt._weak_labels(i, j, m), want, err_msg=f"trial {trial}")
+        np.testing.assert_array_equal(diagnostics._weak_labels(i, j, m), want, err_msg=f"trial {trial}")
 
 
 def test_strong_connectivity_check_agrees_with_scipy():
@@ -169,12 +170,12 @@ def test_strong_connectivity_check_agrees_with_scipy():
     for _ in range(300):
         m = int(rng.integers(1, 25))
         i, j = _random_graph(rng, m, int(rng.integers(0, 3 * m)))
-        comps = bt._weak_labels(np.r_[i, j], np.r_[j, i], m)
+        comps = diagnostics._weak_labels(np.r_[i, j], np.r_[j, i], m)
         directed = sparse.coo_matrix((np.ones(len(i)), (i, j)), shape=(m, m))
         n_strong = connected_components(directed, directed=True, connection="strong")[0]
         want = n_strong == comps.max() + 1
         seen.add(want)
-        assert bt._strongly_connected_within(i, j, comps) == want
+        assert diagnostics._strongly_connected_within(i, j, comps) == want
     assert seen == {True, False}
 
 
@@ -184,7 +185,7 @@ def test_component_sums_match_a_sparse_product():
     comps[:7] = np.arange(7)
     values = rng.normal(size=(9, 50))
     member = sparse.csr_matrix((np.ones(50), (np.arange(50), comps)))
-    np.testing.assert_allclose(bt._component_sums(values, comps, 7), (member.T @ values.T).T, rtol=1e-12)
+    np.testing.assert_allclose(gauge._component_sums(values, comps, 7), (member.T @ values.T).T, rtol=1e-12)
 
 
 def _pandas_order(models, elo):

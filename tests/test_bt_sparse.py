@@ -13,6 +13,7 @@ import pytest
 
 from core.domain import ELO_PER_LOGIT, Z95
 from core.stats import bt
+from core.stats.bt import gauge, sandwich_sparse, sparse_linalg
 
 
 def _long_tail(rng, m, n, tie=0.15, spread=1.0, ring_ties=False):
@@ -78,7 +79,7 @@ def test_sparse_equals_dense_when_the_mle_exists_with_ties():
     b = np.r_[b, np.full(60, "m0003")]
     y = np.r_[y, np.full(20, 0.5), np.ones(20), np.zeros(20)]
     c = bt.comparisons_from_battles(a, b, y)
-    assert np.sum(bt._leaf_anchors(c) >= 0) == 40
+    assert np.sum(sandwich_sparse._leaf_anchors(c) >= 0) == 40
     dense, sparse, dsw, ssw = _both(c)
     assert sparse.well_defined and sparse.lam == 0
     _assert_same(dense, sparse, dsw, ssw)
@@ -153,8 +154,8 @@ def test_a_long_chain_where_cg_stalls_falls_back_to_sparse_lu(monkeypatch):
     c = bt.comparisons_from_battles(a, b, y)
     monkeypatch.setattr(bt, "SPLU_MAX_MODELS", 0)  # the SEs try CG first too
     factorised = []
-    lu = bt._grounded_lu
-    monkeypatch.setattr(bt, "_grounded_lu", lambda *args: factorised.append(1) or lu(*args))
+    lu = sparse_linalg._grounded_lu
+    monkeypatch.setattr(sparse_linalg, "_grounded_lu", lambda *args: factorised.append(1) or lu(*args))
     _assert_same(*_both(c))
     assert factorised  # the fallback did run
 
@@ -245,13 +246,13 @@ def test_a_hubless_graph_takes_the_dense_inverse_and_keeps_every_se(monkeypatch,
     c = bt.comparisons_from_battles(*_hubless(rng, 1800, 5400))
     fit = bt.fit_bt(c, solver="sparse")
     used = []
-    dense_inverse = bt._grounded_dense_inverse
-    monkeypatch.setattr(bt, "_grounded_dense_inverse", lambda *a: used.append(1) or dense_inverse(*a))
+    dense_inverse = sparse_linalg._grounded_dense_inverse
+    monkeypatch.setattr(sparse_linalg, "_grounded_dense_inverse", lambda *a: used.append(1) or dense_inverse(*a))
     got = bt.sandwich_intervals(c, fit)
     assert used  # the LU's fill made the dense inverse the cheaper way
-    assert bt._fills_in(c)  # predicted from the graph: no LU is tried first
+    assert sparse_linalg._fills_in(c)  # predicted from the graph: no LU is tried first
     monkeypatch.setattr(bt, "DENSE_SPEEDUP", 0.0)  # the sparse LU path on the same fit
-    monkeypatch.setattr(bt, "_fills_in", lambda c: False)
+    monkeypatch.setattr(sparse_linalg, "_fills_in", lambda c: False)
     lu = bt.sandwich_intervals(c, fit)
     np.testing.assert_allclose(got.se_elo, lu.se_elo, rtol=1e-9)
     reference = bt.sandwich_intervals(c, fit, solver="dense")  # the dense sandwich: H⁻¹ G H⁻¹ in full
@@ -265,17 +266,17 @@ def test_the_dense_solve_reads_columns_for_unit_right_hand_sides_and_multiplies_
     comps = np.repeat([0, 1], 20)
     rhs = np.zeros((40, 6))
     rhs[[0, 5, 25, 30, 39, 7], np.arange(6)] = 1.0
-    rhs = bt._centre(rhs.T, comps).T  # P e_m, as the SE solves build them
+    rhs = gauge._centre(rhs.T, comps).T  # P e_m, as the SE solves build them
     rhs[:, 5] = rng.normal(size=40)  # a general right-hand side too
-    np.testing.assert_allclose(bt._dense_solve(inverse, rhs), inverse @ rhs, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sparse_linalg._dense_solve(inverse, rhs), inverse @ rhs, rtol=1e-12, atol=1e-12)
 
 
 def test_the_fill_prediction_tells_an_expander_from_a_chain_and_a_hub_graph():
     rng = np.random.default_rng(2)
-    assert bt._fills_in(bt.comparisons_from_battles(*_hubless(rng, 2000, 6000)))
+    assert sparse_linalg._fills_in(bt.comparisons_from_battles(*_hubless(rng, 2000, 6000)))
     m = 2000
     chain = np.array([f"c{k:04d}" for k in range(m)])
     y = (rng.random(3 * (m - 1)) < 0.5).astype(float)
-    assert not bt._fills_in(bt.comparisons_from_battles(np.tile(chain[:-1], 3), np.tile(chain[1:], 3), y))
+    assert not sparse_linalg._fills_in(bt.comparisons_from_battles(np.tile(chain[:-1], 3), np.tile(chain[1:], 3), y))
     _, a, b, y = _long_tail(rng, 2000, 6000)
-    assert not bt._fills_in(bt.comparisons_from_battles(a, b, y))  # hubs: the LU stays sparse
+    assert not sparse_linalg._fills_in(bt.comparisons_from_battles(a, b, y))  # hubs: the LU stays sparse

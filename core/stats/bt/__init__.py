@@ -86,11 +86,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 # The package is split one concept per module (data, likelihood, gauge, records, linalg, diagnostics, fit,
-# sandwich, leaderboard; the scipy ones below).  Every name of the former single module stays importable
-# from here, private ones included: tests and callers read and replace them as ``bt.NAME``.
+# sandwich, leaderboard; the scipy ones below).  It exports the public API; a private helper is imported
+# (and, in a test, replaced) from its own module.
 #
-# Replaceable names (solver thresholds, the solvers tests swap in) are read by the modules at call time as
-# ``_bt.NAME`` through this package, so an assignment to ``core.stats.bt.NAME`` reaches every reader.
+# The solver thresholds (SPARSE_MIN_MODELS, SE_ALL_MAX_MODELS, SE_TOP_MODELS, SPLU_MAX_MODELS, DENSE_SPEEDUP)
+# are public knobs: the modules read them at call time as ``_bt.NAME`` through this package, so an assignment
+# to ``core.stats.bt.NAME`` reaches every reader.
 #
 # pandas and scipy cost ~0.5 s to import, more than a whole dense fit of a 1M-battle file
 # (`python -m core bt FILE`).  The dense path (fit and sandwich up to SPARSE_MIN_MODELS models) uses numpy
@@ -101,121 +102,52 @@ from typing import TYPE_CHECKING, Any
 from core.stats.bt.data import CLUSTER_COLUMNS as CLUSTER_COLUMNS
 from core.stats.bt.data import ArrayLike as ArrayLike
 from core.stats.bt.data import Comparisons as Comparisons
-from core.stats.bt.data import _codes as _codes
-from core.stats.bt.data import _combine as _combine
-from core.stats.bt.data import _validate as _validate
 from core.stats.bt.data import comparisons_from_battles as comparisons_from_battles
 from core.stats.bt.data import comparisons_from_pair_table as comparisons_from_pair_table
 from core.stats.bt.diagnostics import DEFAULT_MIN_BATTLES as DEFAULT_MIN_BATTLES
 from core.stats.bt.diagnostics import FitIssue as FitIssue
-from core.stats.bt.diagnostics import _components as _components
-from core.stats.bt.diagnostics import _gauge_issue as _gauge_issue
-from core.stats.bt.diagnostics import _names as _names
-from core.stats.bt.diagnostics import _strongly_connected_within as _strongly_connected_within
-from core.stats.bt.diagnostics import _weak_labels as _weak_labels
-from core.stats.bt.diagnostics import _win_mass_edges as _win_mass_edges
 from core.stats.bt.diagnostics import diagnose as diagnose
 from core.stats.bt.diagnostics import separated_models as separated_models
 from core.stats.bt.fit import FALLBACK_LAM as FALLBACK_LAM
 from core.stats.bt.fit import BTFit as BTFit
 from core.stats.bt.fit import NewtonStep as NewtonStep
-from core.stats.bt.fit import _dense_newton as _dense_newton
 from core.stats.bt.fit import fit_bt as fit_bt
-from core.stats.bt.gauge import _centre as _centre
-from core.stats.bt.gauge import _component_sums as _component_sums
-from core.stats.bt.gauge import _gauge as _gauge
-from core.stats.bt.gauge import _gauge_weights as _gauge_weights
 from core.stats.bt.leaderboard import LeaderboardFit as LeaderboardFit
-from core.stats.bt.leaderboard import _clustering_note as _clustering_note
 from core.stats.bt.leaderboard import fit_with_ci as fit_with_ci
 from core.stats.bt.leaderboard import ratings_from_pairs as ratings_from_pairs
 from core.stats.bt.leaderboard import set_apart as set_apart
-from core.stats.bt.likelihood import _eta as _eta
-from core.stats.bt.likelihood import _laplacian as _laplacian
-from core.stats.bt.likelihood import _log_sigmoid as _log_sigmoid
-from core.stats.bt.likelihood import _outer_blocks as _outer_blocks
-from core.stats.bt.likelihood import _scatter as _scatter
 from core.stats.bt.likelihood import gradient as gradient
 from core.stats.bt.likelihood import information as information
 from core.stats.bt.likelihood import loglik as loglik
-from core.stats.bt.linalg import _TRI_BLOCK as _TRI_BLOCK
 from core.stats.bt.linalg import DENSE_SPEEDUP as DENSE_SPEEDUP
 from core.stats.bt.linalg import SE_ALL_MAX_MODELS as SE_ALL_MAX_MODELS
 from core.stats.bt.linalg import SE_TOP_MODELS as SE_TOP_MODELS
 from core.stats.bt.linalg import SPARSE_MIN_MODELS as SPARSE_MIN_MODELS
 from core.stats.bt.linalg import SPLU_MAX_MODELS as SPLU_MAX_MODELS
-from core.stats.bt.linalg import _cholesky_solve as _cholesky_solve
-from core.stats.bt.linalg import _lower_solve as _lower_solve
-from core.stats.bt.linalg import _solve_spd as _solve_spd
-from core.stats.bt.records import _Records as _Records
-from core.stats.bt.records import _records as _records
 from core.stats.bt.sandwich import Intervals as Intervals
-from core.stats.bt.sandwich import _bound_cells as _bound_cells
-from core.stats.bt.sandwich import _meat_weights as _meat_weights
 from core.stats.bt.sandwich import sandwich_cov as sandwich_cov
 from core.stats.bt.sandwich import sandwich_intervals as sandwich_intervals
 
 if TYPE_CHECKING:
-    from core.stats.bt.batch import _DRIFT as _DRIFT
     from core.stats.bt.batch import BatchFit as BatchFit
-    from core.stats.bt.batch import _batch_fit as _batch_fit
-    from core.stats.bt.batch import _solve_batch as _solve_batch
-    from core.stats.bt.batch import _Structure as _Structure
     from core.stats.bt.batch import fit_bt_batch as fit_bt_batch
     from core.stats.bt.resampling import BOOT_MAX_MISSING as BOOT_MAX_MISSING
-    from core.stats.bt.resampling import _bootstrap_summary as _bootstrap_summary
-    from core.stats.bt.resampling import _hard_outcome_cells as _hard_outcome_cells
-    from core.stats.bt.resampling import _multinomial_rows as _multinomial_rows
-    from core.stats.bt.resampling import _resampling_cells as _resampling_cells
     from core.stats.bt.resampling import bootstrap as bootstrap
-    from core.stats.bt.sandwich_sparse import _leaf_anchors as _leaf_anchors
     from core.stats.bt.sandwich_sparse import sandwich_variances as sandwich_variances
-    from core.stats.bt.sparse_linalg import _CG_MAX_ITER as _CG_MAX_ITER
-    from core.stats.bt.sparse_linalg import _CG_RTOL as _CG_RTOL
     from core.stats.bt.sparse_linalg import FILL_PROFILE_SHARE as FILL_PROFILE_SHARE
     from core.stats.bt.sparse_linalg import HUB_SHARE as HUB_SHARE
-    from core.stats.bt.sparse_linalg import _dense_solve as _dense_solve
-    from core.stats.bt.sparse_linalg import _fills_in as _fills_in
-    from core.stats.bt.sparse_linalg import _gauge_projector as _gauge_projector
-    from core.stats.bt.sparse_linalg import _grounded as _grounded
-    from core.stats.bt.sparse_linalg import _grounded_dense_inverse as _grounded_dense_inverse
-    from core.stats.bt.sparse_linalg import _grounded_lu as _grounded_lu
-    from core.stats.bt.sparse_linalg import _grounded_splu as _grounded_splu
-    from core.stats.bt.sparse_linalg import _pcg as _pcg
-    from core.stats.bt.sparse_linalg import _sparse_component_sums as _sparse_component_sums
-    from core.stats.bt.sparse_linalg import _sparse_components as _sparse_components
-    from core.stats.bt.sparse_linalg import _sparse_newton as _sparse_newton
-    from core.stats.bt.sparse_linalg import _SparseDesign as _SparseDesign
 
 # Names of the scipy modules, loaded on first use.
 _LAZY = {
-    "batch": ("_DRIFT", "BatchFit", "_batch_fit", "_solve_batch", "_Structure", "fit_bt_batch"),
+    "batch": ("BatchFit", "fit_bt_batch"),
     "resampling": (
         "BOOT_MAX_MISSING",
-        "_bootstrap_summary",
-        "_hard_outcome_cells",
-        "_multinomial_rows",
-        "_resampling_cells",
         "bootstrap",
     ),
-    "sandwich_sparse": ("_leaf_anchors", "sandwich_variances"),
+    "sandwich_sparse": ("sandwich_variances",),
     "sparse_linalg": (
-        "_CG_MAX_ITER",
-        "_CG_RTOL",
         "FILL_PROFILE_SHARE",
         "HUB_SHARE",
-        "_dense_solve",
-        "_fills_in",
-        "_gauge_projector",
-        "_grounded",
-        "_grounded_dense_inverse",
-        "_grounded_lu",
-        "_grounded_splu",
-        "_pcg",
-        "_sparse_component_sums",
-        "_sparse_components",
-        "_sparse_newton",
-        "_SparseDesign",
     ),
 }
 _HOME = {name: module for module, names in _LAZY.items() for name in names}

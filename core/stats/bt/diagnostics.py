@@ -38,7 +38,9 @@ def _components(c: Comparisons) -> np.ndarray:
     if m <= _bt.SPARSE_MIN_MODELS:
         labels = _weak_labels(c.i[keep], c.j[keep], m)
     else:
-        labels = _bt._sparse_components(c.i[keep], c.j[keep], m, directed=False)[1]
+        from core.stats.bt.sparse_linalg import _sparse_components  # scipy: loaded on this path only
+
+        labels = _sparse_components(c.i[keep], c.j[keep], m, directed=False)[1]
     order = np.argsort(-np.bincount(labels), kind="stable")
     return np.argsort(order)[labels]
 
@@ -110,9 +112,11 @@ def separated_models(c: Comparisons) -> set[str]:
     m = c.n_models
     if m == 0:
         return set()
+    from core.stats.bt.sparse_linalg import _sparse_components  # scipy: loaded on this path only
+
     src, dst = _win_mass_edges(c)
-    _, strong = _bt._sparse_components(src, dst, m, directed=True, connection="strong")
-    _, weak = _bt._sparse_components(src, dst, m, directed=True, connection="weak")
+    _, strong = _sparse_components(src, dst, m, directed=True, connection="strong")
+    _, weak = _sparse_components(src, dst, m, directed=True, connection="weak")
     size = np.bincount(strong)
     models = np.array(c.models, dtype=object)
     out: set[str] = set()
@@ -165,7 +169,9 @@ def diagnose(c: Comparisons, min_battles: int = DEFAULT_MIN_BATTLES) -> tuple[li
         n_strong = n_comp
     elif m:
         # The groups themselves (and the order the message names them in) come from scipy's labels.
-        n_strong, strong = _bt._sparse_components(src, dst, m, directed=True, connection="strong")
+        from core.stats.bt.sparse_linalg import _sparse_components  # scipy: loaded on this path only
+
+        n_strong, strong = _sparse_components(src, dst, m, directed=True, connection="strong")
     else:
         n_strong = 0
     well_defined = n_strong <= n_comp

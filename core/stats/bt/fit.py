@@ -140,7 +140,12 @@ def fit_bt(
                 "finite Elo; read the positions of the models above as bounds, not estimates",
             )
         )
-    newton_step = (_bt._sparse_newton if use_sparse else _dense_newton)(c, comps, eff_lam)
+    if use_sparse:
+        from core.stats.bt.sparse_linalg import _sparse_newton  # scipy: loaded on this path only
+
+        newton_step = _sparse_newton(c, comps, eff_lam)
+    else:
+        newton_step = _dense_newton(c, comps, eff_lam)
     beta = np.zeros(m + k)
     if theta0 is not None:
         beta[:m] = _centre(np.asarray(theta0, dtype=float), comps)

@@ -51,7 +51,9 @@ def _component_sums(values: np.ndarray, comps: np.ndarray, n_comp: int) -> np.nd
         key = (np.arange(rows)[:, None] * n_comp + comps).ravel()
         return np.bincount(key, weights=values.ravel(), minlength=rows * n_comp).reshape(rows, n_comp)
     # Large tables: the keys would cost rows × m memory; a sparse product does not.
-    return _bt._sparse_component_sums(values, comps, n_comp)
+    from core.stats.bt.sparse_linalg import _sparse_component_sums  # scipy: loaded on this path only
+
+    return _sparse_component_sums(values, comps, n_comp)
 
 
 def _gauge_weights(comps: np.ndarray, anchors: np.ndarray) -> np.ndarray:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.stats import bt as _bt
-
 # ------------------------------------------------------- solver choice
 # Above this many models ``solver='auto'`` fits by Newton–CG on a sparse
 # information matrix.  The dense path costs O(m³) per Newton step (a Cholesky
@@ -67,6 +65,6 @@ def _cholesky_solve(low: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _solve_spd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     try:
-        return _bt._cholesky_solve(np.linalg.cholesky(a), b)
+        return _cholesky_solve(np.linalg.cholesky(a), b)
     except (np.linalg.LinAlgError, ValueError):  # singular feature block (collinear features)
         return np.linalg.lstsq(a, b, rcond=None)[0]

@@ -10,6 +10,7 @@ import numpy as np
 
 from core.domain import Z95, elo_units, sigmoid
 from core.stats import bt as _bt
+from core.stats.bt import linalg
 from core.stats.bt.data import Comparisons, _codes
 from core.stats.bt.diagnostics import _names
 from core.stats.bt.fit import BTFit
@@ -82,8 +83,8 @@ def sandwich_cov(c: Comparisons, fit: BTFit) -> np.ndarray:
     meat = _outer_blocks(c, g2)
     bread = information(c, beta, fit.lam) + _gauge(fit.components, m, k)
     low = np.linalg.cholesky(bread)
-    half = _bt._cholesky_solve(low, meat)
-    cov = _bt._cholesky_solve(low, half.T)
+    half = linalg._cholesky_solve(low, meat)
+    cov = linalg._cholesky_solve(low, half.T)
     cov = 0.5 * (cov + cov.T)
     # The meat annihilates each component's ones vector, so cov lives on the
     # centred subspace up to round-off, and A maps any such matrix to the same

@@ -9,6 +9,7 @@ from scipy import sparse
 
 from core.domain import sigmoid
 from core.stats import bt as _bt
+from core.stats.bt import sparse_linalg
 from core.stats.bt.data import Comparisons
 from core.stats.bt.fit import BTFit
 from core.stats.bt.gauge import _centre
@@ -72,13 +73,13 @@ def sandwich_variances(c: Comparisons, fit: BTFit, params: np.ndarray) -> np.nda
     lu: Callable[[np.ndarray], np.ndarray] | None = None
     inverse: np.ndarray | None = None
     if m <= _bt.SPLU_MAX_MODELS:
-        if _bt._fills_in(c):
-            inverse = _bt._grounded_dense_inverse(h, fit.components, fit.lam)
+        if sparse_linalg._fills_in(c):
+            inverse = sparse_linalg._grounded_dense_inverse(h, fit.components, fit.lam)
         if inverse is None:
             factor = _grounded_splu(h, fit.components, fit.lam)
             size = m + k
             if 2.0 * len(solved) * (factor.L.nnz + factor.U.nnz) * _bt.DENSE_SPEEDUP > float(size) ** 3:
-                inverse = _bt._grounded_dense_inverse(h, fit.components, fit.lam)
+                inverse = sparse_linalg._grounded_dense_inverse(h, fit.components, fit.lam)
             lu = factor.solve
 
     def solve(rhs: np.ndarray) -> np.ndarray:
@@ -89,7 +90,7 @@ def sandwich_variances(c: Comparisons, fit: BTFit, params: np.ndarray) -> np.nda
             return lu(rhs)
         z, ok = _pcg(h, rhs, project)
         if not ok.all():  # a chain-like graph: LU from here on (see _CG_MAX_ITER)
-            lu = _bt._grounded_lu(h, fit.components, fit.lam)
+            lu = sparse_linalg._grounded_lu(h, fit.components, fit.lam)
             z[:, ~ok] = lu(np.asfortranarray(rhs[:, ~ok]))
         return z
 

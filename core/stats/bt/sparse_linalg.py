@@ -278,7 +278,7 @@ def _sparse_newton(c: Comparisons, comps: np.ndarray, lam: float) -> NewtonStep:
         h = design.matrix(c.n * sigmoid(eta) * sigmoid(-eta), lam)
         out, ok = _pcg(h, g[:, None], project)
         if not ok[0]:
-            out = _bt._grounded_lu(h, comps, lam)(g[:, None])
+            out = _grounded_lu(h, comps, lam)(g[:, None])
         return out[:, 0] if project is None else project(out)[:, 0]
 
     return step
