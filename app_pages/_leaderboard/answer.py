@@ -6,19 +6,32 @@ import streamlit as st
 
 from app_pages._leaderboard.controls import Controls
 from app_pages._loaders import default_judge, load_heldout_lagged
+from app_pages._selection import selection
 from app_pages._widgets import notice, show_table
 from core.app import leaderboard as lb
 from core.app.persist import Lagged
 
 TOP_N = {"top 10": 10, "top 20": 20, "top 50": 50, "all": None}
-REFRESH_POLL_S = 2.0  # how often a page showing intervals from before the newest votes looks for current ones
+# How often a page showing intervals from before the newest votes looks for the current ones.  Streamlit can
+# drop a visitor's widget change that meets one of these polls on a loaded machine (1-2 changes in 20 with a
+# 0.5 s poll beside three CPU hogs, none without the poll), so a page people work with polls rarely; a
+# projector in presentation mode, which nobody touches, polls often.
+REFRESH_POLL_S = 10.0
+PRESENT_REFRESH_POLL_S = 2.0
 
 
-@st.fragment(run_every=REFRESH_POLL_S)
-def rerun_when_current(dataset: str, judge: str, tau: float | None) -> None:
+def _rerun_when_current(dataset: str, judge: str, tau: float | None) -> None:
     """While the intervals come from before the newest votes: redraw the page once the current table is in."""
     if load_heldout_lagged(dataset, judge, tau).current:
         st.rerun(scope="app")
+
+
+_poll_interactive = st.fragment(run_every=REFRESH_POLL_S)(_rerun_when_current)
+_poll_presenting = st.fragment(run_every=PRESENT_REFRESH_POLL_S)(_rerun_when_current)
+
+
+def rerun_when_current(dataset: str, judge: str, tau: float | None) -> None:
+    (_poll_presenting if selection().present else _poll_interactive)(dataset, judge, tau)
 
 
 def headline(
