@@ -184,9 +184,7 @@ def test_batch_run_killed_and_restarted_collects_its_batch_once(tmp_path):
         path = _batch_config(tmp_path, srv.url)
         cmd = [sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(path), "--dataset", "ah"]
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and srv.judge.batches.created == 0:
-            time.sleep(0.1)
+        wait_until(lambda: srv.judge.batches.created > 0, timeout=120, poll=0.1, what="the batch's creation")
         assert srv.judge.batches.created == 1
         wait_until(lambda: _batch_ids_stored(db) == 1, 120, "the batch id in the store")
         proc.kill()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -17,7 +16,7 @@ from core.app.safe_text import escape_markdown
 from core.judging.runner import RunStats
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_until
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_evaluations import demo_with_an_unrated_model
 
@@ -165,14 +164,14 @@ def test_an_evaluation_started_from_the_page_runs_in_a_worker_and_is_listed(tmp_
         next(b for b in at.button if b.label == "Start the evaluation").click().run()
         assert not at.exception and not at.error, [e.value for e in at.error]
         assert any("Started a worker process" in s.value for s in at.success)
-        deadline, listed = time.monotonic() + 120, None
-        while time.monotonic() < deadline:
+
+        def saved():  # the saved evaluations (a frame)
             with Store.open(db, read_only=True, wait_s=5) as s:
-                listed = s.evaluations("demo")
-            if len(listed):
-                break
-            time.sleep(0.5)
-    assert listed is not None and len(listed) == 1, "the worker saved its evaluation"
+                return s.evaluations("demo")
+
+        wait_until(lambda: len(saved()) > 0, timeout=120, poll=0.5, what="the worker's saved evaluation")
+        listed = saved()
+    assert len(listed) == 1, "the worker saved its evaluation"
     r = listed.iloc[0]
     assert r["model"] == new and r["judge"] == "page-judge" and r["alpha"] == 0.2 and r["status"] == "placed"
     at.run()

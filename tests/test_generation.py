@@ -18,7 +18,7 @@ from core.app.data import import_path
 from core.app.generation import load_model_toml, model_config, split_reasoning
 from core.judging.config import ConfigError
 from core.store import Store
-from tests.conftest import ROOT, admin_page
+from tests.conftest import ROOT, admin_page, wait_until
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_lmarena_releases import _frame_140k
 
@@ -211,7 +211,6 @@ def test_killed_generations_resume_to_exactly_the_planned_set(tmp_path):
 
 @pytest.mark.integration
 def test_the_admin_page_starts_a_generation_worker(tmp_path, monkeypatch):
-    import time
 
     db = _store(tmp_path)
     at = admin_page(db, monkeypatch)
@@ -222,12 +221,11 @@ def test_the_admin_page_starts_a_generation_worker(tmp_path, monkeypatch):
         next(b for b in at.button if b.label == "Start generating").click().run()
         assert not at.exception and not at.error, [e.value for e in at.error]
         assert any("generating from-page's answers" in m.value for m in at.success)
-        deadline = time.monotonic() + 90
-        gens = pd.DataFrame()
-        while time.monotonic() < deadline:
+
+        def generated() -> pd.DataFrame:
             with Store.open(db, read_only=True, wait_s=5) as s:
-                gens = s.generations_frame("arena", "from-page")
-            if len(gens) == 3:
-                break
-            time.sleep(0.5)
+                return s.generations_frame("arena", "from-page")
+
+        wait_until(lambda: len(generated()) == 3, timeout=90, poll=0.5, what="the worker's three answers")
+        gens = generated()
     assert len(gens) == 3 and (gens["status"] == "ok").all()

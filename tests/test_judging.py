@@ -489,17 +489,21 @@ def test_admin_page_is_locked_without_a_token_and_runs_with_one(tmp_path, monkey
         next(b for b in at.button if b.label == "Go").click().run()
         assert not at.exception and not at.error, [e.value for e in at.error]
         assert any("Started a worker process" in m.value for m in at.success)
-        deadline = time.monotonic() + 90
-        row = None
-        while time.monotonic() < deadline:
+
+        def page_run() -> pd.DataFrame:
             with Store.open(db, read_only=True, wait_s=5) as s:
                 runs = s.runs_frame("ah")
-            row = runs[runs["judge"] == "page-judge"]
-            if not row.empty and row["status"].iloc[0] == "done":
-                break
-            time.sleep(0.5)
+            return runs[runs["judge"] == "page-judge"]
+
+        wait_until(
+            lambda: (r := page_run()).size and r["status"].iloc[0] == "done",
+            timeout=90,
+            poll=0.5,
+            what="the page's run finishing",
+        )
+        row = page_run()
         at.run()
-    assert row is not None and not row.empty and row["status"].iloc[0] == "done"
+    assert not row.empty and row["status"].iloc[0] == "done"
     assert int(row["owner_pid"].iloc[0]) != os.getpid()  # not the server's process
     shown = next(d.value for d in at.dataframe if "judge" in d.value.columns and "cost_usd" in d.value.columns)
     r = shown[shown["judge"] == "page-judge"].iloc[0]
@@ -526,9 +530,12 @@ def test_worker_process_runs_and_cancels_keeping_what_finished(tmp_path):
         cfg2 = load_toml(_config(tmp_path, slow.url, name="bg2"))
         w2 = start_worker(db, "ah", cfg2)
         # cancel once the run has finished calls (a fixed sleep raced the worker's start on a loaded machine)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not any(re.search(r"\] [1-9]\d*/", ln) for ln in w2.log_lines()):
-            time.sleep(0.1)
+        wait_until(
+            lambda: any(re.search(r"\] [1-9]\d*/", ln) for ln in w2.log_lines()),
+            timeout=60,
+            poll=0.1,
+            what="the worker's first finished calls",
+        )
         w2.cancel()
         assert w2.wait(60) == 128 + signal.SIGTERM, w2.log_lines()
     with Store.open(db, read_only=True) as s:
