@@ -140,9 +140,9 @@ def _wait_settled(pg) -> None:
     )
 
 
-# The Leaderboard after new votes: intervals from before them, while the current table is computed in the
-# background; the page polls for it (a run_every fragment) and redraws itself once it is in.
-_LAGGED_JS = "() => !document.body.innerText.includes('The intervals are calibrated without')"
+# True unless the Leaderboard shows intervals from before the newest votes: the current table is then computed
+# in the background, and the page polls for it (a run_every fragment) and redraws itself once it is in.
+_CURRENT_JS = "() => !document.body.innerText.includes('The intervals are calibrated without')"
 
 
 def _wait_rendered(pg) -> None:
@@ -153,7 +153,7 @@ def _wait_rendered(pg) -> None:
     # change made as a poll runs can be dropped by Streamlit on a loaded machine (1-2 in 20 in a harness with a
     # bare multiselect beside a run_every fragment, none without the fragment), and a test after one that
     # voted would then find its slice or slider back where it was.
-    pg.wait_for_function(_LAGGED_JS, timeout=600_000, polling=250)
+    pg.wait_for_function(_CURRENT_JS, timeout=600_000, polling=250)
     _wait_idle(pg)
 
 

@@ -496,7 +496,7 @@ def test_admin_page_is_locked_without_a_token_and_runs_with_one(tmp_path, monkey
             return runs[runs["judge"] == "page-judge"]
 
         wait_until(
-            lambda: (r := page_run()).size and r["status"].iloc[0] == "done",
+            lambda: not (r := page_run()).empty and r["status"].iloc[0] == "done",
             timeout=90,
             poll=0.5,
             what="the page's run finishing",
