@@ -14,7 +14,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # make test's first phase: pytest-xdist workers (CI has 2 cores)
 TEST_WORKERS ?= 2
 
-.PHONY: run check test lint format demo bench tour clean-db lock help
+.PHONY: run check test lint format demo bench tour mutants clean-db lock help
 
 help:
 	@echo "make run    - install, build the demo store on first start, serve http://$(HOST):$(PORT) (HOST=0.0.0.0 to share)"
@@ -24,6 +24,7 @@ help:
 	@echo "make format - apply ruff's formatting and safe fixes"
 	@echo "make demo   - (re)build the demo store at $(DB)"
 	@echo "make bench  - run the benchmarks (prints ratios against in-run baselines)"
+	@echo "make mutants - apply each deliberate bug of scripts/mutants.py and check that its tests catch it"
 	@echo "make tour   - the README's page tour: screenshots of every page on the demo arena (docs/tour/)"
 	@echo "make lock   - resolve requirements*.txt afresh and rewrite constraints.txt (the pinned versions)"
 
@@ -93,6 +94,10 @@ tour: $(VENV)/.test $(DB)
 
 bench: $(VENV)/.test
 	$(PY) benchmarks/run_all.py
+
+# Not in CI: every deliberate bug of scripts/mutants.py, each against the tests that guard it (minutes).
+mutants: $(VENV)/.test
+	$(PY) scripts/mutants.py $(MUTANTS_ARGS)
 
 clean-db:
 	rm -f $(DB) $(DB).wal

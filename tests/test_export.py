@@ -67,3 +67,21 @@ def test_markdown_has_one_line_per_row_even_with_newlines_in_text():
     lines = export.to_markdown(df).strip().splitlines()
     assert len(lines) == 2 + len(df)
     assert lines[2] == "| two lines | 3 |"
+
+
+def test_every_export_format_redacts_a_secret_in_a_cell_or_the_context(monkeypatch):
+    # a judge's raw output or an endpoint's error can carry a key into a table cell; every file a reader
+    # downloads passes through the redaction step, whatever its format
+    key = "sk-export-7f3a9c1e5b2d4f60"
+    monkeypatch.setenv("JUDGE_API_KEY", key)
+    df = pd.DataFrame({"model": ["m1", "m2"], "note": [f"401 for key {key}", "ok"]})
+    context = {"base_url": f"https://api.example/v1?key={key}"}
+    outputs = {
+        "csv": export.to_csv(df),
+        "markdown": export.to_markdown(df, context=context),
+        "latex": export.to_latex(df, context=context),
+        "provenance": export.provenance_json(context, df, "table.csv"),
+    }
+    for name, text in outputs.items():
+        assert key not in text, name
+    assert "m1" in outputs["csv"] and "401 for key" in outputs["csv"]  # the rest of the cell is kept
