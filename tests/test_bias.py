@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -14,6 +13,7 @@ from core.simulate import DemoConfig, simulate_arena
 from core.stats import bias
 from core.stats.consistency import consistency_scores, study
 from core.store import Store
+from tests.cli import run_cli
 from tests.conftest import ROOT, admin_page, shared_path
 
 
@@ -160,12 +160,7 @@ def test_consistency_matches_the_papers_table():
 @pytest.mark.integration
 def test_consistency_cli_from_file_and_store(tmp_path):
     f, e = shared_path("judge_contests.csv"), shared_path("judge_elo.csv")
-    r = subprocess.run(
-        [sys.executable, "-m", "core", "consistency", str(f), "--elo", str(e), "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    r = run_cli("consistency", str(f), "--elo", str(e), "--json", cwd=ROOT)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert set(out) >= {"judges", "pearson_r", "elo_mae"} and len(out["judges"]) == 24
@@ -178,30 +173,8 @@ def test_consistency_cli_from_file_and_store(tmp_path):
         "first_position_ci",
     }
     db = tmp_path / "c.duckdb"
-    assert (
-        subprocess.run(
-            [sys.executable, "-m", "core", "import", "--db", str(db), "--format", "contests", str(f)], cwd=ROOT
-        ).returncode
-        == 0
-    )
-    r2 = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "core",
-            "consistency",
-            "--db",
-            str(db),
-            "--dataset",
-            "judge_contests",
-            "--elo",
-            str(e),
-            "--json",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    assert run_cli("import", "--db", str(db), "--format", "contests", str(f), cwd=ROOT).returncode == 0
+    r2 = run_cli("consistency", "--db", str(db), "--dataset", "judge_contests", "--elo", str(e), "--json", cwd=ROOT)
     assert r2.returncode == 0, r2.stderr
     assert json.loads(r2.stdout)["pearson_r"] == pytest.approx(out["pearson_r"])
 
@@ -222,24 +195,7 @@ def test_self_preference_on_elo_and_the_bias_cli(store, tmp_path):
     db = tmp_path / "demo.duckdb"
     with Store.open(db) as s:
         s.write_dataset(simulate_arena(0, DemoConfig.small()))
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "core",
-            "bias",
-            "--db",
-            str(db),
-            "--dataset",
-            "demo",
-            "--judge",
-            "judge-verbose",
-            "--json",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    r = run_cli("bias", "--db", str(db), "--dataset", "demo", "--judge", "judge-verbose", "--json", cwd=ROOT)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert set(d) >= {"position", "verbosity", "self_preference", "style", "echo", "echo_intervention"}
@@ -312,12 +268,7 @@ def test_a_judges_family_is_read_from_its_annotator_and_can_be_given(tmp_path):
     assert len(sp) == 1 and "family: openai" in sp[0] and "two judges" in sp[0]
 
     def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "core", "judge-family", "--db", str(db), *args],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        )
+        return run_cli("judge-family", "--db", str(db), *args, cwd=ROOT)
 
     for bad in (["--judge", judge, "--family", "Open AI"], ["--judge", "nobody", "--family", "openai"]):
         out = cli(*bad)

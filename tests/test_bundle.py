@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 import zipfile
 
 import numpy as np
@@ -22,14 +20,15 @@ from core.app.leaderboard import ratings
 from core.app.report import report_html
 from core.ingest import IngestError
 from core.store import Store
+from tests.cli import CliResult, run_cli
 from tests.conftest import ROOT
 
 # multi-process or Streamlit AppTest throughout: the integration tier (pytest.ini)
 pytestmark = pytest.mark.integration
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+def _cli(*args: str) -> CliResult:
+    return run_cli(*args, cwd=ROOT)
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -15,6 +13,7 @@ from core.app import Unavailable
 from core.app import leaderboard as lb
 from core.domain import DatasetTables
 from core.store import Store
+from tests.cli import run_cli
 from tests.conftest import ROOT
 
 MODELS = ["m0", "m1", "m2", "m3"]
@@ -85,12 +84,12 @@ def test_one_turn_only_has_no_per_turn_view(tmp_path):
 
 @pytest.mark.integration
 def test_cli_turn_filter(store):
-    cmd = [sys.executable, "-m", "core", "leaderboard", "--db", str(store), "--dataset", "both"]
-    out = subprocess.run([*cmd, "--method", "human", "--turn", "2", "--json"], cwd=ROOT, capture_output=True, text=True)
+    cmd = ["leaderboard", "--db", str(store), "--dataset", "both"]
+    out = run_cli(*cmd, "--method", "human", "--turn", "2", "--json", cwd=ROOT)
     assert out.returncode == 0, out.stderr
     ranked = [r["model"] for r in json.loads(out.stdout)["models"]]
     assert ranked == MODELS  # best first: m0 is the strongest at turn 2
-    bad = subprocess.run([*cmd, "--method", "online-elo", "--turn", "2"], cwd=ROOT, capture_output=True, text=True)
+    bad = run_cli(*cmd, "--method", "online-elo", "--turn", "2", cwd=ROOT)
     assert bad.returncode == 2 and "per-turn" in bad.stderr
 
 

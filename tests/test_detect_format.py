@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
 
 from core.ingest import IngestError, formats
 from core.ingest.detect import detect
+from tests.cli import run_cli
 from tests.conftest import ROOT, shared_path
 
 
@@ -59,15 +58,11 @@ def test_the_cli_imports_with_auto_by_default_and_refuses_an_unknown_layout(tmp_
     good = tmp_path / "b.jsonl"
     good.write_text(json.dumps({"model_a": "x", "model_b": "y", "winner": "tie"}) + "\n")
     db = tmp_path / "s.duckdb"
-    ok = subprocess.run(
-        [sys.executable, "-m", "core", "import", "--db", str(db), str(good)], cwd=ROOT, capture_output=True, text=True
-    )
+    ok = run_cli("import", "--db", str(db), str(good), cwd=ROOT)
     assert ok.returncode == 0, ok.stderr
     assert "1 battles, 1 votes" in ok.stdout
     bad = tmp_path / "x.csv"
     bad.write_text("a,b\n1,2\n")
     other = tmp_path / "t.duckdb"
-    run = subprocess.run(
-        [sys.executable, "-m", "core", "import", "--db", str(other), str(bad)], cwd=ROOT, capture_output=True, text=True
-    )
+    run = run_cli("import", "--db", str(other), str(bad), cwd=ROOT)
     assert run.returncode == 2 and "no known layout matches" in run.stderr and not other.exists()

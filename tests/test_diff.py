@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +14,7 @@ from core.app.diff import diff_json, diff_tables
 from core.domain import DatasetTables
 from core.simulate import DemoConfig, simulate_arena
 from core.stats.diff import MOVED_UP, NO_CHANGE, holm, snapshot_diff
+from tests.cli import CliResult, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = {"rows", "added", "removed", "alpha", "method", "n_votes_old", "n_votes_new", "n_shared", "anchors"}
@@ -161,8 +160,8 @@ def test_judge_hard_labels() -> None:
     assert len(res.rows) == 12
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "core", *args], capture_output=True, text=True, cwd=ROOT, timeout=300)
+def _cli(*args: str) -> CliResult:
+    return run_cli(*args, cwd=ROOT)
 
 
 @pytest.mark.integration

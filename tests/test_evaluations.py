@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -18,6 +16,7 @@ from core.app.newmodel import BattlePlan, Standing
 from core.judging.runner import RunStats
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
+from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_judging import _config as _judge_config
@@ -86,16 +85,16 @@ def test_the_evaluations_command_lists_them(evaluated):
     db, new, ev = evaluated
     st = ev.standing
     assert isinstance(st, Standing)
-    cmd = [sys.executable, "-m", "core", "evaluations", "--db", str(db)]
-    out = subprocess.run([*cmd, "--dataset", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    cmd = ["evaluations", "--db", str(db)]
+    out = run_cli(*cmd, "--dataset", "demo", cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert f"evaluation {ev.evaluation_id} " in out.stdout and f"{new} on demo, judge eval-judge" in out.stdout
     assert f"interval {st.lower:.0f}–{st.upper:.0f}" in out.stdout and f"human Elo {st.predicted:.0f}" in out.stdout
-    js = subprocess.run([*cmd, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    js = run_cli(*cmd, "--json", cwd=ROOT)
     assert js.returncode == 0, js.stderr
     [rec] = json.loads(js.stdout)
     assert rec["predicted"] == st.predicted and rec["status"] == "placed"
-    bad = subprocess.run([*cmd, "--dataset", "nope"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    bad = run_cli(*cmd, "--dataset", "nope", cwd=ROOT)
     assert bad.returncode == 2 and "no dataset named 'nope'" in bad.stderr
 
 

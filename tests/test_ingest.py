@@ -6,8 +6,6 @@ import csv
 import io
 import json
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -21,6 +19,7 @@ from core.domain import preference_to_target
 from core.ingest import IngestError
 from core.store import SCHEMA_VERSION, Store
 from core.text import style_counts
+from tests.cli import CliResult, run_cli
 from tests.conftest import ROOT, shared_path
 
 SOFTELO_HEADER = "row_id,model_a,model_b,human_pref,judge_pref,scores_a,scores_b,meta_lang\n"
@@ -276,7 +275,7 @@ def _corrupt_and_import(tmp_path, store_with_data, kind: str, row: int, cut: flo
 
 # ------------------------------------------------------------------- CLI
 def _cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "core", *args], cwd=cwd, capture_output=True, text=True)
+    return run_cli(*args, cwd=cwd)
 
 
 @pytest.mark.integration
@@ -358,8 +357,8 @@ def test_dataset_names_are_validated_and_a_known_file_under_a_new_name_says_wher
     src.write_text("model_a,model_b,winner\nx,y,model_a\ny,z,model_b\nx,z,tie\n")
     db = tmp_path / "s.duckdb"
 
-    def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, capture_output=True, text=True)
+    def cli(*args: str) -> CliResult:
+        return run_cli(*args, cwd=ROOT)
 
     for bad in ("../../etc/passwd", "x" * 5000, " padded", "a\\b"):
         run = cli("import", "--db", str(db), str(src), "--dataset", bad)

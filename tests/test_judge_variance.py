@@ -7,13 +7,11 @@ with probability 1 − (1 − p)^(k+1) − p^(k+1) (ties, which a swap leaves al
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from core.app.judging import judge_variance_of
 from core.store import Store
+from tests.cli import CliResult, run_cli
 from tests.conftest import ROOT
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_judging import _config, _store
@@ -22,9 +20,9 @@ from tests.test_judging import _config, _store
 pytestmark = pytest.mark.integration
 
 
-def _judge(db, cfg, *extra: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "core", "judge", "--db", str(db), "--config", str(cfg), "--dataset", "ah", *extra]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+def _judge(db, cfg, *extra: str) -> CliResult:
+    cmd = ["judge", "--db", str(db), "--config", str(cfg), "--dataset", "ah", *extra]
+    return run_cli(*cmd, cwd=ROOT)
 
 
 @pytest.mark.parametrize(("noise", "lo", "hi"), [(0.0, 0.0, 0.0), (0.3, 0.40, 0.80)])

@@ -18,6 +18,7 @@ from core.app.data import import_path
 from core.ingest import IngestError, load
 from core.ingest.detect import detect
 from core.store import Store
+from tests.cli import run_cli
 from tests.conftest import ROOT
 
 QUESTIONS = {81: ("Write a blog post about Hawaii.", "Rewrite it in one line."), 82: ("Draft an email.", "Shorter.")}
@@ -81,12 +82,7 @@ def _write(path, rows):
 
 
 def _cli(db, path, *extra):
-    return subprocess.run(
-        [sys.executable, "-m", "core", "import", "--db", str(db), str(path), "--format", "auto", *extra],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    return run_cli("import", "--db", str(db), str(path), "--format", "auto", *extra, cwd=ROOT)
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".jsonl", ".csv"])
@@ -224,24 +220,7 @@ def test_fastchat_list_judges_are_model_judgments_with_their_prompt(tmp_path):
 def test_the_human_leaderboard_counts_battles_and_votes_apart(tmp_path):
     db = tmp_path / "s.duckdb"
     assert _cli(db, _write(tmp_path / "human.jsonl", HUMAN), "--dataset", "mt").returncode == 0
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "core",
-            "leaderboard",
-            "--db",
-            str(db),
-            "--dataset",
-            "mt",
-            "--method",
-            "human",
-            "--json",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    done = run_cli("leaderboard", "--db", str(db), "--dataset", "mt", "--method", "human", "--json", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     # 7 votes on 4 battles (the first battle has three votes); was n_battles = 7
@@ -251,12 +230,7 @@ def test_the_human_leaderboard_counts_battles_and_votes_apart(tmp_path):
     assert per["alpaca-13b"] == (3, 6)
     assert per["gpt-3.5-turbo"] == (2, 4)
     assert per["claude-v1"] == (2, 3) and per["vicuna-13b-v1.2"] == (1, 1)
-    text = subprocess.run(
-        [sys.executable, "-m", "core", "leaderboard", "--db", str(db), "--dataset", "mt", "--method", "human"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    text = run_cli("leaderboard", "--db", str(db), "--dataset", "mt", "--method", "human", cwd=ROOT)
     assert "(4 battles, 7 votes)" in text.stdout
 
 
@@ -264,12 +238,7 @@ def test_the_human_leaderboard_counts_battles_and_votes_apart(tmp_path):
 def test_judge_human_agreement_under_the_mt_bench_papers_two_setups(tmp_path):
     db = tmp_path / "s.duckdb"
     assert _cli(db, _write(tmp_path / "both.jsonl", HUMAN + GPT4), "--dataset", "mt").returncode == 0
-    done = subprocess.run(
-        [sys.executable, "-m", "core", "agreement", "--db", str(db), "--dataset", "mt", "--judge", "gpt-4", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    done = run_cli("agreement", "--db", str(db), "--dataset", "mt", "--judge", "gpt-4", "--json", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     # By hand, battle by battle (battle terms; GPT-4's label / the human votes):
@@ -373,9 +342,7 @@ def test_info_counts_questions_not_per_turn_prompts(tmp_path):
     rows = HUMAN + GPT4
     questions = {r["question_id"] for r in rows}
     per_turn = {(r["question_id"], r["turn"]) for r in rows}  # one stored prompt per question and turn judged
-    out = subprocess.run(
-        [sys.executable, "-m", "core", "info", "--db", str(db)], cwd=ROOT, capture_output=True, text=True
-    )
+    out = run_cli("info", "--db", str(db), cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert len(per_turn) > len(questions)
     assert f"{len(questions)} questions ({len(per_turn)} prompts: one per turn)" in out.stdout

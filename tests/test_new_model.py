@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +12,7 @@ from core.app.newmodel import plan_battles, standing
 from core.app.safe_text import escape_markdown
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
+from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.fake_openai_server import FakeJudge, FakeServer
 from tests.test_generation import _config as _model_config
@@ -91,11 +89,11 @@ def test_standing_reads_the_leaderboards_interval_for_a_model_without_votes(demo
 @pytest.mark.integration
 def test_standing_cli(demo_without_one_models_votes):
     db, new, judge = demo_without_one_models_votes
-    cmd = [sys.executable, "-m", "core", "standing", "--db", str(db), "--dataset", "demo", "--judge", judge]
-    out = subprocess.run([*cmd, "--model", new], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    cmd = ["standing", "--db", str(db), "--dataset", "demo", "--judge", judge]
+    out = run_cli(*cmd, "--model", new, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith(f"{new}: predicted human Elo") and "90% conformal interval" in out.stdout
-    bad = subprocess.run([*cmd, "--model", "nobody"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    bad = run_cli(*cmd, "--model", "nobody", cwd=ROOT)
     assert bad.returncode == 2 and "no battles judged" in bad.stderr
 
 
@@ -107,11 +105,11 @@ def test_evaluate_runs_the_whole_loop_and_is_honest_about_what_it_can_say(tmp_pa
     with FakeServer(FakeJudge(latency_ms=5)) as srv:
         model_cfg = _model_config(tmp_path, srv.url)
         judge_cfg = _judge_config(tmp_path, srv.url, name="eval-judge")
-        cmd = [sys.executable, "-m", "core", "evaluate", "--db", str(db), "--dataset", "arena", "--model", "newcomer"]
+        cmd = ["evaluate", "--db", str(db), "--dataset", "arena", "--model", "newcomer"]
         cmd += ["--config", str(model_cfg), "--judge", str(judge_cfg), "--budget", "8", "--anchors", "2"]
-        out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        out = run_cli(*cmd, cwd=ROOT)
         assert out.returncode == 0, out.stderr
-        again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        again = run_cli(*cmd, cwd=ROOT)
         assert again.returncode == 0, again.stderr
     assert "answers: 3 generated" in out.stderr and "battles against 2 anchors" in out.stdout
     with Store.open(db, read_only=True) as s:

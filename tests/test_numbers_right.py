@@ -11,6 +11,7 @@ from core import charts
 from core.app.leaderboard import chart_input, display_table, export_table, leaderboard_view, rank_change, view_for
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
+from tests.cli import run_cli
 
 
 def _view_with_wide_human_intervals():
@@ -131,22 +132,16 @@ def _softelo_csv_without_gaps(path, n_models=12, n_battles=600, seed=3):
 @pytest.mark.integration
 def test_heldout_without_a_fittable_tau_keeps_hard_elo_and_says_why_soft_is_missing(tmp_path):
     import json
-    import subprocess
-    import sys
 
     f = _softelo_csv_without_gaps(tmp_path / "flat.csv")
-    done = subprocess.run(
-        [sys.executable, "-m", "core", "heldout", str(f), "--json"], capture_output=True, text=True, timeout=300
-    )
+    done = run_cli("heldout", str(f), "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["tau"]["full"] is None and out["tau"]["heldout_mean"] is None and out["tau"]["reason"]
     hard = out["methods"]["hard"]
     assert hard["n_models"] == 12 and np.isfinite(hard["mae"])
     assert out["methods"]["soft"]["n_models"] == 0 and out["methods"]["soft"]["undefined"].startswith("τ undefined")
-    text = subprocess.run(
-        [sys.executable, "-m", "core", "heldout", str(f)], capture_output=True, text=True, timeout=300
-    )
+    text = run_cli("heldout", str(f))
     assert text.returncode == 0 and "soft     undefined: τ undefined" in text.stdout
     assert "nan" not in text.stdout.lower()
 
@@ -275,8 +270,6 @@ def _perfect_record_arena():
 @pytest.mark.integration
 def test_a_perfect_record_is_never_the_headline_nor_ranked_by_the_penalty(tmp_path):
     import json
-    import subprocess
-    import sys
 
     db = tmp_path / "pr.duckdb"
     with Store.open(db) as s:
@@ -297,23 +290,7 @@ def test_a_perfect_record_is_never_the_headline_nor_ranked_by_the_penalty(tmp_pa
     exported = export_table(view).set_index("model").loc["lucky"]
     assert exported["human Elo note"] == "undefined: won all its 1 battle" and pd.isna(exported["human Elo"])
     # the CLI's JSON carries the reason per model, and no number
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "core",
-            "leaderboard",
-            "--db",
-            str(db),
-            "--dataset",
-            "pr",
-            "--method",
-            "human",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    done = run_cli("leaderboard", "--db", str(db), "--dataset", "pr", "--method", "human", "--json")
     assert done.returncode == 0, done.stderr
     rec = {r["model"]: r for r in json.loads(done.stdout)["models"]}
     assert rec["lucky"]["elo"] is None and rec["lucky"]["rank"] is None
@@ -340,11 +317,7 @@ def test_a_perfect_record_is_never_the_headline_nor_ranked_by_the_penalty(tmp_pa
     mle_elo = np.concatenate([[0.0], mle]) * 400 / np.log(10)
     shown = np.array([rec[m]["elo"] for m in names]) - rec[names[0]]["elo"]
     np.testing.assert_allclose(shown, mle_elo, atol=0.05)
-    text = subprocess.run(
-        [sys.executable, "-m", "core", "leaderboard", "--db", str(db), "--dataset", "pr", "--method", "human"],
-        capture_output=True,
-        text=True,
-    )
+    text = run_cli("leaderboard", "--db", str(db), "--dataset", "pr", "--method", "human")
     assert text.returncode == 0, text.stderr
     assert "as bounds" not in text.stdout + text.stderr
     first_row = next(line for line in text.stdout.splitlines() if line.strip()[:1].isdigit())

@@ -7,8 +7,6 @@ cases use small files written here from the documented fields.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -19,6 +17,7 @@ from core.app.data import import_path
 from core.app.leaderboard import ratings, view_for
 from core.ingest import IngestError, load
 from core.store import Store
+from tests.cli import run_cli
 from tests.conftest import ROOT, shared_path
 from tests.test_app import APP
 
@@ -163,12 +162,7 @@ def test_a_verdict_for_an_unknown_battle_is_refused_and_nothing_is_written(tmp_p
         {"judge-x": [{"idx": 0, "x_result": "1", "x_reason": "r"}, {"idx": 7, "x_result": "2"}]},
     )
     db = tmp_path / "s.duckdb"
-    run = subprocess.run(
-        [sys.executable, "-m", "core", "import", "--db", str(db), "--format", "pandalm", str(root)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    run = run_cli("import", "--db", str(db), "--format", "pandalm", str(root), cwd=ROOT)
     assert run.returncode == 2 and "judge-x-testset-v1.json, row 2, field 'idx'" in run.stderr
     assert not db.exists()  # a rejected import creates nothing
 

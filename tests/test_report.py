@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 import re
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -15,6 +13,7 @@ from core.app.leaderboard import export_table, view_for
 from core.app.report import report_context, report_html
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
+from tests.cli import run_cli
 from tests.conftest import ROOT
 
 
@@ -29,28 +28,21 @@ def demo_db(tmp_path_factory):
 @pytest.mark.integration
 def test_cli_report_is_self_contained_and_carries_its_provenance(demo_db, tmp_path):
     out = tmp_path / "report.html"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "core",
-            "report",
-            "--db",
-            str(demo_db),
-            "--dataset",
-            "demo",
-            "--judge",
-            "judge-strong",
-            "--tau",
-            "1.2",
-            "--alpha",
-            "0.2",
-            "--out",
-            str(out),
-        ],
+    done = run_cli(
+        "report",
+        "--db",
+        str(demo_db),
+        "--dataset",
+        "demo",
+        "--judge",
+        "judge-strong",
+        "--tau",
+        "1.2",
+        "--alpha",
+        "0.2",
+        "--out",
+        str(out),
         cwd=ROOT,
-        capture_output=True,
-        text=True,
     )
     assert done.returncode == 0, done.stderr
     html = out.read_text()
@@ -82,12 +74,7 @@ def test_cli_report_rejects_bad_arguments_without_writing(demo_db, tmp_path):
         (["--out", str(tmp_path / "r.html"), "--tau", "-1"], "--tau must be positive"),
         (["--out", str(tmp_path / "r.html"), "--alpha", "1.5"], "α must be in (0, 1)"),
     ):
-        done = subprocess.run(
-            [sys.executable, "-m", "core", "report", "--db", str(demo_db), "--dataset", "demo", *args],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        )
+        done = run_cli("report", "--db", str(demo_db), "--dataset", "demo", *args, cwd=ROOT)
         assert done.returncode == 2 and message in done.stderr, (args, done.stderr)
     assert not list(tmp_path.iterdir())
 

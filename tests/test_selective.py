@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from fractions import Fraction
 
 import numpy as np
@@ -18,6 +16,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from core.stats import selective
+from tests.cli import run_cli
 from tests.conftest import ROOT, shared_path
 
 ALL = ("scope", "ltt", "naive", "heuristic", "vanilla")
@@ -383,13 +382,7 @@ def test_softelo_sample_curves(tmp_path):
     assert human_decisive.sum() == 639  # τ is fitted on these (METHODS §2)
     both_decisive = human_decisive & (raw["judge_pref"] != 0.5)
     assert both_decisive.sum() == 489  # the instances: the judge made an A/B call
-    r = subprocess.run(
-        [sys.executable, "-m", "core", "scope", str(path), "--splits", "300", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = run_cli("scope", str(path), "--splits", "300", "--json", cwd=ROOT)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert set(out) == {"alphas", "n_instances", "methods", "uncertainty", "seconds"}

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -15,6 +13,7 @@ from core.domain import ELO_PER_LOGIT
 from core.simulate import JUDGES, DemoConfig, rejudge_with_echo, simulate_arena
 from core.store import Store
 from core.text import detect_echo, style_counts
+from tests.cli import run_cli
 from tests.conftest import ROOT
 
 
@@ -140,19 +139,11 @@ def test_echo_intervention_on_the_simulated_judge():
 @pytest.mark.integration
 def test_cli_builds_the_demo(tmp_path):
     db = tmp_path / "demo.duckdb"
-    r = subprocess.run(
-        [sys.executable, "-m", "core", "simulate", "--db", str(db), "--small"], cwd=ROOT, capture_output=True, text=True
-    )
+    r = run_cli("simulate", "--db", str(db), "--small", cwd=ROOT)
     assert r.returncode == 0, r.stderr
-    info = json.loads(
-        subprocess.run(
-            [sys.executable, "-m", "core", "info", "--db", str(db), "--json"], cwd=ROOT, capture_output=True, text=True
-        ).stdout
-    )
+    info = json.loads(run_cli("info", "--db", str(db), "--json", cwd=ROOT).stdout)
     assert info["datasets"][0]["name"] == "demo" and info["datasets"][0]["n_battles"] == 4000
-    again = subprocess.run(
-        [sys.executable, "-m", "core", "simulate", "--db", str(db), "--small"], cwd=ROOT, capture_output=True, text=True
-    )
+    again = run_cli("simulate", "--db", str(db), "--small", cwd=ROOT)
     assert again.returncode == 2 and "--replace" in again.stderr
 
 

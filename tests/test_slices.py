@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -22,11 +20,12 @@ from core.ingest import load
 from core.simulate import DemoConfig, simulate_arena
 from core.stats.bt import ratings_from_pairs
 from core.store import Store
+from tests.cli import CliResult, run_cli
 from tests.conftest import ROOT, shared_path
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, capture_output=True, text=True)
+def _cli(*args: str) -> CliResult:
+    return run_cli(*args, cwd=ROOT)
 
 
 @pytest.fixture(scope="module")

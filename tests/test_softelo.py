@@ -15,6 +15,7 @@ from core.domain import ELO_PER_LOGIT
 from core.stats.calibration import fit_tau, gap_agreement, reliability, reliability_from_confidence
 from core.stats.conformal import conformal_quantile, deploy, evaluate_splits, min_pool
 from core.stats.heldout import LAMBDA, Predictor, leave_one_model_out, solve_target
+from tests.cli import run_cli
 from tests.conftest import shared_path
 
 
@@ -289,18 +290,11 @@ def test_judge_ensemble_is_one_more_method():
 @pytest.mark.integration
 def test_heldout_cli_labels_the_pool_behind_qhat_and_the_splits_behind_coverage():
     import json
-    import subprocess
-    import sys
 
     from tests.conftest import ROOT
 
     path = shared_path("softelo_sample_annotations.csv")
-    done = subprocess.run(
-        [sys.executable, "-m", "core", "heldout", str(path), "--alpha", "0.2", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    done = run_cli("heldout", str(path), "--alpha", "0.2", "--json", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     conf = json.loads(done.stdout)["methods"]["soft"]["conformal"]
     assert conf["n_models_for_qhat"] == 14 and conf["qhat_all_models"] is not None  # all 14 held-out models

@@ -10,6 +10,7 @@ import pytest
 
 from core.app.judging import covers, runs
 from core.store import Store
+from tests.cli import run_cli
 from tests.conftest import ROOT, admin_page
 from tests.test_judging import _store
 
@@ -82,9 +83,7 @@ def test_which_definitions_cover_which(later, earlier, expected):
 @pytest.mark.integration
 def test_the_runs_command_says_superseded(tmp_path):
     db, paused, *_ = _runs_store(tmp_path)
-    out = subprocess.run(
-        [sys.executable, "-m", "core", "runs", "--db", str(db)], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    out = run_cli("runs", "--db", str(db), cwd=ROOT)
     assert out.returncode == 0, out.stderr
     line = next(x for x in out.stdout.splitlines() if x.startswith(f"run {paused} "))
     assert ": superseded;" in line and "run the same command to resume" not in line

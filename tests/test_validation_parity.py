@@ -15,8 +15,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -26,11 +24,12 @@ import pytest
 from core.app.data import import_path
 from core.ingest import IngestError, bulk_plan, load
 from core.store import Store
+from tests.cli import CliResult, run_cli
 from tests.conftest import ROOT
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+def _cli(*args: str) -> CliResult:
+    return run_cli(*args, cwd=ROOT)
 
 
 def _counts(db: Path) -> dict:
