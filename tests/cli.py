@@ -24,7 +24,6 @@ class CliResult:
     returncode: int
     stdout: str
     stderr: str
-    args: tuple[str, ...] = ()
 
 
 @contextlib.contextmanager
@@ -61,14 +60,7 @@ def run_cli(
             code = main(argv)
         except SystemExit as exc:  # argparse: --help (0) and usage errors (2)
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return CliResult(int(code), out.getvalue(), err.getvalue(), tuple(argv))
+    return CliResult(int(code), out.getvalue(), err.getvalue())
 
 
-def cli_ok(*args: str | os.PathLike, **kwargs: object) -> str:
-    """:func:`run_cli` that must exit 0; its standard output."""
-    res = run_cli(*args, **kwargs)  # type: ignore[arg-type]
-    assert res.returncode == 0, f"{' '.join(res.args)} exited {res.returncode}: {res.stderr}"
-    return res.stdout
-
-
-__all__ = ["CliResult", "cli_ok", "run_cli"]
+__all__ = ["CliResult", "run_cli"]
