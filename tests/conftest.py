@@ -78,3 +78,54 @@ def admin_page(db: Path, monkeypatch: pytest.MonkeyPatch, token: str = ADMIN_TOK
     at.run()
     at.text_input(key="admin_token_input").set_value(token).run()
     return at
+
+
+# ---- fixture stores (tests/stores.py): built and precomputed once per code version, copied per worker ----
+
+
+@pytest.fixture(scope="session")
+def _worker_stores(tmp_path_factory: pytest.TempPathFactory):
+    """``get(name)``: this worker's one copy of fixture store ``name``; after the session, checks that no test
+    wrote data into a copy that every test of the worker reads."""
+    from tests import stores
+
+    copies: dict[str, tuple[Path, tuple]] = {}
+
+    def get(name: str) -> Path:
+        if name not in copies:
+            path = stores.fresh_copy(name, tmp_path_factory.mktemp(f"shared-{name}"))
+            copies[name] = (path, stores.data_stamp(path))
+        return copies[name][0]
+
+    yield get
+    moved = sorted(name for name, (path, stamp) in copies.items() if stores.data_stamp(path) != stamp)
+    assert not moved, (
+        f"a test wrote data into the shared fixture store(s) {moved}: a test that writes takes its own copy "
+        "(tests.stores.fresh_copy, or the demo_copy fixture)"
+    )
+
+
+@pytest.fixture(scope="session")
+def demo_store(_worker_stores) -> Path:
+    """The small demo arena, precomputed: shared by this worker's tests, which only read it."""
+    return _worker_stores("demo")
+
+
+@pytest.fixture(scope="session")
+def demo_raw_store(_worker_stores) -> Path:
+    """The small demo arena with nothing precomputed (pages compute, then persist, what they show)."""
+    return _worker_stores("demo-raw")
+
+
+@pytest.fixture(scope="session")
+def walk_store(_worker_stores) -> Path:
+    """The small demo, the real PandaLM test set and a real AlpacaEval tree ("ae"), precomputed."""
+    return _worker_stores("walk")
+
+
+@pytest.fixture
+def demo_copy(tmp_path: Path) -> Path:
+    """A test's own copy of the precomputed small demo, to write into."""
+    from tests import stores
+
+    return stores.fresh_copy("demo", tmp_path / "own")

@@ -26,11 +26,8 @@ PAGES = [str(pages()[key].path) for key in viewer_pages()]  # Vote and Admin: th
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("app") / "demo.duckdb"
-    with Store.open(path) as s:
-        s.write_dataset(simulate_arena(0, DemoConfig.small()))
-    return str(path)
+def demo_db(demo_store):
+    return str(demo_store)
 
 
 @pytest.fixture(scope="module")

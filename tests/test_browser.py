@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT, viewer_pages
 
@@ -77,11 +76,8 @@ def _start_streamlit(
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory) -> Path:
-    db = tmp_path_factory.mktemp("browser") / "demo.duckdb"
-    with Store.open(db) as s:
-        s.write_dataset(simulate_arena(0, DemoConfig.small()))
-    return db
+def demo_db(demo_store) -> Path:
+    return demo_store
 
 
 @pytest.fixture(scope="module")

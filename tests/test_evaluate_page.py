@@ -14,7 +14,6 @@ from core.app.leaderboard import human_ratings
 from core.app.newmodel import BattlePlan, Standing, plan_battles, standing
 from core.app.safe_text import escape_markdown
 from core.judging.runner import RunStats
-from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT, wait_until
 from tests.fake_openai_server import FakeJudge, FakeServer
@@ -44,11 +43,8 @@ def _page(db, monkeypatch, token: str | None = None) -> AppTest:
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("evalpage") / "demo.duckdb"
-    with Store.open(db) as s:
-        s.write_dataset(simulate_arena(0, DemoConfig.small()))
-    return db
+def demo_db(demo_store):
+    return demo_store
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ from core.app import Unavailable
 from core.app import leaderboard as lb
 from core.domain import Ratings, ranked, theta_to_elo
 from core.methods import RATING_METHODS, TARGETS, RatingMethod, method_heading
-from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT
 
@@ -48,11 +47,8 @@ TINY = RatingMethod("tiny", "Tiny-Elo", "#117733", "votes", "tests.test_method_r
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory) -> str:
-    path = tmp_path_factory.mktemp("methods") / "demo.duckdb"
-    with Store.open(path) as s:
-        s.write_dataset(simulate_arena(0, DemoConfig.small()))
-    return str(path)
+def demo_db(demo_raw_store) -> str:
+    return str(demo_raw_store)
 
 
 @pytest.fixture

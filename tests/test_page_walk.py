@@ -23,9 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from core.simulate import DemoConfig, simulate_arena
-from core.store import Store
-from tests.conftest import ROOT, shared_path, viewer_pages, wait_until
+from tests.conftest import ROOT, viewer_pages, wait_until
 from tests.test_browser import _start_app
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -85,18 +83,9 @@ CONTRADICTIONS: list[tuple[str, str, str]] = [
 
 
 @pytest.fixture(scope="module")
-def walk_db(tmp_path_factory) -> Path:
+def walk_db(walk_store) -> Path:
     """One store, three datasets: the small demo, the real PandaLM test set and a real AlpacaEval tree."""
-    from core.app.data import import_path
-
-    pandalm = shared_path("pandalm_testset_v1")
-    alpaca = shared_path("alpaca_eval_more") / "results"
-    db = tmp_path_factory.mktemp("walk") / "walk.duckdb"
-    with Store.open(db) as s:
-        s.write_dataset(simulate_arena(0, DemoConfig.small()))
-        import_path(s, pandalm, "pandalm", dataset="pandalm")
-        import_path(s, alpaca, "alpaca-eval", dataset="ae", annotator=AE_ANNOTATOR)
-    return db
+    return walk_store
 
 
 @pytest.fixture(scope="module")

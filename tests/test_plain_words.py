@@ -21,7 +21,6 @@ from streamlit.testing.v1 import AppTest
 
 from core.app import display
 from core.app.data import import_path
-from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from core.store.errors import lock_message
 from tests.conftest import ROOT, shared_path
@@ -113,11 +112,8 @@ RAW = [re.compile(rf"(?<![\w.-]){re.escape(raw)}(?![\w-])") for raw in RAW_IDENT
 
 # ------------------------------------------------------------------ stores
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("plain") / "demo.duckdb"
-    with Store.open(path) as s:
-        s.write_dataset(simulate_arena(0, DemoConfig.small()))
-    return str(path)
+def demo_db(demo_store):
+    return str(demo_store)
 
 
 @pytest.fixture(scope="module")

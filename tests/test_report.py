@@ -11,18 +11,14 @@ import pytest
 from core.app import export
 from core.app.leaderboard import export_table, view_for
 from core.app.report import report_context, report_html
-from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.cli import run_cli
 from tests.conftest import ROOT
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("report") / "demo.duckdb"
-    with Store.open(path) as s:
-        s.write_dataset(simulate_arena(0, DemoConfig.small()))
-    return path
+def demo_db(demo_store):
+    return demo_store
 
 
 @pytest.mark.integration

@@ -37,11 +37,8 @@ needs_chromium = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("document") / "demo.duckdb"
-    with Store.open(path) as s:
-        s.write_dataset(simulate_arena(0, DemoConfig.small()))
-    return path
+def demo_db(demo_store) -> Path:
+    return demo_store
 
 
 @pytest.fixture(scope="module")

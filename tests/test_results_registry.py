@@ -12,7 +12,6 @@ import pytest
 
 from core.app import precompute, results
 from core.app.persist import Stamps
-from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT
 
@@ -20,11 +19,8 @@ JUDGE, OTHER = "judge-strong", "judge-verbose"
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("results") / "demo.duckdb"
-    with Store.open(db) as s:
-        s.write_dataset(simulate_arena(0, DemoConfig.small()))
-    return db
+def demo_db(demo_raw_store):
+    return demo_raw_store
 
 
 def _args(r: results.Result, judge: str | None) -> tuple:
