@@ -142,15 +142,20 @@ def built(name: str) -> Path:
                 progress = precompute.run(building, workers=precompute.default_workers())
                 assert not progress.error and not progress.failed, (name, progress.error, progress.failed)
             _checkpointed(building)
+            if recipe.precompute:  # the finished run's progress, as a server finds it beside a computed store
+                os.replace(_progress_of(building), _progress_of(path))
             os.replace(building, path)
             shutil.rmtree(building.parent, ignore_errors=True)
     return path
 
 
 def _prune_other_keys(current: Path) -> None:
-    """Remove the stores of other code versions (each session's code has one key)."""
+    """Remove the stores of other code versions untouched for an hour (a session of older code may still be
+    building or copying one)."""
+    import time
+
     for other in CACHE.iterdir():
-        if other.is_dir() and other != current:
+        if other.is_dir() and other != current and time.time() - other.stat().st_mtime > 3600:
             shutil.rmtree(other, ignore_errors=True)
 
 
@@ -164,11 +169,18 @@ def _checkpointed(path: Path) -> None:
     assert not Path(f"{path}.wal").exists(), path
 
 
+def _progress_of(db: Path) -> Path:
+    return Path(f"{db}.precompute.json")  # core.app.precompute.progress_path
+
+
 def fresh_copy(name: str, directory: Path) -> Path:
-    """A copy of store ``name`` in ``directory``, the caller's own to write."""
+    """A copy of store ``name`` in ``directory``, the caller's own to write (with its precompute's progress
+    file, so that a server started on it finds it computed for its data and starts no precompute)."""
     directory.mkdir(parents=True, exist_ok=True)
-    dst = directory / f"{name}.duckdb"
-    shutil.copyfile(built(name), dst)
+    src, dst = built(name), directory / f"{name}.duckdb"
+    shutil.copyfile(src, dst)
+    if _progress_of(src).exists():
+        shutil.copyfile(_progress_of(src), _progress_of(dst))
     return dst
 
 

@@ -4,7 +4,6 @@ business of ``benchmarks/bench_first_start.py``; here, what happens."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from core.app import precompute
 from core.charts import for_presentation
 from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
+from tests import stores
 from tests.conftest import ROOT
 from tests.test_browser import _free_port
 
@@ -90,16 +90,11 @@ def test_the_server_answers_without_warnings_and_starts_one_background_precomput
 
 
 @pytest.mark.integration
-def test_a_store_computed_for_its_data_starts_no_second_precompute(small_db):
-    run = subprocess.run(
-        [sys.executable, "-m", "core", "precompute", "--db", str(small_db), "--workers", "1", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    assert run.returncode == 0, run.stderr
-    done = json.loads(run.stdout)
-    assert done["finished"] and done["stamp"]
+def test_a_store_computed_for_its_data_starts_no_second_precompute(tmp_path):
+    # precomputed once per code version by tests/stores.py, its finished run's progress beside it
+    small_db = stores.fresh_copy("demo", tmp_path)
+    done = precompute.read_progress(small_db)
+    assert done is not None and done.finished and done.error is None and done.stamp
     assert not precompute.needed(small_db)
     port = _free_port()
     proc = _serve(small_db, port)
@@ -108,7 +103,7 @@ def test_a_store_computed_for_its_data_starts_no_second_precompute(small_db):
     finally:
         _stop(proc)
     after = precompute.read_progress(small_db)
-    assert after is not None and after.pid == done["pid"] and after.started == done["started"]  # the same run
+    assert after is not None and after.pid == done.pid and after.started == done.started  # the same run
 
 
 def test_on_a_projector_every_row_of_a_48_row_chart_keeps_its_label():

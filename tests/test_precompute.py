@@ -16,8 +16,9 @@ from streamlit.testing.v1 import AppTest
 
 from core.app import persist
 from core.app.precompute import Stamps, jobs, read_progress
-from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
+from tests import stores
+from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.test_app import APP, PAGES
 
@@ -27,35 +28,30 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def precomputed(tmp_path_factory):
-    db = tmp_path_factory.mktemp("pre") / "demo.duckdb"
-    with Store.open(db) as s:
-        s.write_dataset(simulate_arena(0, DemoConfig.small()))
-    run = subprocess.run(
-        [sys.executable, "-m", "core", "precompute", "--db", str(db)], cwd=ROOT, capture_output=True, text=True
-    )
-    assert run.returncode == 0, run.stderr
-    return str(db), run
+    """The small demo precomputed by the default worker pool (two workers on a 2-core machine), built once per
+    code version by tests/stores.py; this module's own copy."""
+    return str(stores.fresh_copy("demo", tmp_path_factory.mktemp("pre")))
 
 
 def test_the_command_reports_progress_and_a_second_run_finds_everything(precomputed):
-    db, run = precomputed
+    db = precomputed
     with Store.open(db, read_only=True) as s:
         todo = jobs(s)
         kept = s.results_frame()
-    assert f"[{len(todo)}/{len(todo)}]" in run.stderr  # one progress line per job
-    assert f"{len(todo)} results: " in run.stdout and " 0 failed" in run.stdout
-    progress = read_progress(db)
+    progress = read_progress(db)  # the run that computed them
     assert progress is not None and progress.done == progress.total == len(todo) and progress.finished
+    assert progress.computed > 0 and progress.computed + progress.already == len(todo) and not progress.failed
     # every result stored at the stamp its scope has now
     with Store.open(db, read_only=True) as s:
         stamps = Stamps.of(s)
         names = list(s.judges_frame("demo")["judge"])
     assert len(names) >= 2
     assert set(kept["stamp"]) <= {stamps.everything(), stamps.votes()} | {stamps.judge("demo", j) for j in names}
-    again = subprocess.run(
-        [sys.executable, "-m", "core", "precompute", "--db", db], cwd=ROOT, capture_output=True, text=True
-    )
-    assert f"0 computed, {len(todo)} already persisted" in again.stdout
+    again = run_cli("precompute", "--db", db)
+    assert again.returncode == 0, again.stderr
+    assert f"[{len(todo)}/{len(todo)}]" in again.stderr  # one progress line per job
+    assert f"{len(todo)} results: 0 computed, {len(todo)} already persisted" in again.stdout
+    assert " 0 failed" in again.stdout
 
 
 @pytest.fixture
@@ -69,7 +65,7 @@ def saves(precomputed, monkeypatch) -> list[str]:
         return real_save(path, at, value, dataset, seconds, wait_s)
 
     monkeypatch.setattr(persist, "save", recording_save)
-    monkeypatch.setenv("ARENA_DB", precomputed[0])
+    monkeypatch.setenv("ARENA_DB", precomputed)
     return computed
 
 
@@ -87,7 +83,7 @@ def test_after_precompute_a_page_computes_nothing(saves, page):
 def test_a_large_judges_battles_are_read_as_a_stated_seeded_sample(precomputed):
     from core.app.data import sample_frame
 
-    db, _ = precomputed
+    db = precomputed
     with Store.open(db, read_only=True) as s:
         judge = str(s.judges_frame("demo")["judge"].iloc[0])
         judged = s.n_judged_battles("demo", judge)
@@ -111,7 +107,7 @@ def test_a_large_judges_battles_are_read_as_a_stated_seeded_sample(precomputed):
 def test_replays_above_the_limit_run_on_a_stated_seeded_sample_of_votes_and_battles(precomputed, monkeypatch):
     from core.app import Unavailable, analyses, judges
 
-    db, _ = precomputed
+    db = precomputed
     monkeypatch.setattr(judges, "REPLAY_SAMPLE", 2_000)
     monkeypatch.setattr(analyses, "REPLAY_SAMPLE", 2_000)
     with Store.open(db, read_only=True) as s:
@@ -142,10 +138,8 @@ def test_replays_above_the_limit_run_on_a_stated_seeded_sample_of_votes_and_batt
 
 
 def test_one_worker_persists_the_same_results_as_the_worker_pool(precomputed, tmp_path):
-    db, _ = precomputed  # computed by the default pool (two workers on a 2-core machine)
-    single = tmp_path / "single.duckdb"
-    with Store.open(single) as s:
-        s.write_dataset(simulate_arena(0, DemoConfig.small()))
+    db = precomputed  # computed by the default pool (two workers on a 2-core machine)
+    single = stores.fresh_copy("demo-raw", tmp_path)
     run = subprocess.run(
         [sys.executable, "-m", "core", "precompute", "--db", str(single), "--workers", "1"],
         cwd=ROOT,
@@ -195,7 +189,7 @@ def test_selective_judging_reads_its_first_alpha_kept_and_derives_the_others(sav
     assert not at.exception, [e.value for e in at.exception]
     assert at.slider(key="scope_alpha").value == selective.DEFAULT_ALPHA
     shown = [m.value for m in (*at.success, *at.warning) if m.value.startswith(("SCOPE calibrated", "At α"))]
-    with Store.open(precomputed[0], read_only=True) as s:
+    with Store.open(precomputed, read_only=True) as s:
         judge = str(s.judges_frame("demo")["judge"].iloc[0])  # the page's default judge on the demo arena
         frame = sample_frame(s, "demo", judge).frame
     source = selective.scope_sources(frame)[0]
