@@ -11,8 +11,10 @@ PYTEST_ARGS ?=
 # every pytest process otherwise recompiles the project and rewrites every test module's asserts (~5 s each,
 # three processes per run).
 unexport PYTHONDONTWRITEBYTECODE
-# make test's first phase: pytest-xdist workers (CI has 2 cores)
+# make test's first phase: pytest-xdist workers (CI has 2 cores).  --dist loadfile keeps a module's tests on
+# one worker, so a module-scoped fixture (a store, a server) is built once, not once per worker.
 TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: run check test lint format demo bench tour mutants clean-db lock help
 
@@ -75,7 +77,7 @@ format: $(VENV)/.test
 # cores (no slow, browser or integration tests; pytest.ini says what each marker means).  `make test` runs all.
 check: $(VENV)/.test
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -n $(TEST_WORKERS) -m "not slow and not browser and not integration" $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) -m "not slow and not browser and not integration" $(PYTEST_ARGS)
 
 # Two phases, each on both cores (pytest-xdist; each test has its own temporary store, ports and processes):
 # everything but the browser tests, then the browser tests, which wait for states and assert no durations
@@ -85,8 +87,8 @@ check: $(VENV)/.test
 # one phase only).
 test: lint
 	@rc=0; \
-	$(PY) -m pytest -n $(TEST_WORKERS) -m "not browser" $(PYTEST_ARGS); r=$$?; [ $$r -eq 0 -o $$r -eq 5 ] || rc=$$r; \
-	$(PY) -m pytest -n $(TEST_WORKERS) -m browser $(PYTEST_ARGS); r=$$?; [ $$r -eq 0 -o $$r -eq 5 ] || rc=$$r; \
+	$(PY) -m pytest $(XDIST) -m "not browser" $(PYTEST_ARGS); r=$$?; [ $$r -eq 0 -o $$r -eq 5 ] || rc=$$r; \
+	$(PY) -m pytest $(XDIST) -m browser $(PYTEST_ARGS); r=$$?; [ $$r -eq 0 -o $$r -eq 5 ] || rc=$$r; \
 	exit $$rc
 
 tour: $(VENV)/.test $(DB)

@@ -19,8 +19,9 @@ that setup).  Printed:
 
 The harness (this process, Playwright's driver and Chromium) stands in for the users' own machines and
 runs below the dashboard, the endpoint and the run: at nice 10 (``--harness nice``, the default) or
-under SCHED_IDLE (``--harness idle``).  ``--json`` prints the figures as JSON (``tests/test_load.py``
-uses it).
+under SCHED_IDLE (``--harness idle``).  ``--json`` prints the figures as JSON.  The command exits 1 when a
+promise that holds on any machine is broken (:func:`broken_promises`: a judgment lost, a session not served
+during the run, more than 5% of renders failed); the speed figures are printed against their targets.
 
     python benchmarks/bench_load.py [--sessions 20] [--browsers 2] [--units 9600] [--latency-ms 50] [--think-s 0]
 """
@@ -476,5 +477,22 @@ def main(argv: list[str] | None = None) -> dict:
     return result
 
 
+def broken_promises(r: dict) -> list[str]:
+    """What must hold on any machine, at any size (the speed targets above are this machine's figures, not
+    these): every planned judgment lands, every session is served while the run judges, few renders fail."""
+    broken = []
+    if r["judgments_landed"] != r["judgments_planned"]:
+        broken.append(f"judgments landed {r['judgments_landed']} of {r['judgments_planned']} planned")
+    if r["sessions_served_under_load"] != r["sessions"]:
+        broken.append(f"sessions served during the run {r['sessions_served_under_load']} of {r['sessions']}")
+    tried = r["renders_under_load"] + r["server_runs_under_load"] + r["render_failures"]
+    if r["render_failures"] > 0.05 * tried:
+        broken.append(f"{r['render_failures']} of {tried} page renders failed (more than 5%): {r['failure_samples']}")
+    return broken
+
+
 if __name__ == "__main__":
-    main()
+    broken = broken_promises(main())
+    for line in broken:
+        print(f"FAILED: {line}", file=sys.stderr)
+    sys.exit(1 if broken else 0)

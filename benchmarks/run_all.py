@@ -1,6 +1,7 @@
 """Run every benchmark in turn (``make bench``); each prints its figures against its own in-run baseline.
 
-    python benchmarks/run_all.py [--quick] [--only bt,sparse,heldout,conformal,scope,judging,app,load,first,scale]
+    python benchmarks/run_all.py [--quick] [--only bt,sparse,heldout,conformal,scope,judging,app,load,first,scale,
+                                                  studies]
 
 Inputs the benchmarks need are generated first when missing (the 1M-battle
 LMArena file, the 25k SoftElo file, the demo store).  ``--quick`` uses smaller
@@ -32,7 +33,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="small workloads (a smoke run)")
     ap.add_argument(
         "--only",
-        default="bt,sparse,heldout,conformal,scope,judging,app,load,first,scale",
+        default="bt,sparse,heldout,conformal,scope,judging,app,load,first,scale,studies",
         help="comma-separated subset",
     )
     args = ap.parse_args()
@@ -75,6 +76,12 @@ def main() -> int:
     if "scale" in wanted:
         size = ["--battles", "300000", "--judged", "100000", "--annotators", "2000"] if args.quick else []
         ok &= _run("the benchmark arena at real scale", ["benchmarks/bench_scale.py", *size])
+    if "studies" in wanted:
+        quick = ["--quick"] if args.quick else []
+        ok &= _run(
+            "coverage and robustness studies (the suite's small tests, at full size)",
+            ["benchmarks/bench_studies.py", *quick],
+        )
     return 0 if ok else 1
 
 

@@ -171,6 +171,67 @@ MUTANTS: tuple[Mutant, ...] = (
         "rng = np.random.default_rng(seed)",
         ("tests/test_bt.py::test_bootstrap_is_seeded_vectorised_and_agrees_with_sandwich",),
     ),
+    # The small tests kept in the suite when their studies moved to benchmarks/bench_studies.py (issue #56):
+    # each still catches the bug its study measures.
+    Mutant(
+        "ci-one-se",
+        "the human Elo's 95% interval drawn at ± 1 SE instead of ± 1.96 SE (study: truth)",
+        "core/stats/bt/sandwich.py",
+        "        fit.elo - Z95 * elo_units(se_t),\n        fit.elo + Z95 * elo_units(se_t),",
+        "        fit.elo - elo_units(se_t),\n        fit.elo + elo_units(se_t),",
+        ("tests/test_simulate.py::test_the_stored_truth_is_what_the_human_fit_estimates",),
+    ),
+    Mutant(
+        "tau-fit-ties",
+        "τ fitted with the tied votes taken as half wins (ties are not decisive) (study: tau-star)",
+        "core/stats/calibration.py",
+        "ok = np.isfinite(g) & ((y == 0.0) | (y == 1.0))",
+        "ok = np.isfinite(g) & np.isfinite(y)",
+        ("tests/test_simulate.py::test_each_judge_tau_star_is_what_the_crowd_would_fit",),
+    ),
+    Mutant(
+        "heldout-tau-dropped",
+        "the held-out folds refit τ whatever τ the bars are drawn at (study: coverage)",
+        "core/app/leaderboard/judge.py",
+        "return leave_one_model_out(frame, methods, progress=progress, tau=tau)",
+        "return leave_one_model_out(frame, methods, progress=progress, tau=None)",
+        ("tests/test_intervals_at_any_tau.py::test_bars_cover_human_elo_at_the_fitted_tau_and_at_fixed_taus",),
+    ),
+    Mutant(
+        "am-elo-adversarial-loose",
+        "an annotator flagged adversarial when θ's interval merely reaches below 0 (study: am-elo)",
+        "core/stats/amelo.py",
+        'return np.where(hi < 0, "adversarial",',
+        'return np.where(lo < 0, "adversarial",',
+        ("tests/test_ratings.py::test_am_elo_tells_adversarial_from_uninformative_annotators",),
+    ),
+    Mutant(
+        "diff-holm-dropped",
+        "the snapshot diff flags models on unadjusted p-values (Holm dropped) (study: diff-bundles)",
+        "core/stats/diff.py",
+        "p_adj = np.where(same, 1.0, holm(np.where(same, np.nan, p)))",
+        "p_adj = np.where(same, 1.0, p)",
+        (
+            "tests/test_diff.py::test_same_truth_flags_at_most_alpha",
+            "tests/test_diff.py::test_one_large_mover_does_not_drag_the_others",
+        ),
+    ),
+    Mutant(
+        "import-error-escapes",
+        "a file rejected by validation escapes as a traceback (exit 1) instead of a message (exit 2) (study: fuzz)",
+        "core/commands/import_.py",
+        "    except IngestError as exc:\n        raise UserError(str(exc)) from None\n    store = open_store",
+        "    except StoreError as exc:\n        raise UserError(str(exc)) from None\n    store = open_store",
+        ("tests/test_import_fuzz.py::test_corrupted_imports_exit_0_or_2_and_a_rejection_changes_nothing",),
+    ),
+    Mutant(
+        "headline-nan-score",
+        "the headline names a #1 whose score is undefined ('#1 m — nan') (study: nan)",
+        "core/app/leaderboard/view.py",
+        'if self.table.empty or not np.isfinite(self.table["primary"].iloc[0]):',
+        "if self.table.empty:",
+        ("tests/test_no_statement_from_nan.py::test_no_sentence_is_made_from_an_undefined_number",),
+    ),
 )
 
 

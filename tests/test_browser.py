@@ -76,8 +76,11 @@ def _start_streamlit(
 
 
 @pytest.fixture(scope="module")
-def demo_db(demo_store) -> Path:
-    return demo_store
+def demo_db(tmp_path_factory) -> Path:
+    """This module's own copy of the precomputed demo: a test here votes through the server."""
+    from tests import stores
+
+    return stores.fresh_copy("demo", tmp_path_factory.mktemp("browser-demo"))
 
 
 @pytest.fixture(scope="module")

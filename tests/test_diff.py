@@ -87,14 +87,13 @@ def test_same_truth_flags_at_most_alpha() -> None:
     assert flagged / total <= 0.05
 
 
-@pytest.mark.slow
-def test_overlap_interval_is_calibrated_and_tighter_than_independent() -> None:
-    """Null coverage of the Δ interval with a shared prefix, over planted replications; and shared votes
-    make it narrower than treating the snapshots as independent."""
+def overlap_study(seeds: range) -> tuple[float, float, float]:
+    """Over planted replications of one truth with a shared prefix: the Δ interval's coverage of 0 (nominal
+    95%), and the mean SE with the shared votes counted once vs the same two fits declared independent."""
     models = [f"m{k}" for k in range(6)]
     elo = np.linspace(-150, 150, 6)
     covered, n_rep, widths_shared, widths_indep = 0, 0, [], []
-    for seed in range(40):
+    for seed in seeds:
         base = _planted(seed, 1500, {}, models, elo)
         more = _planted(1000 + seed, 1500, {}, models, elo)
         union = pd.concat([base, more], ignore_index=True)
@@ -116,8 +115,15 @@ def test_overlap_interval_is_calibrated_and_tighter_than_independent() -> None:
         )
         assert ind.n_shared == 0
         widths_indep.append(np.mean([r.se for r in ind.rows]))
-    assert covered / n_rep >= 0.9  # nominal 95%
-    assert np.mean(widths_shared) < 0.8 * np.mean(widths_indep)
+    return covered / n_rep, float(np.mean(widths_shared)), float(np.mean(widths_indep))
+
+
+def test_overlap_interval_is_calibrated_and_tighter_than_independent() -> None:
+    """Null coverage of the Δ interval with a shared prefix, and shared votes make it narrower than treating
+    the snapshots as independent (40 seeds, 240 intervals: about 2 s)."""
+    coverage, shared, independent = overlap_study(range(40))
+    assert coverage >= 0.9  # nominal 95%
+    assert shared < 0.8 * independent
 
 
 def test_planted_shift_is_found() -> None:
@@ -231,20 +237,21 @@ def _demo_bundles(tmp_path: Path, seed: int, shift: dict[str, float] | None = No
     return paths[0], paths[1]
 
 
-@pytest.mark.slow
-def test_two_demo_bundles_5000_votes_apart_flag_no_change_at_the_nominal_rate(tmp_path: Path) -> None:
-    """Same truth in both (the newer votes drawn like the older): Holm at α = 0.05 controls the family-wise
-    error, so over 4 seeds of 48 models each, a seed flagging any model is rare (expected ≤ 0.2 seeds)."""
+def bundles_nominal_rate(tmp_path: Path, seeds: range) -> int:
+    """How many of ``seeds`` flag any model between two demo bundles of one truth, 5,000 votes apart (Holm at
+    α = 0.05 controls the family-wise error: expected at most 0.05 per seed).  A study of ``make bench``
+    (benchmarks/bench_studies.py --only diff-bundles), ~26 s a seed; the known answer it rests on is
+    test_same_truth_flags_at_most_alpha."""
     from core.app.diff import compare_snapshots, load_snapshot
 
     seeds_flagging = 0
-    for seed in range(4):
+    for seed in seeds:
         before, after = _demo_bundles(tmp_path, seed)
         res = compare_snapshots(load_snapshot(before), load_snapshot(after), alpha=0.05).result
         assert res.n_new - res.n_old == EXTRA_VOTES and res.n_shared == res.n_old
         assert len(res.rows) == 48 and not res.added and not res.removed
         seeds_flagging += any(r.verdict != NO_CHANGE for r in res.rows)
-    assert seeds_flagging <= 1
+    return seeds_flagging
 
 
 @pytest.mark.slow
@@ -327,15 +334,13 @@ def test_an_undetermined_model_is_not_counted_as_moved() -> None:
     assert text.startswith("none of the 2 models moved significantly (1 undetermined"), text
 
 
-@pytest.mark.slow
-def test_one_large_mover_does_not_drag_the_others() -> None:
-    """One of 10 models +250 Elo in the added votes (issue #45).  Anchored on all 10, the others shifted by
-    ≈ −12 Elo (−25 with independent snapshots) and at least one unchanged model was flagged in 18 of 40
-    seeds; the reference is now the models that did not move (module docstring): measured 1 of 40."""
+def large_mover_study(seeds: range) -> tuple[int, int]:
+    """One of 10 models +250 Elo in the added votes (issue #45): over ``seeds``, how often it is found
+    moved up and how often any unchanged model is flagged."""
     models = [f"m{k}" for k in range(10)]
     elo = np.linspace(-200, 200, 10)
     found, any_flagged = 0, 0
-    for seed in range(20):
+    for seed in seeds:
         base = _planted(seed, 3000, {}, models, elo)
         more = _planted(100 + seed, 3000, {"m3": 250.0}, models, elo)
         union = pd.concat([base, more], ignore_index=True)
@@ -346,6 +351,14 @@ def test_one_large_mover_does_not_drag_the_others() -> None:
         any_flagged += any(r.verdict != NO_CHANGE for r in res.rows if r.model != "m3")
         assert "m3" not in res.anchors and len(res.anchors) >= 5
         assert abs(np.mean([r.delta for r in res.rows if r.model != "m3"])) < 10.0
+    return found, any_flagged
+
+
+def test_one_large_mover_does_not_drag_the_others() -> None:
+    """Anchored on all 10 models, the others shifted by ≈ −12 Elo (−25 with independent snapshots) and at
+    least one unchanged model was flagged in 18 of 40 seeds; the reference is now the models that did not move
+    (module docstring): measured 1 of 40.  20 seeds, about 2 s."""
+    found, any_flagged = large_mover_study(range(20))
     assert found >= 19
     assert any_flagged <= 2  # family-wise α = 0.05 over 20 seeds, with Monte-Carlo slack
 

@@ -83,9 +83,3 @@ def test_bars_cover_human_elo_at_the_fitted_tau_and_at_fixed_taus(record_propert
     # the test can fail: with the residuals of the fitted-τ procedure around bars drawn at τ = 1.5 the
     # claim is false, which is what the page used to say
     assert result[(1.5, 0.2)][3] < 0.8 - 0.1
-
-
-@pytest.mark.slow
-def test_bars_cover_human_elo_over_many_seeds(record_property):
-    result = _coverage(range(10), n_models=30, n_battles=12_000, taus=(None, 0.8, 1.5, 2.0), alphas=(0.1, 0.2))
-    _check(result, record_property)

@@ -43,7 +43,7 @@ def fresh_server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("progress")
     db, log = tmp / "demo.duckdb", tmp / "slow.log"
     with Store.open(db) as s:
-        s.write_dataset(simulate_arena(0, DemoConfig()))
+        s.write_dataset(simulate_arena(0, DemoConfig.small()))  # every result delayed alike
     launcher = str(ROOT / "tests" / "slow_results_server.py")
     env = {"ARENA_DB": str(db), "ARENA_PRECOMPUTE": "0", "ARENA_SLOW_RESULT_S": str(DELAY_S)}
     env["ARENA_SLOW_LOG"] = str(log)

@@ -142,9 +142,3 @@ def _status_f1(seeds: range) -> tuple[float, float]:
 def test_am_elo_tells_adversarial_from_uninformative_annotators():
     adversarial, uninformative = _status_f1(range(3))
     assert adversarial >= 0.9 and uninformative >= 0.9, (adversarial, uninformative)
-
-
-@pytest.mark.slow
-def test_am_elo_status_over_many_seeds():
-    adversarial, uninformative = _status_f1(range(10))
-    assert adversarial >= 0.9 and uninformative >= 0.9, (adversarial, uninformative)

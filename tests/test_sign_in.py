@@ -20,7 +20,7 @@ from core.simulate import DemoConfig, simulate_arena
 from core.store import Store
 from tests.conftest import ROOT, wait_until
 from tests.oidc_provider import OIDCProvider, user
-from tests.test_browser import CHROMIUM, _start_streamlit, demo_db  # noqa: F401 (the demo store fixture)
+from tests.test_browser import CHROMIUM, _start_streamlit
 
 APP = str(ROOT / "app.py")
 ROLES = {
@@ -152,13 +152,21 @@ def test_roles_open_their_pages_and_votes_carry_the_identity(demo, monkeypatch):
 
 # ------------------------------------------------------------------ end to end, against a local provider
 @pytest.fixture(scope="module")
+def demo_db(tmp_path_factory) -> Path:
+    """This module's own copy of the precomputed demo: its tests store votes and runs in it."""
+    from tests import stores
+
+    return stores.fresh_copy("demo", tmp_path_factory.mktemp("sign_in-demo"))
+
+
+@pytest.fixture(scope="module")
 def idp():
     with OIDCProvider() as provider:
         yield provider
 
 
 @pytest.fixture(scope="module")
-def signed_app(demo_db, idp, tmp_path_factory):  # noqa: F811
+def signed_app(demo_db, idp, tmp_path_factory):
     folder = tmp_path_factory.mktemp("sign_in")
     secrets_file = folder / "secrets.toml"
     secrets_file.write_text(
@@ -242,7 +250,7 @@ def test_a_viewer_signs_in_and_can_neither_administer_nor_vote(signed_app, idp, 
 
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed (apt-get install chromium)")
-def test_an_annotator_signs_in_and_votes_under_their_email(signed_app, idp, browser, demo_db):  # noqa: F811
+def test_an_annotator_signs_in_and_votes_under_their_email(signed_app, idp, browser, demo_db):
     email = "ann@example.org"
     ctx, pg = _sign_in(browser, signed_app, idp, email)
     try:
@@ -266,7 +274,7 @@ def test_an_annotator_signs_in_and_votes_under_their_email(signed_app, idp, brow
 
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed (apt-get install chromium)")
-def test_an_admin_signs_in_and_starts_a_judge_run(signed_app, idp, browser, demo_db):  # noqa: F811
+def test_an_admin_signs_in_and_starts_a_judge_run(signed_app, idp, browser, demo_db):
     from tests.fake_openai_server import FakeJudge, FakeServer
 
     ctx, pg = _sign_in(browser, signed_app, idp, "ada@example.org")
