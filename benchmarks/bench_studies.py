@@ -6,7 +6,7 @@ fails when the property it guards is broken (scripts/mutants.py shows which bug 
 measures the property itself, and its figures go to docs/benchmarks.md ("Studies moved out of the test
 suite").
 
-    python benchmarks/bench_studies.py [--only truth,tau-star,coverage,am-elo,diff-bundles,fuzz,nan] [--quick]
+    python benchmarks/bench_studies.py [--only truth,tau-star,coverage,am-elo,queue,diff-bundles,fuzz,nan] [--quick]
 
 Exit status 1 when a figure misses its bound.  ``--quick`` runs each study at its test's size (a smoke run).
 """
@@ -97,6 +97,35 @@ def am_elo(quick: bool) -> list[tuple[str, bool]]:
     ]
 
 
+def queue(quick: bool) -> list[tuple[str, bool]]:
+    """The Vote page's calibration queue narrows the intervals more than random votes, coverage kept."""
+    import numpy as np
+
+    from tests.test_calibration_queue import ALPHA, COVERAGE_SLACK, SEEDS, STUDY_SEEDS, _experiment
+
+    seeds = SEEDS if quick else STUDY_SEEDS
+    results = {seed: _experiment(seed) for seed in seeds}
+    shrink = {a: np.array([r["before"].width - r[a].width for r in results.values()]) for a in ("queue", "random")}
+    covered = float(np.concatenate([r["queue"].covered for r in results.values()]).mean())
+    even = sum(max(r["queue"].votes_to_hidden) - min(r["queue"].votes_to_hidden) <= 1 for r in results.values())
+    return [
+        (
+            f"mean median-width reduction over {len(seeds)} seeds: queue {shrink['queue'].mean():.1f}, random "
+            f"{shrink['random'].mean():.1f} Elo (bound: queue ahead); queue ahead on "
+            f"{int((shrink['queue'] > shrink['random']).sum())} seeds",
+            shrink["queue"].mean() > shrink["random"].mean(),
+        ),
+        (
+            f"coverage after the queue's votes {covered:.3f} (bound ≥ {1 - ALPHA - COVERAGE_SLACK:.2f})",
+            covered >= 1 - ALPHA - COVERAGE_SLACK,
+        ),
+        (
+            f"seeds whose new models got even shares of the votes: {even} of {len(seeds)} (bound: all)",
+            even == len(seeds),
+        ),
+    ]
+
+
 def diff_bundles(quick: bool) -> list[tuple[str, bool]]:
     """Two demo bundles of one truth, 5,000 votes apart, flag no model at Holm's family-wise rate."""
     from tests.test_diff import bundles_nominal_rate
@@ -158,6 +187,7 @@ STUDIES: dict[str, Study] = {
     "tau-star": tau_star,
     "coverage": coverage,
     "am-elo": am_elo,
+    "queue": queue,
     "diff-bundles": diff_bundles,
     "fuzz": fuzz,
     "nan": nan,

@@ -206,6 +206,15 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_ratings.py::test_am_elo_tells_adversarial_from_uninformative_annotators",),
     ),
     Mutant(
+        "queue-forgets-its-votes",
+        "the calibration queue forgets the votes it placed: the neediest model is picked again and again "
+        "(study: queue)",
+        "core/app/voting.py",
+        "        counts[model] = counts.get(model, 0) + 1\n",
+        "        counts[model] = counts.get(model, 0)\n",
+        ("tests/test_calibration_queue.py::test_the_queue_spends_its_votes_on_the_new_models_in_even_shares",),
+    ),
+    Mutant(
         "diff-holm-dropped",
         "the snapshot diff flags models on unadjusted p-values (Holm dropped) (study: diff-bundles)",
         "core/stats/diff.py",
@@ -223,6 +232,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "    except IngestError as exc:\n        raise UserError(str(exc)) from None\n    store = open_store",
         "    except StoreError as exc:\n        raise UserError(str(exc)) from None\n    store = open_store",
         ("tests/test_import_fuzz.py::test_corrupted_imports_exit_0_or_2_and_a_rejection_changes_nothing",),
+    ),
+    Mutant(
+        "ingest-range-unchecked",
+        "an imported number outside its field's range accepted (a tstamp after 2100)",
+        "core/ingest/common.py",
+        "if x is None or not math.isfinite(x) or not lo <= x <= hi:",
+        "if x is None or not math.isfinite(x):",
+        ("tests/test_import_fuzz.py::test_a_number_outside_its_fields_range_is_refused_by_row_and_field",),
     ),
     Mutant(
         "headline-nan-score",

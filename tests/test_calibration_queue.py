@@ -59,7 +59,9 @@ KEEP = 3  # human-labelled battles a hidden model keeps (≥ 2: it stays in the 
 # without a vote, as on the Vote page (the Random audit queue is uniform over the battles not voted on).
 UNVOTED_SHARE = 0.8
 BUDGET = 200
-SEEDS = tuple(range(40))
+# 8 seeds here (each ~2 s); the 40-seed study is benchmarks/bench_studies.py --only queue (make bench)
+SEEDS = tuple(range(8))
+STUDY_SEEDS = tuple(range(40))
 JUDGE = "judge-strong"
 # Conformal coverage is marginal over models and exchangeable draws of them; here the test models are the
 # calibration models themselves, 18 per seed, over 40 seeds: 720 (model, seed) pairs, correlated within a

@@ -452,6 +452,27 @@ def test_corrupted_imports_exit_0_or_2_and_a_rejection_changes_nothing(fmt, tmp_
     assert outcomes[2] > 0.3 * SAMPLE  # the corruptions bite
 
 
+@pytest.mark.parametrize(
+    "column, value",
+    [("tstamp", "4102444801"), ("tstamp", "-1"), ("turn", "0"), ("turn", "2147483648")],
+)
+def test_a_number_outside_its_fields_range_is_refused_by_row_and_field(column, value, tmp_path):
+    """A timestamp after 2100 or before 1970, a turn below 1 or past int32: refused, naming row and field
+    (the fuzzer's corruptions never write such a number into a range-checked field)."""
+    good = {"tstamp": "1700000000", "turn": "1"}
+    bad = tmp_path / "battles.csv"
+    rows = {**good, column: value}
+    bad.write_text(
+        "model_a,model_b,winner,tstamp,turn\n"
+        f"x,y,model_a,{good['tstamp']},{good['turn']}\n"
+        f"y,x,model_b,{rows['tstamp']},{rows['turn']}\n"
+    )
+    db = tmp_path / "store.duckdb"
+    rc, err = _run(["import", "--db", str(db), "--format", "lmarena", str(bad)])
+    assert rc == 2 and f"row 2, field '{column}'" in err, err
+    assert not db.exists()
+
+
 def test_a_rejected_import_into_a_missing_store_creates_no_store(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("model_a,model_b,winner\nx,y,sideways\n")
