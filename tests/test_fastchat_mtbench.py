@@ -237,7 +237,6 @@ def test_the_same_games_twice_are_a_repeat_not_an_error(tmp_path):
         ([PAIRS[0], _pair(81, "vicuna-13b", "alpaca-13b", "tie", "tie", turn=1.5)], 2, "turn"),
         ([PAIRS[0], _pair(81, "vicuna-13b", "vicuna-13b", "tie", "tie")], 2, "model_2"),  # battles itself
         ([PAIRS[0], _pair(81, "vicuna-13b", "alpaca-13b", "tie", "tie", turn=3)], 2, "turn"),  # no third turn
-        ([PAIRS[0], _pair(81, "vicuna-13b", "nobody-7b", "tie", "tie")], 2, "model_2"),  # no answer
     ],
 )
 def test_a_bad_pair_judgment_names_file_row_and_field_and_writes_nothing(tmp_path, pairs, row, field):
@@ -261,19 +260,96 @@ def test_a_malformed_json_line_names_its_line(tmp_path):
     assert err.value.row == 3 and "gpt-4_pair.jsonl" in str(err.value) and "invalid JSON" in str(err.value)
 
 
-def test_bad_answers_and_grades_name_file_row_and_field(tmp_path):
+def test_a_bad_answer_row_is_left_out_with_a_note_and_a_bad_grade_refuses(tmp_path):
+    """The answers are extras (FastChat's show_result never reads them): a row that cannot be read is left out
+    and named by file, row and field in the notes; the grades are the score, so a bad one refuses the import."""
     broken = {
         "llama-13b": [
             {"question_id": 81, "model_id": "llama-13b", "choices": [{"turns": ["a", "b"]}]},
             {"question_id": 101, "model_id": "llama-13b", "choices": [{"turns": "not a list"}]},
         ]
     }
-    with pytest.raises(IngestError) as err:
-        load(_write(tmp_path / "a", answers=broken), "fastchat-mtbench")
-    assert (err.value.row, err.value.field) == (2, "choices") and "llama-13b.jsonl" in str(err.value)
+    t = load(_write(tmp_path / "a", answers=broken), "fastchat-mtbench")
+    note = next(n for n in t.meta["notes"] if "left out" in n)
+    assert "llama-13b.jsonl" in note and "row 2" in note and "'choices'" in note
+    assert len(t.battles) == len(PAIRS)  # every pair battle kept, with or without llama's text
+    assert t.meta["battles_without_answers"] == 1  # 101: gpt-3.5-turbo vs llama-13b
     with pytest.raises(IngestError) as err:
         load(_write(tmp_path / "b", singles=[*SINGLES, _single(81, "llama-13b", 11)]), "fastchat-mtbench")
     assert (err.value.row, err.value.field) == (7, "score") and "gpt-4_single.jsonl" in str(err.value)
+
+
+def test_models_are_named_by_the_answer_files_stem_not_their_model_id(tmp_path):
+    renamed = {
+        "llama-13b": [
+            {
+                "question_id": q,
+                "model_id": "meta/llama-13b-hf",
+                "choices": [{"turns": [_answer("llama-13b", q, 1)] * 2}],
+            }
+            for q in QUESTIONS
+        ]
+    }
+    t = load(_write(tmp_path / "mt_bench", answers=renamed), "fastchat-mtbench")
+    assert "meta/llama-13b-hf" not in set(t.models["model"]) and "llama-13b" in set(t.models["model"])
+    assert (t.completions["model"] == "llama-13b").sum() > 0 and t.meta["battles_without_answers"] == 0
+    assert any("model_id 'meta/llama-13b-hf'" in n and "'llama-13b'" in n for n in t.meta["notes"])
+
+
+def test_answers_in_a_subfolder_answer_to_their_stem_and_to_their_path(tmp_path):
+    root = _write(tmp_path / "mt_bench")
+    (root / "model_answer" / "org").mkdir()
+    (root / "model_answer" / "llama-13b.jsonl").rename(root / "model_answer" / "org" / "llama-13b.jsonl")
+    (root / "model_answer" / "vicuna-13b.jsonl").rename(root / "model_answer" / "org" / "vicuna-13b.jsonl")
+    pairs = [*PAIRS[:3], _pair(101, "org/vicuna-13b", "alpaca-13b", "model_1", "model_1")]
+    _jsonl(root / "model_judgment" / "gpt-4_pair.jsonl", pairs)
+    t = load(root, "fastchat-mtbench")
+    assert detect(root) == "fastchat-mtbench"
+    named = set(t.completions["model"])
+    assert {"llama-13b", "vicuna-13b", "org/vicuna-13b"} <= named  # each as the judgments name it
+    assert t.meta["battles_without_answers"] == 0
+
+
+def test_a_question_answered_twice_keeps_the_last_answer_as_fastchat_does(tmp_path):
+    twice = {
+        "vicuna-13b": [
+            {"question_id": 81, "model_id": "vicuna-13b", "choices": [{"turns": ["first try", "first try 2"]}]},
+            {"question_id": 81, "model_id": "vicuna-13b", "choices": [{"turns": ["second try", "second try 2"]}]},
+        ]
+    }
+    t = load(_write(tmp_path / "mt_bench", answers=twice), "fastchat-mtbench")
+    mine = t.completions[t.completions["model"] == "vicuna-13b"]
+    assert set(mine["text"]) <= {"second try", "second try\n\nsecond try 2"} and len(mine) > 0
+    assert any("given again" in n and "last one is kept" in n for n in t.meta["notes"])
+
+
+def test_a_directory_of_judgments_alone_is_read_as_fastchats_show_result_reads_it(tmp_path):
+    full = load(_write(tmp_path / "full"), "fastchat-mtbench")
+    bare = tmp_path / "bare"
+    (bare / "model_judgment").mkdir(parents=True)
+    for f in (tmp_path / "full" / "model_judgment").iterdir():
+        (bare / "model_judgment" / f.name).write_bytes(f.read_bytes())
+    assert detect(bare) == "fastchat-mtbench"
+    t = load(bare, "fastchat-mtbench")
+    # the same battles, verdicts and grades; no texts, and the notes say so
+    assert len(t.battles) == len(full.battles) and len(t.judgments) == len(full.judgments)
+    pd.testing.assert_series_equal(t.grades["score"], full.grades["score"])
+    assert t.completions is None and t.prompts["text"].isna().all()
+    assert any("no question.jsonl" in n for n in t.meta["notes"]) and any(
+        "no model_answer/" in n for n in t.meta["notes"]
+    )
+    db = tmp_path / "s.duckdb"
+    run = _cli(db, bare)
+    assert run.returncode == 0, run.stderr
+
+
+def test_a_pair_judgment_of_a_model_without_answers_keeps_its_verdicts(tmp_path):
+    root = _write(tmp_path / "mt_bench", pairs=[PAIRS[0], _pair(81, "vicuna-13b", "nobody-7b", "model_2", "tie")])
+    t = load(root, "fastchat-mtbench")
+    assert "nobody-7b" in set(t.models["model"]) and t.meta["battles_without_answers"] == 1
+    b = t.battles.set_index("battle_key")
+    nobody = t.judgments[t.judgments["battle_key"] == b.index[b["model_b"] == "nobody-7b"][0]]
+    assert sorted(nobody["verdict"]) == ["b", "tie"]
 
 
 def test_an_arena_hard_directory_is_still_arena_hard(tmp_path):

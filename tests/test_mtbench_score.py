@@ -87,7 +87,9 @@ def test_the_score_equals_fastchats_published_numbers(ja_store):
 @pytest.mark.shared
 def test_the_empty_pair_file_is_a_note_not_an_error(ja_store):
     _, _, result = ja_store
-    assert result.notes == ("model_judgment/gpt-4_pair.jsonl: no judgments in this file",)
+    assert result.notes[0] == "model_judgment/gpt-4_pair.jsonl: no judgments in this file"
+    # the one other note: an answer file whose model_id is not its stem, named by the stem as its grades name it
+    assert len(result.notes) == 2 and "model_id 'jslm-alpha-7b-ja-orca-6k-3ep'" in result.notes[1]
 
 
 @pytest.mark.shared

@@ -2,12 +2,21 @@
 
 Files read:
 
-* ``question.jsonl``: ``{question_id, category, turns: [user turn 1, user turn 2], reference?}``;
-* ``model_answer/<model>.jsonl``: ``{question_id, model_id, choices: [{turns: [answer 1, answer 2]}]}``;
 * ``model_judgment/<judge>_pair.jsonl``: ``{question_id, model_1, model_2, g1_winner, g2_winner,
   judge: [judge model, prompt name], g1_judgment, g2_judgment, turn, tstamp}``;
 * ``model_judgment/<judge>_single.jsonl``: ``{question_id, model, judge, judgment, score, turn}``
-  (pair files, single files or both).
+  (pair files, single files or both);
+* when present, ``question.jsonl``: ``{question_id, category, turns: [user turn 1, user turn 2], reference?}``;
+* when present, ``model_answer/<model>.jsonl`` (subfolders too):
+  ``{question_id, model_id, choices: [{turns: [answer 1, answer 2]}]}``.
+
+The reading contract is FastChat's own (docs/formats.md): ``show_result.py`` reads the judgment files alone, so
+they are the dataset and are checked row by row (a bad row refuses the import with file, row and field).  The
+questions and answers are extras that give the prompts and answers their texts: a directory without them is
+read, a row of them that cannot be read is left out with a note, and a model is named by its answer file's
+stem as FastChat and its grades name it (``model_id`` is ignored, with a note where it differs).  A question
+answered twice in one file keeps the last answer, as FastChat's ``load_model_answers`` does.  A judgment of a
+question ``question.jsonl`` lacks is kept without text; one of a turn past the question's last is refused.
 
 A battle is one (question, model_1, model_2, turn) of the pair judgments,
 model_a = model_1 of the first record that names the pair (a later record
@@ -45,12 +54,14 @@ A second pair judgment of the same battle by the same judge, prompt and order
 (FastChat creates ``<judge>_pair.jsonl`` when pair judging starts) is skipped
 with a note in the meta (``notes``).  A directory with grades and no pair
 judgments is a dataset without battles; one with no judgment rows at all is
-refused.
+refused.  A pair battle whose answers the directory lacks keeps its verdicts (the
+pairwise win rate reads nothing else) and is counted in the notes.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -152,75 +163,187 @@ def _optional_text(path: Path, rec: dict, row: int, field: str) -> str | None:
     return text_value(path, v, row, field)
 
 
-def _read_questions(qfile: Path) -> dict[str, dict]:
+def _read_questions(qfile: Path, notes: list[str]) -> dict[str, dict]:
+    """The questions by id (empty without ``question.jsonl``); a row that cannot be read is left out with a note:
+    the score does not read this file, the prompt texts do."""
     questions: dict[str, dict] = {}
+    if not qfile.is_file():
+        notes.append(f"no {QUESTIONS}: the prompts have no text (the MT-Bench score does not need them)")
+        return questions
+    skipped = _Skipped(qfile.name, "question")
     for row, rec in read_jsonl_lines(qfile):
-        qid = _qid(qfile, rec, row)
+        try:
+            qid = _qid(qfile, rec, row)
+            turns = _strings(qfile, rec.get("turns"), row, "turns", allow_empty=False)
+            category = rec.get("category")
+            if not is_missing(category) and not isinstance(category, str):
+                raise IngestError(qfile, f"expected text, got {quote(category)}", row=row, field="category")
+            reference = rec.get("reference")
+            refs = _strings(qfile, reference, row, "reference", allow_empty=True) if not is_missing(reference) else []
+        except IngestError as exc:
+            skipped.add(exc)
+            continue
         if qid in questions:
-            raise IngestError(qfile, f"duplicate question_id {quote(qid)}", row=row, field="question_id")
-        turns = _strings(qfile, rec.get("turns"), row, "turns", allow_empty=False)
-        category = rec.get("category")
-        if not is_missing(category) and not isinstance(category, str):
-            raise IngestError(qfile, f"expected text, got {quote(category)}", row=row, field="category")
-        reference = rec.get("reference")
-        refs = _strings(qfile, reference, row, "reference", allow_empty=True) if not is_missing(reference) else []
+            skipped.repeated += 1
         questions[qid] = {"turns": turns, "category": category or None, "reference": refs}
+    notes.extend(skipped.notes())
     return questions
 
 
-def _read_answers(adir: Path, questions: dict[str, dict]) -> dict[tuple[str, str], list[str]]:
-    """Each model's answer turns, by (question id, model)."""
-    answers: dict[tuple[str, str], list[str]] = {}
-    where: dict[tuple[str, str], tuple[Path, int]] = {}
-    for f in sorted(adir.glob("*.jsonl")):
+class _Skipped:
+    """Rows of a file the score does not read, left out (or overwritten) and said in the import's notes."""
+
+    SHOWN = 5
+
+    def __init__(self, where: str, what: str) -> None:
+        self.where, self.what = where, what
+        self.errors: list[IngestError] = []
+        self.repeated = 0
+
+    def add(self, exc: IngestError) -> None:
+        self.errors.append(exc)
+
+    def notes(self) -> list[str]:
+        out = []
+        if self.repeated:
+            out.append(
+                f"{self.where}: {self.repeated} {self.what}(s) given again; the last one is kept, as FastChat keeps it"
+            )
+        if self.errors:
+            first = "; ".join(f"{e}" for e in self.errors[: self.SHOWN])
+            more = f" (and {len(self.errors) - self.SHOWN} more)" if len(self.errors) > self.SHOWN else ""
+            out.append(f"{len(self.errors)} {self.what} row(s) left out: {first}{more}")
+        return out
+
+
+class _Answers:
+    """Each answer file's turns by question, named as FastChat names a model: by the file's stem.
+
+    An answer file in a subfolder (``model_answer/<org>/<model>.jsonl``, what ``gen_model_answer`` writes for a
+    model id with a slash) answers to both ``<model>`` and ``<org>/<model>``; a stem two files share names
+    neither of them (only the path does)."""
+
+    def __init__(self) -> None:
+        self.by_file: dict[str, dict[str, list[str]]] = {}  # path under model_answer/ without .jsonl → turns
+        self.names: dict[str, str | None] = {}  # a name → its file's path (None: two files' stems)
+
+    def add_file(self, key: str, turns: dict[str, list[str]]) -> None:
+        self.by_file[key] = turns
+        self.names = {k: k for k in self.by_file}  # a path names its file first; a stem only where unclaimed
+        stems: dict[str, list[str]] = {}
+        for k in self.by_file:
+            stems.setdefault(k.rsplit("/", 1)[-1], []).append(k)
+        for stem, keys in stems.items():
+            if stem not in self.names:
+                self.names[stem] = keys[0] if len(keys) == 1 else None
+
+    def get(self, qid: str, model: str) -> list[str] | None:
+        key = self.names.get(model)
+        return None if key is None else self.by_file[key].get(qid)
+
+    def has(self, qid: str, model: str, turn: int) -> bool:
+        answer = self.get(qid, model)
+        return answer is not None and len(answer) >= turn
+
+    @property
+    def models(self) -> set[str]:
+        """One name per answer file: its stem, or its path where the stem is not its alone."""
+        out = set()
+        for key in self.by_file:
+            stem = key.rsplit("/", 1)[-1]
+            out.add(stem if self.names.get(stem) == key else key)
+        return out
+
+    def __len__(self) -> int:
+        return sum(len(t) for t in self.by_file.values())
+
+
+def _read_answers(adir: Path, questions: dict[str, dict], notes: list[str]) -> _Answers:
+    """Every answer file under ``model_answer/`` (subfolders too).  A row that cannot be read is left out with a
+    note, a question answered twice keeps the last answer (FastChat's ``load_model_answers`` does), an answer
+    whose ``model_id`` is not the file's stem is still the stem's (FastChat ignores ``model_id``)."""
+    answers = _Answers()
+    if not adir.is_dir():
+        notes.append(f"no {ANSWERS}/: the answers' texts are unknown (the MT-Bench score does not need them)")
+        return answers
+    for f in sorted(adir.rglob("*.jsonl")):
+        key = f.relative_to(adir).with_suffix("").as_posix()
+        skipped = _Skipped(f"{ANSWERS}/{key}.jsonl", "answer")
+        turns_of: dict[str, list[str]] = {}
+        other_ids: set[str] = set()
+        unknown = 0
         for row, rec in read_jsonl_lines(f):
-            qid = _qid(f, rec, row)
-            if qid not in questions:
-                raise IngestError(f, f"answer to unknown question_id {quote(qid)}", row=row, field="question_id")
-            model = _name(f, rec.get("model_id", f.stem), row, "model_id")
-            choices = rec.get("choices")
-            if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-                raise IngestError(
-                    f, f"expected a list of {{turns}} choices, got {quote(choices)}", row=row, field="choices"
-                )
-            turns = _strings(f, choices[0].get("turns"), row, "choices", allow_empty=True)
-            if (qid, model) in answers:
-                first, first_row = where[(qid, model)]
-                raise IngestError(
-                    f,
-                    f"second answer of {quote(model)} to question {quote(qid)} "
-                    f"(the first: {first.name} row {first_row})",
-                    row=row,
-                    field="question_id",
-                )
-            answers[(qid, model)] = turns
-            where[(qid, model)] = (f, row)
-    if not answers:
-        raise IngestError(adir, "no answers in model_answer/*.jsonl")
+            try:
+                qid = _qid(f, rec, row)
+                model_id = rec.get("model_id")
+                if isinstance(model_id, str) and model_id.strip() and model_id.strip() != f.stem:
+                    other_ids.add(model_id.strip()[:MAX_QUOTE])
+                choices = rec.get("choices")
+                if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+                    raise IngestError(
+                        f, f"expected a list of {{turns}} choices, got {quote(choices)}", row=row, field="choices"
+                    )
+                turns = _strings(f, choices[0].get("turns"), row, "choices", allow_empty=True)
+            except IngestError as exc:
+                skipped.add(exc)
+                continue
+            if questions and qid not in questions:
+                unknown += 1
+                continue
+            if qid in turns_of:
+                skipped.repeated += 1
+            turns_of[qid] = turns
+        notes.extend(skipped.notes())
+        if unknown:
+            notes.append(f"{ANSWERS}/{key}.jsonl: {unknown} answer(s) to questions {QUESTIONS} lacks, left out")
+        if other_ids:
+            notes.append(
+                f"{ANSWERS}/{key}.jsonl: its answers say model_id {', '.join(quote(m) for m in sorted(other_ids))}; "
+                f"the model is {quote(f.stem)}, named by the file as FastChat and its grades name it"
+            )
+        answers.add_file(key, turns_of)
+    shared = sorted(name for name, key in answers.names.items() if key is None)
+    if shared:
+        notes.append(
+            f"answer files in different folders share the name(s) {', '.join(quote(n) for n in shared)}: "
+            "judgments naming them have no answer text (their paths under model_answer/ still name them)"
+        )
     return answers
 
 
 def read(path: str | Path, dataset: str | None = None, judge: str | None = None) -> DatasetTables:
-    """An MT-Bench directory: question.jsonl, model_answer/*.jsonl and model_judgment/*_pair.jsonl."""
+    """An MT-Bench directory: model_judgment/*_pair.jsonl and/or *_single.jsonl, with question.jsonl and
+    model_answer/ when present (FastChat's ``show_result`` reads the judgment files alone)."""
     root = Path(path)
     if not root.is_dir():
-        raise IngestError(root, f"expected an MT-Bench directory ({QUESTIONS}, {ANSWERS}/, {JUDGMENTS}/)")
+        raise IngestError(root, f"expected an MT-Bench directory ({JUDGMENTS}/, with {QUESTIONS} and {ANSWERS}/)")
     qfile, adir, jdir = root / QUESTIONS, root / ANSWERS, root / JUDGMENTS
-    if not qfile.exists():
-        raise IngestError(qfile, f"missing {QUESTIONS}")
-    if not adir.is_dir() or not any(adir.glob("*.jsonl")):
-        raise IngestError(adir, f"missing {ANSWERS}/*.jsonl")
-    questions = _read_questions(qfile)
-    answers = _read_answers(adir, questions)
     notes: list[str] = []
     pair_files = _with_judgments(sorted(jdir.glob("*_pair.jsonl")) if jdir.is_dir() else [], notes)
     single_files = _with_judgments(sorted(jdir.glob("*_single.jsonl")) if jdir.is_dir() else [], notes)
     if not pair_files and not single_files:
+        has = "answers" if adir.is_dir() and any(adir.rglob("*.jsonl")) else "no answers"
         raise IngestError(
             root,
-            f"the directory has answers but no judgments ({JUDGMENTS}/*_pair.jsonl or *_single.jsonl"
+            f"the directory has {has} but no judgments ({JUDGMENTS}/*_pair.jsonl or *_single.jsonl"
             f"{' with rows' if notes else ''}); answers nobody compared or graded form no battles and no scores",
         )
+    questions = _read_questions(qfile, notes)
+    answers = _read_answers(adir, questions, notes)
+    unknown_questions: set[str] = set()
+
+    def known(f: Path, row: int, qid: str, turn: int, field: str = "turn") -> None:
+        """A judgment's question and turn: one question.jsonl lacks is kept (FastChat's show_result never reads
+        that file) and counted; a turn past the question's last is refused (the files contradict each other)."""
+        if qid not in questions:
+            unknown_questions.add(qid)
+        elif turn > len(questions[qid]["turns"]):
+            raise IngestError(
+                f,
+                f"turn {turn} of question {quote(qid)}, which has {len(questions[qid]['turns'])}",
+                row=row,
+                field=field,
+            )
 
     battles: dict[tuple[str, str, str, int], dict] = {}  # (qid, model_a, model_b, turn) → battle row
     judgments: list[dict] = []
@@ -231,14 +354,6 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         for (first, second), forward in (((m1, m2), True), ((m2, m1), False)):
             if (qid, first, second, turn) in battles:
                 return battles[(qid, first, second, turn)], forward
-        for field, model in (("model_1", m1), ("model_2", m2)):
-            answer = answers.get((qid, model))
-            if answer is None:
-                raise IngestError(f, f"{quote(model)} has no answer to question {quote(qid)}", row=row, field=field)
-            if len(answer) < turn:
-                raise IngestError(
-                    f, f"{quote(model)} answered {len(answer)} turn(s) of question {quote(qid)}", row=row, field=field
-                )
         b = {
             "battle_key": len(battles),
             "model_a": m1,
@@ -262,20 +377,12 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
     for f in pair_files:
         for row, rec in read_jsonl_lines(f):
             qid = _qid(f, rec, row)
-            if qid not in questions:
-                raise IngestError(f, f"judgment of unknown question_id {quote(qid)}", row=row, field="question_id")
             m1 = _name(f, rec.get("model_1"), row, "model_1")
             m2 = _name(f, rec.get("model_2"), row, "model_2")
             if m1 == m2:
                 raise IngestError(f, "a model cannot battle itself", row=row, field="model_2")
             turn = _int(f, rec.get("turn"), row, "turn", 1, MAX_TURN)
-            if turn > len(questions[qid]["turns"]):
-                raise IngestError(
-                    f,
-                    f"turn {turn} of question {quote(qid)}, which has {len(questions[qid]['turns'])}",
-                    row=row,
-                    field="turn",
-                )
+            known(f, row, qid, turn)
             name, prompt = _judge(f, rec, row)
             winners = []
             for game in ("g1", "g2"):
@@ -307,7 +414,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
                         "parse_error": None if verdict else "FastChat could not read a verdict (winner 'error')",
                     },
                 )
-    grades = _read_grades(single_files, questions, answers)
+    grades = _read_grades(single_files, known)
     singles, unused = _single_judgments(grades, battles)
     for j in singles:
         add(j)
@@ -318,6 +425,21 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
     prompts, comps = _texts(needed, questions, answers)
     for b in battle_rows:
         b["prompt_key"] = prompts.index[(b["external_id"], b["turn"])]
+    without_text = sum(
+        1
+        for b in battle_rows
+        if not all(answers.has(b["external_id"], m, b["turn"]) for m in (b["model_a"], b["model_b"]))
+    )
+    if without_text:
+        notes.append(
+            f"{without_text} of {len(battle_rows)} pair battles lack an answer's text; their verdicts count, "
+            "the views that read answers leave them out"
+        )
+    if unknown_questions:
+        notes.append(
+            f"judgments of {len(unknown_questions)} question(s) {QUESTIONS} does not hold are kept without the "
+            "question's text"
+        )
     judges = sorted({j["judge"] for j in judgments})
     battles_df = pd.DataFrame(battle_rows, columns=[*BATTLE_FIELDS, "prompt_key"])
     battles_df = battles_df.astype({"battle_key": np.int64, "prompt_key": np.int64})
@@ -335,7 +457,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         ],
         columns=list(GRADE_FIELDS),
     ).astype({"prompt_key": np.int64, "turn": np.int64, "run": np.int64, "score": np.float64})
-    answered = {m for (_, m) in answers}
+    answered = answers.models
     in_battles = set(battles_df["model_a"]) | set(battles_df["model_b"])
     graded = set(grades_df["model"])
     return DatasetTables(
@@ -360,7 +482,8 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
             "grades": len(grades),
             "grades_unread": sum(1 for g in grades if g["score"] is None),
             "grades_repeated": sum(1 for g in grades if g["run"] > 1),
-            "grades_without_answer": sum(1 for g in grades if (g["qid"], g["model"]) not in answers),
+            "grades_without_answer": sum(1 for g in grades if not answers.has(g["qid"], g["model"], g["turn"])),
+            "battles_without_answers": without_text,
             "single_grades_used": len(singles),
             "single_grades_unused": unused,
             "single_grades": "kept as grades (the MT-Bench score); also a '<judge>-single' judgment (order ab) per "
@@ -400,65 +523,57 @@ def _turns_json(turns: list[str]) -> str | None:
 
 
 def _texts(
-    needed: list[tuple[str, int, str]], questions: dict[str, dict], answers: dict[tuple[str, str], list[str]]
-) -> tuple[_Prompts, pd.DataFrame]:
+    needed: list[tuple[str, int, str]], questions: dict[str, dict], answers: _Answers
+) -> tuple[_Prompts, pd.DataFrame | None]:
     """Prompts per (question, turn) and completions per (prompt, model) of each needed (question, turn, model)
-    that has an answer, in the order first needed: turns 1..turn."""
+    that has an answer, in the order first needed: turns 1..turn.  A question ``question.jsonl`` lacks is a
+    prompt without text."""
     prompts = _Prompts()
     comps: dict[tuple[int, str], dict] = {}
     for qid, turn, model in needed:
-        q = questions[qid]
+        q = questions.get(qid)
         if (qid, turn) not in prompts.index:
             key = prompts.index[(qid, turn)] = len(prompts.rows)
-            user = q["turns"][:turn]
-            refs = q["reference"]
+            user = q["turns"][:turn] if q else []
+            refs = q["reference"] if q else []
             prompts.rows.append(
                 {
                     "prompt_key": key,
                     "external_id": qid if turn == 1 else f"{qid}/turn-{turn}",
-                    "text": user[0],
+                    "text": user[0] if user else None,
                     "turns": _turns_json(user),
-                    "category": q["category"],
+                    "category": q["category"] if q else None,
                     "reference": refs[turn - 1] if len(refs) >= turn and refs[turn - 1] else None,
                     "language": "en",
                 }
             )
         key = prompts.index[(qid, turn)]
-        if (key, model) not in comps and (qid, model) in answers:
-            said = answers[(qid, model)][:turn]
+        answer = answers.get(qid, model)
+        if (key, model) not in comps and answer is not None and len(answer) >= turn:
+            said = answer[:turn]
             comps[(key, model)] = {
                 "prompt_key": key,
                 "model": model,
                 "text": "\n\n".join(said),
                 "turns": _turns_json(said),
             }
-    return prompts, with_style(pd.DataFrame(list(comps.values())))
+    return prompts, with_style(pd.DataFrame(list(comps.values()))) if comps else None
 
 
-def _read_grades(
-    files: list[Path], questions: dict[str, dict], answers: dict[tuple[str, str], list[str]]
-) -> list[dict]:
+def _read_grades(files: list[Path], known: Callable[[Path, int, str, int], None]) -> list[dict]:
     """Every single-answer grade, in file order: judge, prompt name, question, model, turn, run, score (None for
     FastChat's -1), the judge's text.  A second grade of the same answer by the same judge (a run appended to
     the file) is run 2, and so on: FastChat's ``show_result`` counts every row, and so does the score.  A grade
-    whose answer the directory lacks (published directories do) is kept; the answer's text is then unknown."""
+    whose answer the directory lacks (published directories do) is kept; the answer's text is then unknown.
+    ``known`` checks the question and turn against question.jsonl."""
     grades: list[dict] = []
     runs: dict[tuple[str, str, str, int], int] = {}
     for f in files:
         for row, rec in read_jsonl_lines(f):
             qid = _qid(f, rec, row)
-            if qid not in questions:
-                raise IngestError(f, f"grade of unknown question_id {quote(qid)}", row=row, field="question_id")
             model = _name(f, rec.get("model"), row, "model")
             turn = _int(f, rec.get("turn"), row, "turn", 1, MAX_TURN)
-            answer = answers.get((qid, model))
-            if turn > len(questions[qid]["turns"]) or (answer is not None and turn > len(answer)):
-                raise IngestError(
-                    f,
-                    f"turn {turn} of question {quote(qid)}, which {quote(model)} did not answer",
-                    row=row,
-                    field="turn",
-                )
+            known(f, row, qid, turn)
             name, prompt = _judge(f, rec, row)
             score = rec.get("score")
             if isinstance(score, bool) or not isinstance(score, (int, float)) or not (score == -1 or 0 <= score <= 10):

@@ -39,6 +39,7 @@ class Format:
     bulk: str | None = None
     one_file: bool = False  # a table layout of one file: a directory of such files is read as one dataset
     annotators: bool = False  # its files hold several annotator configurations (``--annotator`` chooses one)
+    baselines: bool = False  # its judgments may leave their baseline unnamed (``--baseline`` names it)
     # How a file of this format adds to a dataset of the same format (``core.ingest.merge``): "id", battles
     # carry their own id (LMArena's question_id, PandaLM's idx); "pair", one battle per (prompt, model pair,
     # turn), matched in either order; None, files are whole datasets and add to none.
@@ -73,16 +74,17 @@ def _arena_hard(path: Path, fields: frozenset[str] | None) -> str | None:
 
 
 def _fastchat_mtbench(path: Path, fields: frozenset[str] | None) -> str | None:
-    """question.jsonl and model_answer/ like Arena-Hard, told apart by model_judgment/*_pair.jsonl or
-    *_single.jsonl, or by question turns that are plain strings (Arena-Hard's are {content} objects or a prompt)."""
+    """model_judgment/*_pair.jsonl or *_single.jsonl (all FastChat's show_result reads, so a directory of
+    judgments alone is one), or question.jsonl and model_answer/ like Arena-Hard's with question turns that are
+    plain strings (Arena-Hard's are {content} objects or a prompt)."""
     if not path.is_dir():
         return "a directory"
-    lacking = [n for n in ("question.jsonl", "model_answer") if not (path / n).exists()]
-    if lacking:
-        return ", ".join(lacking)
     judged = path / "model_judgment"
     if judged.is_dir() and (any(judged.glob("*_pair.jsonl")) or any(judged.glob("*_single.jsonl"))):
         return None
+    lacking = [n for n in ("question.jsonl", "model_answer") if not (path / n).exists()]
+    if lacking:
+        return ", ".join(lacking)
     try:
         with (path / "question.jsonl").open(encoding="utf-8-sig", errors="replace") as f:
             first = next((line for line in f if line.strip()), "")
@@ -171,6 +173,7 @@ FORMATS: tuple[Format, ...] = (
         label="Arena-Hard directory",
         origin="an Arena-Hard-Auto data directory: question.jsonl and model_answer/*.jsonl, with the judges' "
         "games against the baseline from model_judgment/<judge>/*.jsonl when present",
+        baselines=True,
         adds_by="pair",
     ),
     Format(
