@@ -19,6 +19,7 @@ from core.ingest import IngestError, load
 from core.ingest.arena_hard import DEFAULT_BASELINE
 from core.ingest.detect import detect
 from core.store import Store
+from tests.cli import run_cli
 from tests.conftest import ROOT
 
 JUDGE = "gpt-4-1106-preview"
@@ -200,8 +201,6 @@ def _bad_case(root, case):
     "case",
     [
         "unknown-question",
-        "model-without-answer",
-        "baseline-without-answer",
         "bad-score-type",
         "games-not-a-list",
         "duplicate",
@@ -228,13 +227,27 @@ def test_a_bad_judgment_names_file_row_and_field_and_changes_no_store(tmp_path, 
 @pytest.mark.integration
 def test_a_rejected_cli_import_creates_no_store(tmp_path):
     root = _v01_dir(tmp_path / "ah")
-    _bad_case(root, "model-without-answer")
+    _bad_case(root, "bad-score-type")
     db = tmp_path / "s.duckdb"
     run = subprocess.run(
         [sys.executable, "-m", "core", "import", "--db", str(db), str(root)], cwd=ROOT, capture_output=True, text=True
     )
-    assert run.returncode == 2 and "strong.jsonl, row 3, field 'model'" in run.stderr, run.stderr
+    assert run.returncode == 2 and "strong.jsonl, row 4, field 'games[2].score'" in run.stderr, run.stderr
     assert not db.exists()
+
+
+@pytest.mark.parametrize("case", ["model-without-answer", "baseline-without-answer"])
+def test_a_judgment_whose_answers_are_missing_keeps_its_games_with_a_note(tmp_path, case):
+    """Arena-Hard's show_result reads the judgments alone: a model (or a named baseline) with no answer file
+    keeps its games in the score; the notes count the battles that lack a text."""
+    root = _v01_dir(tmp_path / "ah")
+    full = load(root, "arena-hard")
+    _bad_case(root, case)
+    t = load(root, "arena-hard")
+    assert len(t.judgments) == len(full.judgments)
+    assert any("lack an answer in model_answer/" in n and n.startswith("1 of ") for n in t.meta["notes"])
+    ghost = {"model-without-answer": "ghost", "baseline-without-answer": "gpt-4-turbo"}[case]
+    assert ghost in set(t.models["model"]) and ghost in set(t.battles["model_a"]) | set(t.battles["model_b"])
 
 
 def test_the_baseline_judged_against_itself_makes_no_battle(tmp_path):
@@ -242,3 +255,76 @@ def test_the_baseline_judged_against_itself_makes_no_battle(tmp_path):
     _v01(root, DEFAULT_BASELINE, [("A=B", "A=B")] * 4)
     t = load(root, "arena-hard")
     assert len(t.battles) == 8 and len(t.judgments) == 16 and t.meta["skipped_self_judgments"] == 4
+
+
+# ------------------------------------------------------------------ read what show_result reads (issue #55)
+def _against_other_baseline(root, baseline="claude-3.7-sonnet"):
+    """A v0.1 directory judged against another baseline, as a fork commits it: its records name no baseline,
+    gpt-4-0314 answered nothing, and the baseline's own file judges it against itself."""
+    _answers(root, models=(baseline, "strong", "weak"))
+    _v01(root, "strong", STRONG)
+    _v01(root, "weak", WEAK)
+    _v01(root, baseline, [("A=B", "A=B")] * 4)
+    return root
+
+
+def test_records_naming_no_baseline_take_it_from_the_bench_s_judge_config(tmp_path):
+    root = _against_other_baseline(tmp_path / "repo" / "data" / "ko-bench")
+    with pytest.raises(IngestError) as err:  # nothing says which model the games were against
+        load(root, "arena-hard")
+    assert err.value.field == "baseline" and "--baseline NAME" in str(err.value)
+    config = tmp_path / "repo" / "config" / "judge_config.yaml"
+    config.parent.mkdir()
+    config.write_text("bench_name: other-bench\nbaseline_model: gpt-4o\n")
+    with pytest.raises(IngestError):  # a configuration of another bench says nothing about this one
+        load(root, "arena-hard")
+    config.write_text(
+        "name: judgment config\nbench_name: ko-bench\n\nbaseline: True\nbaseline_model: claude-3.7-sonnet\n"
+    )
+    t = load(root, "arena-hard")
+    assert set(t.battles["model_a"]) == {"claude-3.7-sonnet"} and t.meta["baseline"] == "claude-3.7-sonnet"
+    assert t.meta["skipped_self_judgments"] == 4 and len(t.battles) == 8
+    assert any("config/judge_config.yaml" in n for n in t.meta["notes"])
+
+
+def test_baseline_names_it_on_the_command_line_and_is_refused_for_other_formats(tmp_path):
+    root = _against_other_baseline(tmp_path / "ah")
+    db = tmp_path / "s.duckdb"
+    run = run_cli("import", "--db", db, root, "--baseline", "claude-3.7-sonnet")
+    assert run.returncode == 0, run.stderr
+    with Store.open(db, read_only=True) as s:
+        battles = s.battle_frame("ah")
+    assert set(battles["model_a"]) == {"claude-3.7-sonnet"} and len(battles) == 8
+    other = tmp_path / "a.csv"
+    other.write_text("model_a,model_b,winner\nx,y,model_a\n")
+    bad = run_cli("import", "--db", tmp_path / "t.duckdb", other, "--baseline", "x")
+    assert bad.returncode == 2 and "--baseline applies to arena-hard" in bad.stderr
+
+
+def test_the_one_answering_model_no_record_judges_is_the_baseline(tmp_path):
+    root = tmp_path / "ah"
+    _answers(root, models=("claude-3.7-sonnet", "strong", "weak"))
+    _v01(root, "strong", STRONG)
+    _v01(root, "weak", WEAK)
+    t = load(root, "arena-hard")
+    assert set(t.battles["model_a"]) == {"claude-3.7-sonnet"}
+    assert any("the one answering model no record judges" in n for n in t.meta["notes"])
+
+
+def test_empty_and_overlong_answers_are_kept_with_a_note(tmp_path):
+    from core.ingest.common import MAX_TEXT_CHARS
+
+    root = _v01_dir(tmp_path / "ah")
+    answers = root / "model_answer" / "strong.jsonl"
+    recs = [json.loads(x) for x in answers.read_text().splitlines()]
+    recs[0]["choices"][0]["turns"] = ["   "]
+    recs[1]["choices"][0]["turns"] = [{"content": "", "token_len": 0}]
+    recs[2]["choices"][0]["turns"] = ["x" * (MAX_TEXT_CHARS + 42)]
+    _jsonl(answers, recs)
+    t = load(root, "arena-hard")
+    assert len(t.judgments) == 16  # every game counts
+    mine = t.completions[t.completions["model"] == "strong"].sort_values("prompt_key")["text"].tolist()
+    assert mine[0].strip() == "" and mine[1] == "" and len(mine[2]) == MAX_TEXT_CHARS
+    notes = " | ".join(t.meta["notes"])
+    assert "2 empty answer(s)" in notes and "strong.jsonl row 1" in notes
+    assert f"({MAX_TEXT_CHARS + 42:,} characters)" in notes and "strong.jsonl row 3" in notes

@@ -150,6 +150,7 @@ def prepare_import(
     judge: str | None = None,
     annotator: str | None = None,
     leaderboards: str = "check",
+    baseline: str | None = None,
 ) -> PreparedImport:
     """Read and validate ``path`` completely, touching no store (a bad file raises ``IngestError``).
 
@@ -164,13 +165,15 @@ def prepare_import(
     if annotator is not None:
         # one results/ tree holds several annotator configurations: each is its own import of the same bytes
         digest = hashlib.sha256(f"{digest}\nannotator={annotator}".encode()).hexdigest()
+    if baseline is not None:  # the same judgments read against another named baseline are another import
+        digest = hashlib.sha256(f"{digest}\nbaseline={baseline}".encode()).hexdigest()
     if dataset is not None:
         _check_name(path, dataset)
     plan = None if path.is_dir() else bulk_plan(path, fmt, dataset=dataset, judge=judge)
     if plan is not None:
         _check_name(path, plan.name if isinstance(plan, BulkBattles) else plan.dataset)
         return PreparedImport(path, fmt, digest, None, plan)
-    tables = load(path, fmt, dataset=dataset, judge=judge, annotator=annotator)
+    tables = load(path, fmt, dataset=dataset, judge=judge, annotator=annotator, baseline=baseline)
     _check_name(path, tables.name)
     if fmt == "bundle":
         tables = _checked_bundle(path, tables, leaderboards)
@@ -292,6 +295,7 @@ def import_path(
     judge: str | None = None,
     annotator: str | None = None,
     leaderboards: str = "check",
+    baseline: str | None = None,
 ) -> ImportResult:
     """Validate ``path`` fully, then write it in one transaction (re-importing the same content is a no-op)."""
     path = Path(path)
@@ -299,7 +303,7 @@ def import_path(
         previous = store.import_record(content_hash(path))
         if previous is not None:  # known content: no need to read it again
             return ImportResult(previous, "already-imported", 0, 0, 0, 0)
-    return write_import(store, prepare_import(path, fmt, dataset, judge, annotator, leaderboards))
+    return write_import(store, prepare_import(path, fmt, dataset, judge, annotator, leaderboards, baseline))
 
 
 # ------------------------------------------------------------------ export

@@ -33,6 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="AlpacaEval results/ tree: the annotator configuration to import when it holds several",
     )
     p.add_argument(
+        "--baseline",
+        help="Arena-Hard directory: the model its judgments are against when their records name none "
+        "(default: the one answering model no judgment judges, else gpt-4-0314 as Arena-Hard v0.1 assumes)",
+    )
+    p.add_argument(
         "--leaderboards",
         choices=("check", "warn"),
         default="check",
@@ -56,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
             judge=args.judge,
             annotator=args.annotator,
             leaderboards=args.leaderboards,
+            baseline=args.baseline,
         )
     except IngestError as exc:
         raise UserError(str(exc)) from None

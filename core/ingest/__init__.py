@@ -40,14 +40,20 @@ def _format(path: str | Path, fmt: str) -> formats.Format:
 
 
 def load(
-    path: str | Path, fmt: str, dataset: str | None = None, judge: str | None = None, annotator: str | None = None
+    path: str | Path,
+    fmt: str,
+    dataset: str | None = None,
+    judge: str | None = None,
+    annotator: str | None = None,
+    baseline: str | None = None,
 ) -> DatasetTables:
     """Read and validate a file (or directory) of a registered format; nothing is written.
 
     Every reader validates types and ranges itself and names the row and
     field; an error it did not foresee still comes back as an
     :class:`IngestError` (never a traceback), naming the file.  ``annotator``
-    chooses one annotator configuration of an AlpacaEval ``results/`` tree.
+    chooses one annotator configuration of an AlpacaEval ``results/`` tree; ``baseline`` names the model an
+    Arena-Hard directory's judgments are against when its records do not.
     """
     entry = _format(path, fmt)
     reader = resolve(entry.reader)
@@ -57,6 +63,11 @@ def load(
             takes = ", ".join(f.name for f in formats.FORMATS if f.annotators)
             raise IngestError(path, f"--annotator applies to {takes}, not {fmt}")
         extra["annotator"] = annotator
+    if baseline is not None:
+        if not entry.baselines:
+            takes = ", ".join(f.name for f in formats.FORMATS if f.baselines)
+            raise IngestError(path, f"--baseline applies to {takes}, not {fmt}")
+        extra["baseline"] = baseline
     if Path(path).is_dir() and entry.one_file:
         return _load_files(Path(path), fmt, dataset, judge)
     try:

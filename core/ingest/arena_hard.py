@@ -33,14 +33,18 @@ baseline (``baseline``), which ``winrate`` uses when a single judged model is,
 like the baseline, in every battle.
 
 A record judging the baseline against itself makes no battle and is skipped
-(counted in the dataset's meta).  Both answers of every judged battle must be in model_answer/ (so the battle
-links its prompt and completions); a judgment naming a question, model or
-baseline without an answer is refused, naming the judgment file, row and field.
+(counted in the dataset's meta).  The reading contract is Arena-Hard's own ``show_result`` (docs/formats.md): the
+uncontrolled score reads the judgments alone, so a judged battle whose answers model_answer/ lacks keeps its games
+(a note counts them), an empty answer is kept as an empty text and an answer longer than ``MAX_TEXT_CHARS`` is
+kept cut to that length (notes say which).  v0.1 records name no baseline: ``--baseline NAME`` names it, else
+``gpt-4-0314`` when it answered here, else the one answering model no record judges; several candidates are an
+error that lists them.  A judgment of a question question.jsonl lacks is refused, naming file, row and field.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +53,7 @@ import pandas as pd
 from core.domain import DatasetTables
 from core.ingest.common import (
     MAX_QUOTE,
+    MAX_TEXT_CHARS,
     IngestError,
     is_missing,
     known_family,
@@ -70,9 +75,11 @@ GRADE_VERDICT = {2: "a", 1: "a", 0: "tie", -1: "b", -2: "b"}
 PROMPT_ATTRIBUTES = ("cluster", "subcategory")
 
 
-def read(path: str | Path, dataset: str | None = None, judge: str | None = None) -> DatasetTables:
+def read(
+    path: str | Path, dataset: str | None = None, judge: str | None = None, baseline: str | None = None
+) -> DatasetTables:
     """Prompts, real completions, and either the judged battles (with model_judgment/) or one unjudged battle
-    per prompt and model pair."""
+    per prompt and model pair.  ``baseline`` names the model v0.1 records are against (they name none)."""
     root = Path(path)
     qfile, adir = root / "question.jsonl", root / "model_answer"
     if not root.is_dir():
@@ -81,6 +88,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         raise IngestError(qfile, "missing question.jsonl")
     if not adir.is_dir() or not any(adir.glob("*.jsonl")):
         raise IngestError(adir, "missing model_answer/*.jsonl")
+    notes: list[str] = []
     prompts: list[dict] = []
     attributes: list[dict] = []
     uid_key: dict[str, int] = {}
@@ -116,38 +124,18 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         prompts.append(
             {"prompt_key": len(prompts), "external_id": uid, "text": text, "category": category, "language": "en"}
         )
-    comps = []
-    for f in sorted(adir.glob("*.jsonl")):
-        for i, rec in read_jsonl_lines(f):
-            uid = text_value(f, rec.get("uid", rec.get("question_id")), i, "uid") or ""
-            if uid not in uid_key:
-                raise IngestError(f, f"answer to unknown question uid {quote(uid)}", row=i, field="uid")
-            model = (text_value(f, rec.get("model", rec.get("model_id")), i, "model") or f.stem).strip()
-            if not model or len(model) > MAX_QUOTE:
-                raise IngestError(f, f"model name {quote(model)} is empty or too long", row=i, field="model")
-            answer = _answer(f, rec, i)
-            comps.append({"prompt_key": uid_key[uid], "model": model, "text": answer})
-    completions = pd.DataFrame(comps)
-    dup = completions.duplicated(["prompt_key", "model"])
-    if dup.any():
-        r = completions[dup].iloc[0]
-        raise IngestError(
-            adir,
-            f"model {quote(r.model)} answered question {quote(prompts[r.prompt_key]['external_id'])} twice",
-            field="uid",
-        )
-    completions = with_style(completions)
+    completions = _read_answers(adir, uid_key, prompts, notes)
     jdir = root / JUDGMENT_DIR
     jfiles = sorted(f for f in jdir.glob("*/*.jsonl") if f.is_file()) if jdir.is_dir() else []
     if jfiles:
         answered = set(zip(completions["prompt_key"].tolist(), completions["model"].tolist()))
-        battles_df, judgments, skipped = _judged(jfiles, uid_key, answered, prompts)
+        battles_df, judgments, skipped, named = _judged(jfiles, uid_key, answered, prompts, baseline, notes)
         names = sorted(set(judgments["judge"]))
         baselines = sorted(set(battles_df["model_a"]))  # the importer puts the baseline as model_a
         return DatasetTables(
             name=dataset or root.name,
             source="arena-hard",
-            models=models_frame(completions["model"]),
+            models=models_frame(set(completions["model"]) | set(battles_df["model_a"]) | set(battles_df["model_b"])),
             battles=battles_df,
             prompts=pd.DataFrame(prompts),
             prompt_attributes=_attributes(attributes),
@@ -162,6 +150,8 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
                 "judgments": "games against the baseline; grade −2…2 kept, hard labels use its direction only",
                 "skipped_self_judgments": skipped,
                 "baseline": baselines[0] if len(baselines) == 1 else baselines,
+                "baseline_from": named,
+                "notes": notes,
             },
         )
     battles = []
@@ -188,7 +178,7 @@ def read(path: str | Path, dataset: str | None = None, judge: str | None = None)
         prompts=pd.DataFrame(prompts),
         prompt_attributes=_attributes(attributes),
         completions=completions,
-        meta={"format": "arena-hard", "dir": root.name},
+        meta={"format": "arena-hard", "dir": root.name, "notes": notes},
     )
 
 
@@ -196,54 +186,109 @@ def _attributes(rows: list[dict]) -> pd.DataFrame | None:
     return pd.DataFrame(rows, columns=["prompt_key", "key", "value"]) if rows else None
 
 
-def _answer(path: Path, rec: dict, row: int) -> str:
-    """The answer of one record in either layout: the current ``messages[-1].content`` (a ``{thought, answer}``
-    object gives its answer) or the original v0.1 ``choices[0].turns`` (FastChat's; turns joined)."""
+def _read_answers(adir: Path, uid_key: dict[str, int], prompts: list[dict], notes: list[str]) -> pd.DataFrame:
+    """Every answer of model_answer/*.jsonl as a completion.  An empty or whitespace-only answer is kept as an
+    empty text and counted in the notes; an answer longer than ``MAX_TEXT_CHARS`` is kept cut to that length
+    (its first characters are what a page can show) with a note; a question a model answered twice keeps the
+    last answer, as Arena-Hard's ``load_model_answers`` does, with a note."""
+    comps: dict[tuple[int, str], dict] = {}
+    empty: list[str] = []
+    clipped: list[str] = []
+    repeated = 0
+    for f in sorted(adir.glob("*.jsonl")):
+        for i, rec in read_jsonl_lines(f):
+            uid = text_value(f, rec.get("uid", rec.get("question_id")), i, "uid") or ""
+            if uid not in uid_key:
+                raise IngestError(f, f"answer to unknown question uid {quote(uid)}", row=i, field="uid")
+            model = (text_value(f, rec.get("model", rec.get("model_id")), i, "model") or f.stem).strip()
+            if not model or len(model) > MAX_QUOTE:
+                raise IngestError(f, f"model name {quote(model)} is empty or too long", row=i, field="model")
+            answer, full_length = _answer(f, rec, i)
+            where = f"{f.name} row {i}"
+            if not answer.strip():
+                empty.append(where)
+            if full_length > len(answer):
+                clipped.append(f"{where} ({full_length:,} characters)")
+            key = (uid_key[uid], model)
+            repeated += key in comps
+            comps[key] = {"prompt_key": uid_key[uid], "model": model, "text": answer}
+    if empty:
+        notes.append(
+            f"{len(empty)} empty answer(s) kept as empty texts (their judgments count): {', '.join(empty[:5])}"
+            + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+        )
+    if clipped:
+        notes.append(
+            f"{len(clipped)} answer(s) longer than {MAX_TEXT_CHARS:,} characters kept cut to that length (their "
+            f"judgments count; the length measures and style control see the cut text): {', '.join(clipped[:5])}"
+        )
+    if repeated:
+        notes.append(f"{repeated} question(s) answered twice by the same model: the last answer is kept")
+    return with_style(pd.DataFrame(list(comps.values()), columns=["prompt_key", "model", "text"]))
+
+
+def _clip(content: object) -> tuple[object, int]:
+    """A string content cut to ``MAX_TEXT_CHARS`` and its full length (other contents as they are, length 0)."""
+    if isinstance(content, str) and len(content) > MAX_TEXT_CHARS:
+        return content[:MAX_TEXT_CHARS], len(content)
+    return content, 0
+
+
+def _answer(path: Path, rec: dict, row: int) -> tuple[str, int]:
+    """The answer of one record in either layout, and its length before a cut (0: not cut): the current
+    ``messages[-1].content`` (a ``{thought, answer}`` object gives its answer) or the original v0.1
+    ``choices[0].turns`` (FastChat's; turns joined).  No text there is an empty answer; a record with neither
+    field is an error."""
     if "messages" not in rec and "choices" in rec:
         choices = rec["choices"]
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise IngestError(
                 path, f"expected a list of {{turns}} choices, got {quote(choices)}", row=row, field="choices"
             )
-        answer = _turns_text(path, choices[0].get("turns"), row)
-        if answer is None:
-            raise IngestError(path, "no answer text at choices[0].turns", row=row, field="choices")
-        return answer
+        return _turns_text(path, choices[0].get("turns"), row)
     msgs = rec.get("messages")
     if not isinstance(msgs, list) or not msgs or not isinstance(msgs[-1], dict):
         raise IngestError(
             path, "no answer text at messages[-1].content (or choices[0].turns)", row=row, field="messages"
         )
-    answer = message_text(path, msgs[-1].get("content"), row, "messages")
-    if answer is None:
-        raise IngestError(path, "no answer text at messages[-1].content", row=row, field="messages")
-    return answer
+    content, full = _clip(msgs[-1].get("content"))
+    return message_text(path, content, row, "messages") or "", full
 
 
-def _turns_text(path: Path, turns: object, row: int) -> str | None:
+def _turns_text(path: Path, turns: object, row: int) -> tuple[str, int]:
     """The answer of FastChat's ``choices[0].turns``: strings (the restructured layout) or, as Arena-Hard v0.1
-    was published from April 2024, ``{content, token_len}`` objects; turns joined by a newline.  An object
-    without ``content`` (a misspelt key) is an error, never a silently dropped answer."""
+    was published from April 2024, ``{content, token_len}`` objects; turns joined by a newline, cut to
+    ``MAX_TEXT_CHARS`` (with the full length; 0 when not cut).  An object without ``content`` (a misspelt key)
+    is an error, never a silently dropped answer."""
     field = "choices[0].turns"
     if is_missing(turns):
-        return None
+        return "", 0
     if isinstance(turns, str):
-        return text_value(path, turns, row, field)
+        content, full = _clip(turns)
+        return text_value(path, content, row, field) or "", full
     if not isinstance(turns, list):
         raise IngestError(path, f"expected a list of turns, got {quote(turns)}", row=row, field=field)
     texts = []
+    original = 0  # the characters before any cut
     for k, turn in enumerate(turns):
         if isinstance(turn, dict):
             if "content" not in turn:
                 raise IngestError(
                     path, f"turn {k + 1} has no 'content' (keys {quote(sorted(turn))})", row=row, field=field
                 )
-            turn = message_text(path, turn["content"], row, field)
+            content, full = _clip(turn["content"])
+            turn = message_text(path, content, row, field)
         elif not isinstance(turn, str):
             raise IngestError(path, f"turn {k + 1} is {quote(turn)}, not text", row=row, field=field)
+        else:
+            turn, full = _clip(turn)
         if turn is not None:
             texts.append(turn)
-    return text_value(path, "\n".join(texts), row, field) if texts else None
+            original += full or len(turn)
+    original += max(len(texts) - 1, 0)
+    content, _ = _clip("\n".join(texts))
+    text = text_value(path, content, row, field) or ""
+    return text, original if original > len(text) else 0
 
 
 def _name(path: Path, rec: dict, row: int, field: str, default: str | None = None) -> str:
@@ -258,15 +303,19 @@ def _name(path: Path, rec: dict, row: int, field: str, default: str | None = Non
 
 
 def _judged(
-    files: list[Path], uid_key: dict[str, int], answered: set[tuple[int, str]], prompts: list[dict]
-) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-    """The judged battles (baseline as model_a), their judgments in battle terms, and how many records judged
-    the baseline against itself (skipped)."""
-    skipped = 0
-    battle_of: dict[tuple[int, str, str], int] = {}
-    battles: list[dict] = []
-    rows: list[dict] = []
-    seen: dict[tuple[int, str], tuple[Path, int]] = {}
+    files: list[Path],
+    uid_key: dict[str, int],
+    answered: set[tuple[int, str]],
+    prompts: list[dict],
+    baseline: str | None,
+    notes: list[str],
+) -> tuple[pd.DataFrame, pd.DataFrame, int, str]:
+    """The judged battles (baseline as model_a), their judgments in battle terms, how many records judged the
+    baseline against itself (skipped) and where the baseline of records naming none came from.
+
+    Arena-Hard's ``show_result`` reads the judgment files alone: a battle whose answers model_answer/ lacks keeps
+    its games (counted in the notes)."""
+    records = []
     for f in files:
         for i, rec in read_jsonl_lines(f):
             qfield = "uid" if "uid" in rec else "question_id"
@@ -275,22 +324,9 @@ def _judged(
                 raise IngestError(f, "missing question id", row=i, field=qfield)
             if uid not in uid_key:
                 raise IngestError(f, f"judgment of unknown question {quote(uid)}", row=i, field=qfield)
-            pk = uid_key[uid]
             model = _name(f, rec, i, "model")
-            baseline = _name(f, rec, i, "baseline", DEFAULT_BASELINE)
+            named = _name(f, rec, i, "baseline") if not is_missing(rec.get("baseline")) else None
             judge = _name(f, rec, i, "judge", f.parent.name)
-            if model == baseline:  # the baseline against itself: no battle (Arena-Hard scores it 50% by fiat)
-                skipped += 1
-                continue
-            for who, field in ((model, "model"), (baseline, "baseline")):
-                if (pk, who) not in answered:
-                    extra = "" if field == "model" or "baseline" in rec else " (the default baseline of v0.1)"
-                    raise IngestError(
-                        f,
-                        f"{field} {quote(who)}{extra} has no answer to question {quote(uid)} in model_answer/",
-                        row=i,
-                        field=field,
-                    )
             games = rec.get("games")
             if not isinstance(games, list) or not 1 <= len(games) <= 2 or not all(isinstance(g, dict) for g in games):
                 raise IngestError(
@@ -299,40 +335,126 @@ def _judged(
                     row=i,
                     field="games",
                 )
-            key = (pk, baseline, model)
-            if key not in battle_of:
-                battle_of[key] = len(battles)
-                battles.append(
-                    {
-                        "battle_key": len(battles),
-                        "prompt_key": pk,
-                        "model_a": baseline,
-                        "model_b": model,
-                        "external_id": prompts[pk]["external_id"],
-                        "language": "en",
-                    }
-                )
-            done = (battle_of[key], judge)
-            if done in seen:
-                first, first_row = seen[done]
-                raise IngestError(
-                    f,
-                    f"judge {quote(judge)} judged {quote(model)} against {quote(baseline)} on question {quote(uid)} "
-                    f"twice (first in {first.name}, row {first_row})",
-                    row=i,
-                    field=qfield,
-                )
-            seen[done] = (f, i)
-            for g, game in enumerate(games):
-                rows.append(_game(f, i, g, game, battle_of[key], judge))
+            records.append((f, i, qfield, uid, model, named, judge, games))
+    implicit, source = _implicit_baseline(
+        files[0].parent.parent, baseline, {m for (_, m) in answered}, {r[4] for r in records if r[5] is None}, notes
+    )
+    skipped = 0
+    battle_of: dict[tuple[int, str, str], int] = {}
+    battles: list[dict] = []
+    rows: list[dict] = []
+    seen: dict[tuple[int, str], tuple[Path, int]] = {}
+    unanswered = 0
+    for f, i, qfield, uid, model, named, judge, games in records:
+        pk = uid_key[uid]
+        against = named or implicit
+        if model == against:  # the baseline against itself: no battle (Arena-Hard scores it 50% by fiat)
+            skipped += 1
+            continue
+        key = (pk, against, model)
+        if key not in battle_of:
+            battle_of[key] = len(battles)
+            unanswered += not ((pk, model) in answered and (pk, against) in answered)
+            battles.append(
+                {
+                    "battle_key": len(battles),
+                    "prompt_key": pk,
+                    "model_a": against,
+                    "model_b": model,
+                    "external_id": prompts[pk]["external_id"],
+                    "language": "en",
+                }
+            )
+        done = (battle_of[key], judge)
+        if done in seen:
+            first, first_row = seen[done]
+            raise IngestError(
+                f,
+                f"judge {quote(judge)} judged {quote(model)} against {quote(against)} on question {quote(uid)} "
+                f"twice (first in {first.name}, row {first_row})",
+                row=i,
+                field=qfield,
+            )
+        seen[done] = (f, i)
+        for g, game in enumerate(games):
+            rows.append(_game(f, i, g, game, battle_of[key], judge))
     if not battles:
         raise IngestError(
             files[0].parent.parent, "no judgment of a model against its baseline in model_judgment/*/*.jsonl"
         )
+    if unanswered:
+        notes.append(
+            f"{unanswered} of {len(battles)} judged battles lack an answer in model_answer/: their games count "
+            "in the score (Arena-Hard's show_result reads only the judgments); the views that read answers "
+            "leave them out"
+        )
     battles_df = pd.DataFrame(battles).astype({"battle_key": np.int64})
     judgments = pd.DataFrame(rows)
     judgments["grade"] = judgments["grade"].astype("Int64")
-    return battles_df, judgments, skipped
+    return battles_df, judgments, skipped, source
+
+
+def _implicit_baseline(
+    where: Path, given: str | None, answering: set[str], judged: set[str], notes: list[str]
+) -> tuple[str, str]:
+    """The baseline of records that name none (Arena-Hard v0.1's) and how it was chosen: ``--baseline``; else
+    Arena-Hard v0.1's own ``gpt-4-0314`` when it answered here; else the one answering model no such record
+    judges (every other model was judged against it); else ``gpt-4-0314`` when nothing answered (the judgments
+    alone say nothing about it).  Several candidates and no ``--baseline`` is an error listing them."""
+    if not judged:
+        return given or DEFAULT_BASELINE, "named by every record"
+    if given is not None:
+        notes.append(f"the records name no baseline: {quote(given)}, as --baseline says")
+        return given, "--baseline"
+    configured = _configured_baseline(where.parent)
+    if configured is not None:
+        config, name = configured
+        notes.append(
+            f"the records name no baseline: {quote(name)}, the baseline_model of {config} (the judge "
+            "configuration gen_judgment read for this bench; --baseline NAME says otherwise)"
+        )
+        return name, f"{config}"
+    if DEFAULT_BASELINE in answering or not answering:
+        return DEFAULT_BASELINE, "Arena-Hard v0.1's default (gpt-4-0314)"
+    candidates = sorted(answering - judged)
+    if len(candidates) == 1:
+        notes.append(
+            f"the records name no baseline and {DEFAULT_BASELINE} (Arena-Hard v0.1's) did not answer here: "
+            f"the baseline is {quote(candidates[0])}, the one answering model no record judges "
+            "(--baseline NAME says otherwise)"
+        )
+        return candidates[0], "the one answering model no record judges"
+    unjudged = (
+        f"the answering models no record judges are {', '.join(quote(c) for c in candidates[:10])}"
+        if candidates
+        else "every answering model is judged by some record (the baseline's own file judges it against itself)"
+    )
+    raise IngestError(
+        where,
+        f"the records name no baseline, {DEFAULT_BASELINE} (Arena-Hard v0.1's) did not answer here, no "
+        f"config/judge_config.yaml names one for this bench, and {unjudged}: name it with --baseline NAME",
+        field="baseline",
+    )
+
+
+BASELINE_LINE = re.compile(r"^baseline_model:\s*['\"]?([^'\"#\n]+?)['\"]?\s*(?:#.*)?$", re.M)
+BENCH_LINE = re.compile(r"^bench_name:\s*['\"]?([^'\"#\n]+?)['\"]?\s*(?:#.*)?$", re.M)
+
+
+def _configured_baseline(root: Path) -> tuple[str, str] | None:
+    """The ``baseline_model`` of the Arena-Hard judge configuration that judged this bench, when the directory
+    sits where Arena-Hard keeps it (``data/<bench>/`` beside ``config/judge_config.yaml``) or holds the file,
+    and the configuration names this bench (or no bench): (the file as shown, the name)."""
+    for config in (root / "judge_config.yaml", root.parent.parent / "config" / "judge_config.yaml"):
+        try:
+            text = config.read_text(encoding="utf-8", errors="replace")[:1_000_000]
+        except OSError:
+            continue
+        bench, baseline = BENCH_LINE.search(text), BASELINE_LINE.search(text)
+        if baseline and (bench is None or bench.group(1).strip() == root.name):
+            shown = "judge_config.yaml" if config.parent == root else "config/judge_config.yaml"
+            return shown, baseline.group(1).strip()[:MAX_QUOTE]
+    return None
 
 
 def _game(path: Path, row: int, g: int, game: dict, battle_key: int, judge: str) -> dict:
