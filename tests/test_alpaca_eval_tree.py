@@ -112,6 +112,20 @@ def test_two_nested_copies_are_both_skipped(tmp_path):
     assert len(t.battles) == 3 * 805
 
 
+def test_a_model_folder_copied_under_another_name_is_one_model_not_two(tmp_path):
+    """``results/GEMMA-7B-IT/`` beside ``results/gemma-7b-it/``, every record of both naming gemma-7b-it (a
+    public fork commits such a copy): the copy is skipped as a duplicate, whichever folder sorts first."""
+    tree = _tree_with(tmp_path, ["gpt4_1106_preview", "gemma-7b-it"])
+    alone = load(tree, "alpaca-eval", annotator=AE2)
+    shutil.copytree(tree / "gemma-7b-it", tree / "GEMMA-7B-IT")  # sorts before the original
+    t = load(tree, "alpaca-eval", annotator=AE2)
+    assert set(t.models["model"]) == set(alone.models["model"]) == {"gpt4_1106_preview", "gemma-7b-it"}
+    assert len(t.battles) == len(alone.battles) and len(t.judgments) == len(alone.judgments)
+    skipped = t.meta["skipped_duplicate_files"]
+    assert list(skipped) == [f"GEMMA-7B-IT/{AE2}/annotations.json"]
+    assert any("GEMMA-7B-IT" in n and "duplicate" in n for n in t.meta["notes"])
+
+
 def test_a_nested_copy_that_differs_is_refused_naming_both_files(tmp_path):
     tree = _tree_with(tmp_path, ["gpt4_1106_preview", "vicuna-7b-v1.5"])
     nested = tree.joinpath(*NESTED)
@@ -181,3 +195,18 @@ def test_lc_follows_the_published_column_and_flags_what_rests_on_the_length_term
     flagged = set(rows.index[rows["lc_caveat"].astype(bool)])
     assert {"gpt4_gamed", "jina-chat", "claude-instant-1.2"} <= flagged
     assert "FuseChat-Gemma-2-9B-Instruct" not in flagged  # near the baseline's length: nothing to say
+
+
+def test_the_report_leads_with_the_length_controlled_win_rate(ae_store):
+    """On AlpacaEval's tree the report opens as the Leaderboard page does: the LC win rate with its standard
+    error and the raw win rate, then the table of win rates against the baseline, then the Elo leaderboards."""
+    import re
+
+    from core.app.report import report_html
+
+    db = ae_store[0]
+    with Store.open(db, read_only=True) as s:
+        page = report_html(s, "ae", AE2)
+    first = re.search(r'<p class="headline">(.*?)</p>', page, re.S).group(1)
+    assert "length-controlled win rate" in first and "% ±" in first and "(win rate " in first
+    assert page.index("Against the baseline") < page.index("Elo leaderboards")

@@ -264,7 +264,32 @@ def _tree_layout(root: Path, loaded: list[tuple[Path, list]], annotator: str | N
                 f"different from {_where(first[0], root)}: keep one",
             )
         placement[file] = _Placement(model, config)
+    _copied_folders(loaded, placement, duplicate_of)
     return _Layout(placement, duplicate_of)
+
+
+def _copied_folders(loaded: list[tuple[Path, list]], placement: dict[Path, _Placement], duplicate_of: dict) -> None:
+    """A model folder copied under another name (``results/PHI-2/`` beside ``results/phi-2/``, every record of
+    both saying ``generator_2 = phi-2``): two files of one configuration in different model folders that agree
+    record for record (:data:`JUDGED_FIELDS`) are one model's annotations.  The file in the folder its records
+    name is kept (else the first by path) and the other is skipped as a duplicate, like a nested copy."""
+    by_content: dict[tuple[str, int], list[tuple[Path, list]]] = {}
+    for file, data in loaded:
+        if file in placement:
+            key = (placement[file].config, hash(tuple(_judged(data))))
+            by_content.setdefault(key, []).append((file, data))
+    for group in by_content.values():
+        if len({placement[f].model for f, _ in group}) < 2:
+            continue
+        kept, kept_data = min(group, key=lambda fd: (not _names_its_folder(fd[1], placement[fd[0]].model), str(fd[0])))
+        for file, data in group:
+            if file != kept and placement[file].model != placement[kept].model and _judged(data) == _judged(kept_data):
+                duplicate_of[file] = kept
+                del placement[file]
+
+
+def _names_its_folder(data: list, model: str) -> bool:
+    return all(isinstance(r, dict) and r.get("generator_2") == model for r in data)
 
 
 def _where(file: Path, root: Path) -> str:
