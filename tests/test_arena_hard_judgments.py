@@ -328,3 +328,30 @@ def test_empty_and_overlong_answers_are_kept_with_a_note(tmp_path):
     notes = " | ".join(t.meta["notes"])
     assert "2 empty answer(s)" in notes and "strong.jsonl row 1" in notes
     assert f"({MAX_TEXT_CHARS + 42:,} characters)" in notes and "strong.jsonl row 3" in notes
+
+
+def test_a_directory_of_judgments_alone_scores_as_with_its_answers(tmp_path):
+    """Arena-Hard's show_result reads model_judgment/ alone: so does the import, and the score is the same."""
+    full_root = _v01_dir(tmp_path / "full")
+    bare = tmp_path / "bare"
+    shutil.copytree(full_root / "model_judgment", bare / "model_judgment")
+    assert detect(bare) == "arena-hard"
+    full, t = load(full_root, "arena-hard"), load(bare, "arena-hard")
+    assert len(t.battles) == len(full.battles) and t.completions is None
+    assert t.prompts["text"].isna().all() and set(t.prompts["external_id"]) == set(QUESTIONS)
+
+    def games(x):
+        j = x.judgments.merge(x.battles[["battle_key", "external_id", "model_b"]], on="battle_key")
+        cols = ["external_id", "model_b", "order", "grade"]
+        return j[cols].astype(str).sort_values(cols).reset_index(drop=True)
+
+    assert games(full).equals(games(t))
+    assert any("no question.jsonl" in n for n in t.meta["notes"])
+    db_full, db_bare = tmp_path / "f.duckdb", tmp_path / "b.duckdb"
+    for db, root in ((db_full, full_root), (db_bare, bare)):
+        assert run_cli("import", "--db", db, root, "--dataset", "ah").returncode == 0
+    scores = [
+        run_cli("winrate", "--db", db, "--dataset", "ah", "--arena-hard", "--json").stdout for db in (db_full, db_bare)
+    ]
+    rows = [{r["model"]: round(r["score"], 9) for r in json.loads(x)["rows"]} for x in scores]
+    assert rows[0] == rows[1] and len(rows[0]) >= 2

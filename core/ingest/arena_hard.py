@@ -38,7 +38,8 @@ uncontrolled score reads the judgments alone, so a judged battle whose answers m
 (a note counts them), an empty answer is kept as an empty text and an answer longer than ``MAX_TEXT_CHARS`` is
 kept cut to that length (notes say which).  v0.1 records name no baseline: ``--baseline NAME`` names it, else
 ``gpt-4-0314`` when it answered here, else the one answering model no record judges; several candidates are an
-error that lists them.  A judgment of a question question.jsonl lacks is refused, naming file, row and field.
+error that lists them.  A directory of model_judgment/ alone is read (prompts known by id, no answers); with
+question.jsonl present, a judgment of a question it lacks is refused, naming file, row and field.
 """
 
 from __future__ import annotations
@@ -84,15 +85,23 @@ def read(
     qfile, adir = root / "question.jsonl", root / "model_answer"
     if not root.is_dir():
         raise IngestError(root, "expected an Arena-Hard directory (question.jsonl, model_answer/)")
-    if not qfile.exists():
-        raise IngestError(qfile, "missing question.jsonl")
-    if not adir.is_dir() or not any(adir.glob("*.jsonl")):
-        raise IngestError(adir, "missing model_answer/*.jsonl")
+    jdir = root / JUDGMENT_DIR
+    jfiles = sorted(f for f in jdir.glob("*/*.jsonl") if f.is_file()) if jdir.is_dir() else []
+    answered_any = adir.is_dir() and any(adir.glob("*.jsonl"))
+    if not jfiles:  # without judgments the answers are the dataset: both files are needed
+        if not qfile.exists():
+            raise IngestError(qfile, "missing question.jsonl")
+        if not answered_any:
+            raise IngestError(adir, "missing model_answer/*.jsonl")
     notes: list[str] = []
     prompts: list[dict] = []
     attributes: list[dict] = []
     uid_key: dict[str, int] = {}
-    for i, q in read_jsonl_lines(qfile):
+    if not qfile.exists():
+        notes.append("no question.jsonl: the prompts have no text (the score reads only the judgments)")
+    if not answered_any:
+        notes.append("no model_answer/*.jsonl: no answer texts (style control and the views of texts need them)")
+    for i, q in read_jsonl_lines(qfile) if qfile.exists() else ():
         uid = text_value(qfile, q.get("uid", q.get("question_id")), i, "uid")
         if uid is None:
             raise IngestError(qfile, "missing uid", row=i, field="uid")
@@ -125,11 +134,11 @@ def read(
             {"prompt_key": len(prompts), "external_id": uid, "text": text, "category": category, "language": "en"}
         )
     completions = _read_answers(adir, uid_key, prompts, notes)
-    jdir = root / JUDGMENT_DIR
-    jfiles = sorted(f for f in jdir.glob("*/*.jsonl") if f.is_file()) if jdir.is_dir() else []
     if jfiles:
         answered = set(zip(completions["prompt_key"].tolist(), completions["model"].tolist()))
-        battles_df, judgments, skipped, named = _judged(jfiles, uid_key, answered, prompts, baseline, notes)
+        battles_df, judgments, skipped, named = _judged(
+            jfiles, uid_key, answered, prompts, baseline, notes, questions_known=qfile.exists()
+        )
         names = sorted(set(judgments["judge"]))
         baselines = sorted(set(battles_df["model_a"]))  # the importer puts the baseline as model_a
         return DatasetTables(
@@ -139,7 +148,7 @@ def read(
             battles=battles_df,
             prompts=pd.DataFrame(prompts),
             prompt_attributes=_attributes(attributes),
-            completions=completions,
+            completions=completions if len(completions) else None,
             judges=pd.DataFrame(
                 {"judge": names, "family": [known_family(n) for n in names], "prompt_version": "imported"}
             ),
@@ -309,6 +318,7 @@ def _judged(
     prompts: list[dict],
     baseline: str | None,
     notes: list[str],
+    questions_known: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame, int, str]:
     """The judged battles (baseline as model_a), their judgments in battle terms, how many records judged the
     baseline against itself (skipped) and where the baseline of records naming none came from.
@@ -323,7 +333,12 @@ def _judged(
             if uid is None:
                 raise IngestError(f, "missing question id", row=i, field=qfield)
             if uid not in uid_key:
-                raise IngestError(f, f"judgment of unknown question {quote(uid)}", row=i, field=qfield)
+                if questions_known:
+                    raise IngestError(f, f"judgment of unknown question {quote(uid)}", row=i, field=qfield)
+                uid_key[uid] = len(prompts)  # no question.jsonl: the prompt is known by its id alone
+                prompts.append(
+                    {"prompt_key": len(prompts), "external_id": uid, "text": None, "category": None, "language": "en"}
+                )
             model = _name(f, rec, i, "model")
             named = _name(f, rec, i, "baseline") if not is_missing(rec.get("baseline")) else None
             judge = _name(f, rec, i, "judge", f.parent.name)

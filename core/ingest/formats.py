@@ -67,8 +67,13 @@ def _pandalm(path: Path, fields: frozenset[str] | None) -> str | None:
 
 
 def _arena_hard(path: Path, fields: frozenset[str] | None) -> str | None:
+    """question.jsonl and model_answer/, or model_judgment/<judge>/*.jsonl alone (all Arena-Hard's show_result
+    reads for its uncontrolled score)."""
     if not path.is_dir():
         return "a directory"
+    judged = path / "model_judgment"
+    if judged.is_dir() and any(f.is_file() for f in judged.glob("*/*.jsonl")):
+        return None
     lacking = [n for n in ("question.jsonl", "model_answer") if not (path / n).exists()]
     return ", ".join(lacking) if lacking else None
 
