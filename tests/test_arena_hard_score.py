@@ -466,3 +466,23 @@ def test_the_cheap_checks_agree_with_the_frames_they_stand_for(judged_store, tmp
     with Store.open(judged_store, read_only=True) as s:
         assert DEFAULT_BASELINE in s.common_baselines("ah")  # with the one judged model, also in every battle
         assert s.has_graded_games("ah", str(s.judges_frame("ah")["judge"].iloc[0]))
+
+
+def test_the_report_leads_with_the_score_as_the_leaderboard_page_does(small_store):
+    """A star design without human votes: the report's headline is the page's (winrate.peer_headline), the
+    Arena-Hard score first and the baseline never named #1; the Elo leaderboards follow under their heading."""
+    import re
+
+    from core.app.arena_hard import baseline_scores
+    from core.app.report import report_html
+    from core.app.winrate import baseline_view, peer_headline
+
+    with Store.open(small_store, read_only=True) as s:
+        page = report_html(s, "ah", JUDGE)
+        sentence = peer_headline(baseline_view(s, "ah", JUDGE), baseline_scores(s, "ah", JUDGE).plain)
+    first = re.search(r'<p class="headline">(.*?)</p>', page, re.S).group(1)
+    assert "has the highest Arena-Hard score" in first and "<strong>strong</strong>" in first
+    assert f"<strong>{DEFAULT_BASELINE}</strong>" in first  # named as the baseline, not as #1
+    assert sentence.startswith("**strong** has the highest Arena-Hard score")
+    order = [page.index(x) for x in (first, "Arena-Hard score against", "Against the baseline", "Elo leaderboards")]
+    assert order == sorted(order)

@@ -29,10 +29,20 @@ import pandas as pd
 
 from core import charts
 from core.app import Unavailable
+from core.app.arena_hard import baseline_scores
 from core.app.calibration import reliability_curves
-from core.app.leaderboard import LeaderboardView, chart_input, display_table, view_for
+from core.app.leaderboard import (
+    LeaderboardView,
+    baseline_caption,
+    chart_input,
+    display_table,
+    lead,
+    usable_baseline,
+    view_for,
+)
 from core.app.mtbench import MTBenchView, mtbench_view
 from core.app.mtbench import display_table as mtbench_display_table
+from core.app.winrate import baseline_view, peer_headline
 from core.redact import redact
 from core.stats.bias import position_bias
 from core.stats.calibration import Reliability, TauFit, fit_tau
@@ -49,6 +59,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; ma
 h1 { font-size: 1.9rem; margin-bottom: .2rem; }
 h2 { font-size: 1.35rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
 .sub { color: #555; margin-top: 0; } .headline { font-size: 1.5rem; font-weight: 600; margin: 1rem 0; }
+.lead { font-size: 1.15rem; font-weight: 600; margin: .5rem 0; }
 ul.figures { list-style: none; padding: 0; margin: .4rem 0 .8rem; display: flex; flex-wrap: wrap; gap: .2rem 1.6rem; }
 ul.figures li { white-space: nowrap; } ul.figures b { font-variant-numeric: tabular-nums; }
 table { border-collapse: collapse; font-size: .85rem; width: 100%; }
@@ -314,13 +325,13 @@ class Report:
         return report_file_name(self.dataset, self.judge, self.tau, self.alpha, suffix)
 
 
-def _arena_hard_section(store: Store, dataset: str, judge: str | None) -> list[str]:
-    """The section "Arena-Hard score" when the judge graded its verdicts against a baseline (an Arena-Hard import)."""
-    from core.app.arena_hard import STYLE_NOTE, baseline_scores
+def _arena_hard_section(scores: Any) -> list[str]:
+    """The section "Arena-Hard score" when the judge graded its verdicts against a baseline (an Arena-Hard import;
+    ``scores``: :func:`core.app.arena_hard.baseline_scores`)."""
+    from core.app.arena_hard import STYLE_NOTE
     from core.app.arena_hard import table as score_table
 
-    scores = baseline_scores(store, dataset, judge)
-    if isinstance(scores, Unavailable):
+    if scores is None or isinstance(scores, Unavailable):
         return []
     parts = [
         f"<h2>Arena-Hard score against {html.escape(scores.plain.baseline)}</h2>",
@@ -331,6 +342,23 @@ def _arena_hard_section(store: Store, dataset: str, judge: str | None) -> list[s
     ]
     for note in (*scores.plain.notes, *((scores.style_reason,) if scores.style_reason else ())):
         parts.append(f'<div class="note">{_md(note)}</div>')
+    return parts
+
+
+def _against_baseline(rates: Any, judge: str | None) -> list[str]:
+    """The section "Against the baseline": the Leaderboard's win-rate table (AlpacaEval's LC and win rate with
+    their standard errors), its caption and notes."""
+    from core.app.winrate import table as rate_table
+
+    parts = [
+        f"<h2>Against the baseline, {html.escape(str(rates.baseline))}</h2>",
+        _html_table(rate_table(rates), "against-baseline"),
+        # the LC method's paragraph is the page's; on paper it pushed a short report's provenance onto a page
+        # of its own (tests/test_report_document.py), and docs/METHODS.md states it
+        f'<p class="sub">{_md(baseline_caption(judge, rates.n_battles, with_method=False))} Length-controlled '
+        "win rate: Dubois et al. (2024), as docs/METHODS.md states it.</p>",
+    ]
+    parts += [f'<div class="note">{_md(note)}</div>' for note in rates.notes]
     return parts
 
 
@@ -375,14 +403,30 @@ def build_report(
         + (f" · {html.escape(_tau_words(view, fit))}" if view.tau is not None else "")
         + f" · α = {alpha:.2f}</p>",
     ]
+    # a star design without human votes leads with the peer's own metric, as the Leaderboard page does
+    # (core.app.leaderboard.lead; the same sentence, winrate.peer_headline), the Elo leaderboards after it
+    rates = usable_baseline(baseline_view(store, dataset, judge))
+    led = lead(rates is not None, not isinstance(human, Unavailable), on_slice=False)
+    scores = baseline_scores(store, dataset, judge) if rates is not None and judge else None
+    peer_first = rates is not None and led.peer_first
+    if rates is not None and peer_first:
+        plain = None if scores is None or isinstance(scores, Unavailable) else scores.plain
+        parts.append(f'<p class="headline">{_md(peer_headline(rates, plain))}</p>')
+        parts += _arena_hard_section(scores)
+        parts += _against_baseline(rates, judge)
+        parts.append("<h2>Elo leaderboards</h2>")
     headline = view.headline()
-    parts.append(f'<p class="headline">{_md(headline or "No model could be rated on this dataset.")}</p>')
+    parts.append(
+        f'<p class="{"lead" if peer_first else "headline"}">'
+        f"{_md(headline or 'No model could be rated on this dataset.')}</p>"
+    )
     figures = _key_figures(view, frame, None if isinstance(human, Unavailable) else human, alpha)
     parts.append('<ul class="figures">' + "".join(f"<li>{f}</li>" for f in figures) + "</ul>")
     tau_note = view.tau_note()
     if tau_note:
         parts.append(f'<p class="sub">{_md(tau_note)}</p>')
-    parts.append("<h2>Leaderboard</h2>")
+    if not peer_first:  # after the peer's numbers the heading "Elo leaderboards" stands above the table
+        parts.append("<h2>Leaderboard</h2>")
     parts.append(_html_table(display_table(view), "leaderboard"))
     # the chart holds the top rows only: a chart of every model is a page of its own, and after a table that
     # spills a few rows it left a page holding those rows alone (the table lists every model)
@@ -399,7 +443,10 @@ def build_report(
             f'<p class="sub">The chart shows the top {PAPER_CHART_ROWS}; the table above lists all '
             f"{len(view.table)} models ({more} more).</p>"
         )
-    parts += _arena_hard_section(store, dataset, judge)
+    if not peer_first:
+        parts += _arena_hard_section(scores)
+        if rates is not None:
+            parts += _against_baseline(rates, judge)
     if isinstance(graded, MTBenchView):
         parts += _mtbench_parts(graded)
     if previous is not None:

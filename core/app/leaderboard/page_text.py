@@ -132,14 +132,15 @@ def style_caption(n_battles: int, n_votes: int | None, note: str) -> str:
     )
 
 
-def baseline_caption(judge: str | None, n_battles: int) -> str:
+def baseline_caption(judge: str | None, n_battles: int, with_method: bool = True) -> str:
     """The caption under the win rates against the baseline: whose labels (``judge``, escaped, or the human
-    votes), over how many battles, and how a win rate and its discrete variant are counted."""
+    votes), over how many battles, how a win rate and its discrete variant are counted and (``with_method``)
+    how the length-controlled win rate is fitted."""
     who = f"judge **{esc(judge)}**" if judge else "the human votes"
     return (
         f"By {who}, over {n_battles:,} battles with the baseline. Win rate: the mean probability of "
         "beating the baseline (a tie counts half), ± one standard error over instructions; discrete: each "
-        "comparison counted as a win, half or loss. " + DIFFICULTY_NOTE
+        "comparison counted as a win, half or loss." + (" " + DIFFICULTY_NOTE if with_method else "")
     )
 
 
