@@ -156,6 +156,22 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_winrate_stats.py",),
     ),
     Mutant(
+        "lc-joint-difficulty",
+        "AlpacaEval's fixed difficulties ignored: an LC moves with the store's other models",
+        "core/app/winrate.py",
+        "result = win_rates(per, baseline, fixed_difficulty=fixed, slope_prior=slope_prior)",
+        "result = win_rates(per, baseline)",
+        ("tests/test_alpaca_eval_tree.py::test_lc_is_alpaca_evals_and_does_not_move_with_the_other_models",),
+    ),
+    Mutant(
+        "lc-se-sandwich",
+        "the LC's SE is no longer AlpacaEval's spread of length-free predictions",
+        "core/stats/winrate.py",
+        '"lc_standard_error": fit.lc_spread_standard_error if fit else math.nan,',
+        '"lc_standard_error": fit.lc_standard_error if fit else math.nan,',
+        ("tests/test_winrate_stats.py::test_fixed_difficulty_se_is_alpaca_evals_and_the_slope_prior_holds_the_slope",),
+    ),
+    Mutant(
         "disconnected-silent",
         "a disconnected comparison graph is no longer reported",
         "core/stats/bt/diagnostics.py",

@@ -182,19 +182,34 @@ def test_the_cli_takes_the_only_judge_and_ranks_with_ties(ae_store, tmp_path):
 
 
 @pytest.mark.slow
-def test_lc_follows_the_published_column_and_flags_what_rests_on_the_length_term(ae_store):
-    """One length slope for all models: the length-gaming model lands near AlpacaEval's 12.2 (it was 27.7 with
-    a slope per model), and the models whose LC moves with the length term's form carry the caveat."""
+def test_lc_is_alpaca_evals_and_does_not_move_with_the_other_models(ae_store, tmp_path):
+    """Against AlpacaEval's fixed instruction difficulties every model is fitted alone: the LC lands on the
+    published column (the length-gaming model near its 12.2) and is the same number, to the last digit, when
+    AlpacaEval 2's other models share the dataset."""
     db, _, _ = ae_store
     published = pd.read_csv(shared_path("alpaca_eval_more") / "leaderboard_alpaca_eval_2.csv", index_col=0)
     with Store.open(db, read_only=True) as s:
-        rows = win_rate_view(s, "ae", judge=AE2).rows.set_index("model").drop("gpt4_1106_preview")
-    delta = (rows["lc_win_rate"] - published.loc[rows.index, "length_controlled_winrate"]).abs()
-    assert rows.loc["gpt4_gamed", "lc_win_rate"] == pytest.approx(12.2, abs=1.5)
-    assert delta.mean() <= 2.5 and delta.max() <= 5.0, delta.to_dict()
-    flagged = set(rows.index[rows["lc_caveat"].astype(bool)])
-    assert {"gpt4_gamed", "jina-chat", "claude-instant-1.2"} <= flagged
-    assert "FuseChat-Gemma-2-9B-Instruct" not in flagged  # near the baseline's length: nothing to say
+        view = win_rate_view(s, "ae", judge=AE2)
+    rows = view.rows.set_index("model").drop("gpt4_1106_preview")
+    gap = (rows["lc_win_rate"] - published.loc[rows.index, "length_controlled_winrate"]).abs()
+    assert gap.mean() <= 1.0 and gap.max() <= 2.0, gap.to_dict()
+    assert rows.loc["gpt4_gamed", "lc_win_rate"] == pytest.approx(12.2, abs=2.0)
+    assert "AlpacaEval computes it" in view.method and view.result.difficulty_source == "fixed"
+
+    both = tmp_path / "results"  # the two shared trees as one: 15 models and the baseline
+    both.mkdir()
+    for tree in (shared_path("alpaca_eval_2") / "results", _results()):
+        for folder in tree.iterdir():
+            if (folder / AE2 / "annotations.json").is_file() and not (both / folder.name).exists():
+                (both / folder.name / AE2).mkdir(parents=True)
+                (both / folder.name / AE2 / "annotations.json").symlink_to(folder / AE2 / "annotations.json")
+    merged = tmp_path / "m.duckdb"
+    with Store.open(merged) as s:
+        import_path(s, both, "alpaca-eval", dataset="both", annotator=AE2)
+        together = win_rate_view(s, "both", judge=AE2).rows.set_index("model")
+    assert len(together) == 16
+    columns = ["win_rate", "lc_win_rate", "lc_standard_error", "lc_standard_error_glm"]
+    assert np.allclose(together.loc[rows.index, columns].astype(float), rows[columns].astype(float), atol=1e-9)
 
 
 def test_the_report_leads_with_the_length_controlled_win_rate(ae_store):

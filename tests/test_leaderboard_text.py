@@ -289,9 +289,11 @@ def test_the_style_caption_counts_votes_only_for_human_votes_and_ends_with_its_n
 def test_the_baseline_caption_names_whose_labels():
     rest = (
         " Win rate: the mean probability of beating the baseline (a tie counts half), ± one standard error over "
-        "instructions; discrete: each comparison counted as a win, half or loss. " + DIFFICULTY_NOTE
+        "instructions; discrete: each comparison counted as a win, half or loss."
     )
-    assert baseline_caption("gpt*4", 1805) == "By judge **gpt\\*4**, over 1,805 battles with the baseline." + rest
+    assert baseline_caption("gpt*4", 1805, DIFFICULTY_NOTE) == (
+        "By judge **gpt\\*4**, over 1,805 battles with the baseline." + rest + " " + DIFFICULTY_NOTE
+    )
     assert baseline_caption(None, 3) == "By the human votes, over 3 battles with the baseline." + rest
 
 

@@ -87,7 +87,8 @@ def test_an_alpaca_eval_tree_opens_on_the_lc_win_rate(peers_db, monkeypatch):
     top = rows[rows["model"] != "gpt4_1106_preview"].iloc[0]
     assert f"{top['lc_win_rate']:.1f}%" in order[0]
     table = next(d.value for d in at.dataframe if "LC win rate (%)" in d.value.columns)
-    assert "LC caveat" in table.columns and table["LC caveat"].astype(bool).any()
+    # each model's caveat as the view states it (AlpacaEval's extreme-change warning; none fires on this tree)
+    assert dict(zip(table["model"], table["LC caveat"])) == dict(zip(rows["model"], rows["lc_caveat"]))
 
 
 @pytest.mark.integration

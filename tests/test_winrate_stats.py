@@ -105,12 +105,53 @@ def test_planted_length_effect_is_removed(seed):
     frame, truth = _simulate(seed, phi=1.5)
     rows = win_rates(frame, "base").rows.set_index("model")
     long, short = rows.loc["long"], rows.loc["short"]
-    tolerance = 3.0 * math.hypot(long["lc_standard_error"], short["lc_standard_error"])
+    tolerance = 3.0 * math.hypot(long["lc_standard_error_glm"], short["lc_standard_error_glm"])
     assert long["win_rate"] - short["win_rate"] > 15.0  # the judge's length bias, in raw rates
     assert long["win_rate"] - short["win_rate"] > 2 * tolerance
     assert abs(long["lc_win_rate"] - short["lc_win_rate"]) <= tolerance
     for model in ("long", "short", "mid_a", "mid_b"):
-        assert abs(rows.loc[model, "lc_win_rate"] - truth) <= 3.0 * rows.loc[model, "lc_standard_error"]
+        assert abs(rows.loc[model, "lc_win_rate"] - truth) <= 3.0 * rows.loc[model, "lc_standard_error_glm"]
+
+
+def test_with_fixed_difficulties_a_models_lc_ignores_the_other_models():
+    """AlpacaEval's design: each model alone against given difficulties.  Its LC, both SEs and coefficients
+    are the same whether or not other models share the frame (the joint fit's are not), and the planted
+    length effect is still removed."""
+    frame, truth = _simulate(0, phi=1.5)
+    gamma = pd.Series(np.random.default_rng(0).normal(0.0, 1.0, 1000))  # _simulate's first draw: the true γ
+    columns = ["lc_win_rate", "lc_standard_error", "lc_standard_error_glm"]
+    together = win_rates(frame, "base", fixed_difficulty=gamma).rows.set_index("model")
+    alone = win_rates(frame[frame["model"] == "long"], "base", fixed_difficulty=gamma).rows.set_index("model")
+    assert np.allclose(alone.loc["long", columns].astype(float), together.loc["long", columns].astype(float), atol=1e-9)
+    pair = frame[frame["model"].isin(["long", "short"])]
+    joint_pair = win_rates(pair, "base").rows.set_index("model").loc["long", "lc_win_rate"]
+    joint_all = win_rates(frame, "base").rows.set_index("model").loc["long", "lc_win_rate"]
+    assert abs(joint_pair - joint_all) > 0.01  # the property is not automatic: the joint fit's LC moves
+    for model in ("long", "short", "mid_a", "mid_b"):
+        assert abs(together.loc[model, "lc_win_rate"] - truth) <= 3.0 * together.loc[model, "lc_standard_error_glm"]
+    long, short = together.loc["long"], together.loc["short"]
+    assert abs(long["lc_win_rate"] - short["lc_win_rate"]) <= 3.0 * math.hypot(
+        long["lc_standard_error_glm"], short["lc_standard_error_glm"]
+    )
+
+
+def test_fixed_difficulty_se_is_alpaca_evals_and_the_slope_prior_holds_the_slope():
+    """``lc_standard_error`` is AlpacaEval's: 100·sd(σ(θ + ψ·γ_x), ddof=1)/√n over the model's instructions,
+    from the fitted coefficients; a tight prior on the slope keeps it at the prior's mean."""
+    frame, _ = _simulate(1, phi=1.5)
+    gamma = pd.Series(np.random.default_rng(1).normal(0.0, 1.0, 1000))
+    res = win_rates(frame, "base", fixed_difficulty=gamma, slope_prior=(0.7, 1e8))
+    rows, coef = res.rows.set_index("model"), res.coefficients.set_index("model")
+    assert res.difficulty_source == "fixed"
+    for model in ("long", "short"):
+        g = gamma.to_numpy()[frame.loc[frame["model"] == model, "instruction"].to_numpy()]
+        h = expit(coef.loc[model, "theta"] + coef.loc[model, "psi"] * g)
+        assert rows.loc[model, "lc_standard_error"] == pytest.approx(100 * h.std(ddof=1) / math.sqrt(len(h)), rel=1e-9)
+        assert rows.loc[model, "lc_win_rate"] == pytest.approx(100 * h.mean(), rel=1e-9)
+        assert coef.loc[model, "phi"] == pytest.approx(0.7, abs=1e-4)
+        assert rows.loc[model, "lc_standard_error_glm"] > rows.loc[model, "lc_standard_error"]
+    with pytest.raises(ValueError, match="no value for instruction"):
+        win_rates(frame, "base", fixed_difficulty=gamma.iloc[:10])
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -181,7 +222,7 @@ def test_baseline_row_and_sorting():
     res = win_rates(frame, "base")
     assert list(res.rows["model"]) == ["strong", "base", "weak", "solo"]  # NaN LC last
     base = res.rows.set_index("model").loc["base"]
-    assert base.tolist() == [50.0, 0.0, 50.0, 50.0, 0.0, pytest.approx(150 + 1.5), 4, ""]
+    assert base.tolist() == [50.0, 0.0, 50.0, 50.0, 0.0, 0.0, pytest.approx(150 + 1.5), 4, ""]
     solo = res.rows.set_index("model").loc["solo"]
     assert solo["win_rate"] == pytest.approx(40.0) and solo["n"] == 1
     assert math.isnan(solo["standard_error"]) and math.isnan(solo["lc_win_rate"])

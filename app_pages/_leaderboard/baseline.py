@@ -34,7 +34,7 @@ def baseline_section(
         st.caption(scores.plain.method + (" " + app_arena_hard.STYLE_NOTE if scores.styled else ""))
     st.subheader(f"Against the baseline, {esc(rates.baseline)}")
     show_table(winrate.table(rates), hide_index=True, width="stretch")
-    st.caption(lb.baseline_caption(judge, rates.n_battles))
+    st.caption(lb.baseline_caption(judge, rates.n_battles, rates.method))
     for note in rates.notes:
         notice(esc(note))
 

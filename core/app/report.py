@@ -355,7 +355,7 @@ def _against_baseline(rates: Any, judge: str | None) -> list[str]:
         _html_table(rate_table(rates), "against-baseline"),
         # the LC method's paragraph is the page's; on paper it pushed a short report's provenance onto a page
         # of its own (tests/test_report_document.py), and docs/METHODS.md states it
-        f'<p class="sub">{_md(baseline_caption(judge, rates.n_battles, with_method=False))} Length-controlled '
+        f'<p class="sub">{_md(baseline_caption(judge, rates.n_battles))} Length-controlled '
         "win rate: Dubois et al. (2024), as docs/METHODS.md states it.</p>",
     ]
     parts += [f'<div class="note">{_md(note)}</div>' for note in rates.notes]

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from core.app import Unavailable
+from core.stats.lc_reference import alpaca_eval_reference
 from core.stats.winrate import COLUMNS, WinRates, win_rates
 from core.store import Store, StoreError
 
@@ -21,6 +22,17 @@ if TYPE_CHECKING:
     from core.app.arena_hard import ArenaHardView
 
 HUMAN = None  # judge=None: the human votes
+FIXED_DIFFICULTY_NOTE = (
+    "LC as AlpacaEval computes it: each model's logistic model against the baseline alone, with fixed "
+    "instruction difficulties on AlpacaEval's scale (estimated once from its published coefficients, "
+    "scripts/fit_alpaca_eval_difficulty.py), so a model's LC does not change when other models are added. "
+    "The LC standard error is AlpacaEval's (the spread of the length-free predictions over instructions); "
+    "'LC SE (GLM)' adds the fit's own uncertainty."
+)
+JOINT_DIFFICULTY_NOTE = (
+    "No fixed instruction difficulties are known for these instructions and this baseline: they are fitted over "
+    "this dataset's models, so a model's LC moves when models are added or removed."
+)
 DIFFICULTY_NOTE = (
     "Length-controlled win rates follow Dubois et al. (2024): a logistic model per model against the baseline with "
     "a model term, a term on tanh of the standardised length difference and an instruction-difficulty term, "
@@ -29,7 +41,8 @@ DIFFICULTY_NOTE = (
     "difficulties over this dataset's own models; AlpacaEval's published LC uses a difficulty fitted over its "
     "whole leaderboard, so LC values agree with the published ones approximately (15 real models of "
     "alpaca_eval_2 and alpaca_eval_more: Spearman 0.97, mean |Δ| 1.9 points, at most 4.4). "
-    "A caveat marks a model whose LC differs by more than 3 points when each model gets its own length slope."
+    "A caveat marks a model whose LC differs by more than 3 points when each model gets its own length slope. "
+    "Because the difficulties are fitted over the models at hand, a model's LC moves when models are added."
 )
 
 
@@ -43,6 +56,7 @@ class WinRateView:
     result: WinRates | None  # None when no comparison with the baseline has an outcome
     n_battles: int
     notes: tuple[str, ...]
+    method: str = DIFFICULTY_NOTE  # how the LC was fitted: FIXED_DIFFICULTY_NOTE or DIFFICULTY_NOTE
 
     @property
     def rows(self) -> pd.DataFrame:
@@ -83,6 +97,37 @@ def infer_baseline(store: Store, dataset: str) -> str:
     )
 
 
+def reference_difficulty(
+    per: pd.DataFrame, baseline: str, judge: str | None
+) -> tuple[pd.Series | None, tuple[float, float] | None, str, list[str]]:
+    """AlpacaEval's fixed instruction difficulties for these comparisons, when its reference covers them.
+
+    Returns (γ per ``instruction`` key, the length slope's prior or None, the method's sentence, notes);
+    γ None when the reference is for another baseline, other instructions or the human votes: the
+    difficulties are then fitted over the models at hand (and a model's LC moves when models are added)."""
+    reference = alpaca_eval_reference()
+    texts = per.drop_duplicates("instruction").set_index("instruction")["instruction_text"]
+    known = texts.dropna().astype(str)
+    if judge is HUMAN or not reference.covers(baseline, list(known)) or len(known) < len(texts):
+        return None, None, DIFFICULTY_NOTE, []
+    gamma = known.map(reference.gamma)
+    notes: list[str] = []
+    unknown = int(gamma.isna().sum())
+    if unknown:
+        notes.append(
+            f"{unknown} instruction(s) are not among AlpacaEval's and take the average difficulty "
+            f"({reference.difficulty_mean:.2f})"
+        )
+    slope_prior: tuple[float, float] | None = (reference.slope_mean, reference.slope_precision)
+    if judge != reference.judge:
+        slope_prior = None
+        notes.append(
+            f"the length slope's prior is {reference.judge}'s; judge {judge} has none, so each model's slope is "
+            "fitted from its own comparisons alone"
+        )
+    return gamma.fillna(reference.difficulty_mean), slope_prior, FIXED_DIFFICULTY_NOTE, notes
+
+
 def win_rate_view(store: Store, dataset: str, baseline: str | None = None, judge: str | None = HUMAN) -> WinRateView:
     """Per model: win rate against the baseline with its standard error, discrete win rate, length-controlled
     win rate with its standard error, average answer length and the number of instructions.
@@ -103,7 +148,10 @@ def win_rate_view(store: Store, dataset: str, baseline: str | None = None, judge
         return WinRateView(dataset, baseline, judge, None, n_battles, tuple(notes))
     # one row per (instruction, model): several battles of one pair on one prompt (an arena) are averaged
     per = frame.groupby(["instruction", "model"], as_index=False, sort=True).agg(
-        p=("p", "mean"), length=("length", "mean"), baseline_length=("baseline_length", "mean")
+        p=("p", "mean"),
+        length=("length", "mean"),
+        baseline_length=("baseline_length", "mean"),
+        instruction_text=("instruction_text", "first"),
     )
     if len(per) < len(frame):
         notes.append("battles of one model on one prompt are averaged into one comparison, as AlpacaEval counts")
@@ -114,12 +162,14 @@ def win_rate_view(store: Store, dataset: str, baseline: str | None = None, judge
             "length-controlled win rate are undefined"
         )
         per = per.assign(length=per["length"].fillna(0.0), baseline_length=per["baseline_length"].fillna(0.0))
-    result = win_rates(per, baseline)
+    fixed, slope_prior, method, lc_notes = reference_difficulty(per, baseline, judge)
+    result = win_rates(per, baseline, fixed_difficulty=fixed, slope_prior=slope_prior)
+    notes.extend(lc_notes)
     if no_lengths.any():
         rows = result.rows.copy()
-        rows[["lc_win_rate", "lc_standard_error", "avg_length"]] = np.nan
+        rows[["lc_win_rate", "lc_standard_error", "lc_standard_error_glm", "avg_length"]] = np.nan
         result = replace(result, rows=rows)
-    return WinRateView(dataset, baseline, judge, result, n_battles, (*notes, *result.notes))
+    return WinRateView(dataset, baseline, judge, result, n_battles, (*notes, *result.notes), method)
 
 
 def baseline_view(store: Store, dataset: str, judge: str | None) -> WinRateView | Unavailable:
@@ -136,7 +186,8 @@ def baseline_view(store: Store, dataset: str, judge: str | None) -> WinRateView 
 
 
 def table(view: WinRateView) -> pd.DataFrame:
-    """The view's rows as the page shows them (percentages with their standard errors)."""
+    """The view's rows as the page shows them (percentages with their standard errors: the LC's is
+    AlpacaEval's, the spread of its length-free predictions; 'LC SE (GLM)' adds the fit's own uncertainty)."""
 
     def pct(x: float, se: float) -> str:
         if x != x:
@@ -150,6 +201,7 @@ def table(view: WinRateView) -> pd.DataFrame:
             "win rate (%)": [pct(x, se) for x, se in zip(r["win_rate"], r["standard_error"])],
             "discrete (%)": r["discrete_win_rate"].round(1),
             "LC win rate (%)": [pct(x, se) for x, se in zip(r["lc_win_rate"], r["lc_standard_error"])],
+            "LC SE (GLM)": r["lc_standard_error_glm"].round(1),
             "avg length": r["avg_length"].round(0),
             "n": r["n"],
             "LC caveat": r.get("lc_caveat", ""),

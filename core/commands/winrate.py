@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if args.weight is not None or args.style_control is not None or args.rounds is not None:
         raise UserError("--weight, --style-control and --rounds go with --arena-hard")
     from core.app import StoreError
-    from core.app.winrate import DIFFICULTY_NOTE, default_judge, win_rate_view
+    from core.app.winrate import default_judge, win_rate_view
 
     t0 = time.perf_counter()
     with open_store(args.db, read_only=True) as store:
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             "baseline": view.baseline,
             "rows": rows.to_dict("records"),
             "notes": list(view.notes),
-            "method": DIFFICULTY_NOTE,
+            "method": view.method,
             "seconds": time.perf_counter() - t0,
         }
         print_json(clean_json(out))

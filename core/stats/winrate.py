@@ -23,6 +23,13 @@ difference, ``LC = 100·mean_x σ(θ_m + ψ_m·γ_x)``.  Because tanh is bounded
 length term can move the prediction only so far, which is what makes the
 correction hard to game by padding answers.
 
+AlpacaEval's own design (``fixed_difficulty``): every model's GLM is fitted alone, with its own length slope
+φ_m under a normal prior (the judge's known taste for length, ``slope_prior``), against difficulties γ fixed in
+advance, so a model's LC does not depend on the other models being scored; ``lc_standard_error`` is then as
+AlpacaEval defines it, ``100·sd_x(σ(θ + ψγ_x))/√n``, and ``lc_standard_error_glm`` the sandwich SE below.  The
+app uses it wherever the shipped estimate of AlpacaEval's γ covers the instructions
+(``core.stats.lc_reference``); otherwise γ is fitted over the frame's models as follows.
+
 Implementation (written from the paper's description; numpy/scipy only).  By default
 (``length_slope="shared"``) the length slope is ONE φ for every model, fitted jointly with the
 difficulties (``fit_difficulty_shared_slope``, penalty ``SHARED_DIFFICULTY_LAMBDA = 1``), and
@@ -59,8 +66,9 @@ per-model form below (``length_slope="model"``) is kept for that comparison:
    50), so that a model with little or degenerate data is pulled towards "as
    good as the baseline" rather than towards an extreme.  Both fits use
    L-BFGS-B with analytic gradients.
-3. *LC standard error* by the delta method on the influence function of the
-   LC estimator, treating instructions as the sampling unit: instruction x
+3. *LC standard error* (``lc_standard_error_glm``; ``lc_standard_error`` is AlpacaEval's)
+   by the delta method on the influence function of the LC estimator, treating
+   instructions as the sampling unit: instruction x
    contributes ``(h_x − h̄)/n − ∇LCᵀ H⁻¹ s_x`` where ``h_x = σ(θ + ψγ_x)``,
    ``s_x`` its score and ``H`` the Hessian of the penalised negative
    log-likelihood (a sandwich, so soft labels whose spread is smaller than
@@ -103,6 +111,7 @@ COLUMNS: tuple[str, ...] = (
     "discrete_win_rate",
     "lc_win_rate",
     "lc_standard_error",
+    "lc_standard_error_glm",
     "avg_length",
     "n",
     "lc_caveat",
@@ -138,6 +147,7 @@ class LCFit:
     lc_win_rate: float
     lc_standard_error: float
     converged: bool
+    lc_spread_standard_error: float = math.nan  # AlpacaEval's: 100·sd(counterfactual predictions)/√n
 
 
 @dataclass(frozen=True)
@@ -158,6 +168,9 @@ class WinRates:
     n_dropped: int
     notes: tuple[str, ...]
     coefficients: pd.DataFrame
+    # "fixed": every model fitted alone against given difficulties (its LC ignores the other models);
+    # "joint": difficulties fitted over the models in the frame (an LC moves when models are added)
+    difficulty_source: str = "joint"
 
 
 # --------------------------------------------------------------------------------------------- raw
@@ -296,16 +309,27 @@ def length_feature(delta_length: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def fit_length_controlled(
-    p: np.ndarray, length_term: np.ndarray, gamma: np.ndarray, lam: float = LC_LAMBDA, phi: float | None = None
+    p: np.ndarray,
+    length_term: np.ndarray,
+    gamma: np.ndarray,
+    lam: float = LC_LAMBDA,
+    phi: float | None = None,
+    *,
+    prior_mean: tuple[float, float, float] | None = None,
+    prior_precision: tuple[float, float, float] | None = None,
 ) -> LCFit:
     """Penalised soft-label GLM ``σ(θ + φ·length_term + ψ·γ)`` of one model vs the baseline.
 
     ``length_term`` is the already-transformed ``tanh(Δlen/sd)``.  The penalty
     ``lam/2·‖(θ, φ, ψ)‖²`` pulls towards the baseline (all zeros).  ``phi`` given: the
     length slope is held at that value (the shared slope of :func:`fit_difficulty_shared_slope`)
-    and only (θ, ψ) are fitted and penalised.  Returns the LC win rate
-    ``100·mean σ(θ + ψγ)`` and its influence-function (sandwich delta-method) SE, both
-    in percent (φ and γ treated as given).
+    and only (θ, ψ) are fitted and penalised.  ``prior_mean``/``prior_precision`` (for
+    (θ, φ, ψ), with ``phi`` None) replace the penalty by ``½·Σ precision·(β − mean)²``: a
+    normal prior, e.g. on the length slope of a judge whose taste for length is known.
+    Returns the LC win rate ``100·mean σ(θ + ψγ)``, its influence-function (sandwich
+    delta-method) SE, both in percent (φ and γ treated as given), and AlpacaEval's
+    ``lc_standard_error``: the standard error of the mean of the counterfactual predictions
+    over instructions, which leaves out the GLM's own estimation error.
     """
     n = len(p)
     if n < 2:
@@ -319,16 +343,23 @@ def fit_length_controlled(
         X = np.column_stack([np.ones(n), gamma])
         offset = phi * np.asarray(length_term, float)
     k = X.shape[1]
+    if (prior_mean is None) != (prior_precision is None) or (prior_mean is not None and phi is not None):
+        raise ValueError("a prior needs both its mean and its precision, and the slope free (phi None)")
+    centre = np.zeros(k) if prior_mean is None else np.asarray(prior_mean, float)
+    precision = np.full(k, float(lam)) if prior_precision is None else np.asarray(prior_precision, float)
+    if np.any(precision < 0):
+        raise ValueError(f"prior precisions must be non-negative, got {precision.tolist()}")
 
     def objective(beta: np.ndarray) -> tuple[float, np.ndarray]:
         eta = X @ beta + offset
-        loss = float(np.sum(_softplus(eta) - p * eta)) + 0.5 * lam * float(beta @ beta)
-        return loss, X.T @ (expit(eta) - p) + lam * beta
+        away = beta - centre
+        loss = float(np.sum(_softplus(eta) - p * eta)) + 0.5 * float(precision @ (away * away))
+        return loss, X.T @ (expit(eta) - p) + precision * away
 
-    res = minimize(objective, np.zeros(k), jac=True, method="L-BFGS-B", options=_OPTIONS)
+    res = minimize(objective, centre.copy(), jac=True, method="L-BFGS-B", options=_OPTIONS)
     beta = res.x
     mu = expit(X @ beta + offset)
-    hessian = (X * (mu * (1 - mu))[:, None]).T @ X + lam * np.eye(k)
+    hessian = (X * (mu * (1 - mu))[:, None]).T @ X + np.diag(precision)
     scores = X * (mu - p)[:, None]
 
     counterfactual = X.copy()
@@ -349,6 +380,7 @@ def fit_length_controlled(
         lc_win_rate=100.0 * float(h.mean()),
         lc_standard_error=100.0 * se,
         converged=bool(res.success),
+        lc_spread_standard_error=100.0 * float(np.std(h, ddof=1)) / math.sqrt(n),
     )
 
 
@@ -451,6 +483,57 @@ def lc_caveat(win_rate: float, lc: float, lc_se: float = math.nan, lc_per_model:
     return ""
 
 
+# ------------------------------------------------------------------------------------------- table
+
+
+def _model_record(
+    name: str, p: np.ndarray, length: np.ndarray, fit: LCFit | None, sd: float
+) -> tuple[dict[str, object], dict[str, object]]:
+    """A model's row of :data:`COLUMNS` and of :data:`COEFFICIENT_COLUMNS` (LC undefined without a fit)."""
+    wr, se = mean_and_standard_error(p)
+    lc = fit.lc_win_rate if fit else math.nan
+    record = {
+        "model": name,
+        "win_rate": wr,
+        "standard_error": se,
+        "discrete_win_rate": 100.0 * float(np.mean(discrete_preference(p))),
+        "lc_win_rate": lc,
+        "lc_standard_error": fit.lc_spread_standard_error if fit else math.nan,
+        "lc_standard_error_glm": fit.lc_standard_error if fit else math.nan,
+        "avg_length": float(np.mean(length)),
+        "n": len(p),
+        "lc_caveat": lc_caveat(wr, lc),
+    }
+    theta, phi, psi = (fit.theta, fit.phi, fit.psi) if fit else (math.nan, math.nan, math.nan)
+    return record, {"model": name, "theta": theta, "phi": phi, "psi": psi, "sd_delta_length": sd, "n": len(p)}
+
+
+def _baseline_record(baseline: str, avg_length: float, n: int) -> tuple[dict[str, object], dict[str, object]]:
+    """The baseline's own row: 50 against itself by definition, every coefficient 0."""
+    record = {
+        "model": baseline,
+        "win_rate": 50.0,
+        "standard_error": 0.0,
+        "discrete_win_rate": 50.0,
+        "lc_win_rate": 50.0,
+        "lc_standard_error": 0.0,
+        "lc_standard_error_glm": 0.0,
+        "avg_length": avg_length,
+        "n": n,
+        "lc_caveat": "",
+    }
+    return record, {"model": baseline, "theta": 0.0, "phi": 0.0, "psi": 0.0, "sd_delta_length": 0.0, "n": n}
+
+
+def _sorted_table(records: list[dict[str, object]]) -> pd.DataFrame:
+    table = pd.DataFrame.from_records(records, columns=list(COLUMNS))
+    table = table.sort_values(
+        ["lc_win_rate", "win_rate", "model"], ascending=[False, False, True], na_position="last", kind="stable"
+    ).reset_index(drop=True)
+    table["n"] = table["n"].astype(int)
+    return table
+
+
 # ------------------------------------------------------------------------------------------- entry
 
 
@@ -461,6 +544,8 @@ def win_rates(
     lc_lambda: float = LC_LAMBDA,
     difficulty_lambda: float | None = None,
     length_slope: str = "shared",
+    fixed_difficulty: pd.Series | None = None,
+    slope_prior: tuple[float, float] | None = None,
 ) -> WinRates:
     """Raw, discrete and length-controlled win rates of every model against ``baseline``.
 
@@ -472,7 +557,14 @@ def win_rates(
     model with the difficulties, "model" one slope per model (the paper's per-model GLM);
     ``difficulty_lambda`` defaults to the one measured best for that choice.  ``lc_caveat``
     says where the LC moved from the raw win rate by more than AlpacaEval's own warning
-    threshold (its ``get_is_extreme_changes``).  Raises ValueError on malformed input.
+    threshold (its ``get_is_extreme_changes``).
+
+    ``fixed_difficulty`` (a γ for every instruction, indexed by the ``instruction`` values) is
+    AlpacaEval's own design: each model is fitted alone, with its own length slope, against
+    difficulties fixed in advance, so a model's LC does not depend on the other models in the
+    frame; ``slope_prior`` = (mean, precision) is then a normal prior on that slope (the
+    judge's known taste for length), else the slope gets the ``lc_lambda`` ridge.  Raises
+    ValueError on malformed input.
     """
     if length_slope not in ("shared", "model"):
         raise ValueError(f"length_slope must be 'shared' or 'model', got {length_slope!r}")
@@ -488,6 +580,8 @@ def win_rates(
         df = df.loc[~own]
     if df.empty:
         raise ValueError(f"no comparisons of any model other than the baseline {baseline!r}")
+    if fixed_difficulty is not None:
+        return _fixed_difficulty_rates(df, baseline, fixed_difficulty, slope_prior, lc_lambda, n_dropped, notes)
 
     model_codes, models = pd.factorize(df["model"], sort=True)
     instr_codes, instructions = pd.factorize(df["instruction"], sort=False)
@@ -564,11 +658,9 @@ def win_rates(
         rows = order[bounds[m] : bounds[m + 1]]
         pm = p[rows]
         n = len(rows)
-        wr, se = mean_and_standard_error(pm)
         if n < 2:
             notes.append(f"{name}: only {n} comparison, standard errors and the LC win rate are undefined")
-        lc, lc_se = math.nan, math.nan
-        theta = phi = psi = math.nan
+        fit: LCFit | None = None
         term, sd = length_term[rows], float(sds[m])
         if n >= 2:
             if not sd > 0:
@@ -581,37 +673,12 @@ def win_rates(
             fit = fit_length_controlled(pm, term, gamma[instr_codes[rows]], lc_lambda, phi=shared_phi)
             if not fit.converged:
                 notes.append(f"{name}: the LC GLM fit did not fully converge")
-            lc, lc_se = fit.lc_win_rate, fit.lc_standard_error
-            theta, phi, psi = fit.theta, fit.phi, fit.psi
-        records.append(
-            {
-                "model": str(name),
-                "win_rate": wr,
-                "standard_error": se,
-                "discrete_win_rate": 100.0 * float(np.mean(discrete_preference(pm))),
-                "lc_win_rate": lc,
-                "lc_standard_error": lc_se,
-                "avg_length": float(np.mean(length[rows])),
-                "n": n,
-                "lc_caveat": lc_caveat(wr, lc, lc_se),
-            }
-        )
-        coefficients.append({"model": str(name), "theta": theta, "phi": phi, "psi": psi, "sd_delta_length": sd, "n": n})
-
-    records.append(
-        {
-            "model": baseline,
-            "win_rate": 50.0,
-            "standard_error": 0.0,
-            "discrete_win_rate": 50.0,
-            "lc_win_rate": 50.0,
-            "lc_standard_error": 0.0,
-            "avg_length": baseline_avg_length,
-            "n": n_instr,
-            "lc_caveat": "",
-        }
-    )
-    coefficients.append({"model": baseline, "theta": 0.0, "phi": 0.0, "psi": 0.0, "sd_delta_length": 0.0, "n": n_instr})
+        record, coefficient = _model_record(str(name), pm, length[rows], fit, sd)
+        records.append(record)
+        coefficients.append(coefficient)
+    record, coefficient = _baseline_record(baseline, baseline_avg_length, n_instr)
+    records.append(record)
+    coefficients.append(coefficient)
     if length_slope == "shared" and len(models) > 0:
         # the same data under a slope per model: where the two LCs disagree, the caveat says so
         alternative = win_rates(comparisons, baseline, lc_lambda=lc_lambda, length_slope="model").rows.set_index(
@@ -620,18 +687,70 @@ def win_rates(
         for rec in records:
             other = float(alternative.get(str(rec["model"]), math.nan))
             if rec["model"] != baseline and not rec["lc_caveat"]:
-                wr, lc, lc_se = (float(rec[c]) for c in ("win_rate", "lc_win_rate", "lc_standard_error"))  # type: ignore[arg-type]
+                wr, lc, lc_se = (float(rec[c]) for c in ("win_rate", "lc_win_rate", "lc_standard_error_glm"))  # type: ignore[arg-type]
                 rec["lc_caveat"] = lc_caveat(wr, lc, lc_se, other)
-    table = pd.DataFrame.from_records(records, columns=list(COLUMNS))
-    table = table.sort_values(
-        ["lc_win_rate", "win_rate", "model"], ascending=[False, False, True], na_position="last", kind="stable"
-    ).reset_index(drop=True)
-    table["n"] = table["n"].astype(int)
     return WinRates(
-        rows=table,
+        rows=_sorted_table(records),
         baseline=baseline,
         n_difficulty_instructions=len(fitted_instr),
         n_dropped=n_dropped,
         notes=tuple(notes),
         coefficients=pd.DataFrame.from_records(coefficients, columns=list(COEFFICIENT_COLUMNS)),
+    )
+
+
+def _fixed_difficulty_rates(
+    df: pd.DataFrame,
+    baseline: str,
+    fixed_difficulty: pd.Series,
+    slope_prior: tuple[float, float] | None,
+    lc_lambda: float,
+    n_dropped: int,
+    notes: list[str],
+) -> WinRates:
+    """:func:`win_rates` with the difficulties given: every model's GLM alone, as AlpacaEval fits it."""
+    gamma_of = pd.Series(fixed_difficulty, dtype=float)
+    gamma_all = gamma_of.reindex(df["instruction"]).to_numpy()
+    if np.isnan(gamma_all).any():
+        missing = df["instruction"][np.isnan(gamma_all)].iloc[0]
+        raise ValueError(f"fixed_difficulty has no value for instruction {missing!r}")
+    df = df.assign(gamma=gamma_all)
+    if slope_prior is None:
+        prior_mean, prior_precision = (0.0, 0.0, 0.0), (lc_lambda, lc_lambda, lc_lambda)
+    else:
+        prior_mean, prior_precision = (0.0, slope_prior[0], 0.0), (lc_lambda, slope_prior[1], lc_lambda)
+    records: list[dict[str, object]] = []
+    coefficients: list[dict[str, object]] = []
+    for name, part in df.groupby("model", sort=True):
+        pm = part["p"].to_numpy(float)
+        length, base_length = part["length"].to_numpy(float), part["baseline_length"].to_numpy(float)
+        n = len(pm)
+        term, sd = length_feature(length - base_length)
+        fit: LCFit | None = None
+        if n < 2:
+            notes.append(f"{name}: only {n} comparison, standard errors and the LC win rate are undefined")
+        else:
+            if not sd > 0:
+                notes.append(f"{name}: no variation in the length difference (sd = 0), so the length term is 0")
+            fit = fit_length_controlled(
+                pm, term, part["gamma"].to_numpy(float), prior_mean=prior_mean, prior_precision=prior_precision
+            )
+            if not fit.converged:
+                notes.append(f"{name}: the LC GLM fit did not fully converge")
+        record, coefficient = _model_record(str(name), pm, length, fit, sd)
+        records.append(record)
+        coefficients.append(coefficient)
+    per_instruction = df.groupby("instruction")["baseline_length"].mean()
+    n_instr = len(per_instruction)
+    record, coefficient = _baseline_record(baseline, float(per_instruction.mean()), n_instr)
+    records.append(record)
+    coefficients.append(coefficient)
+    return WinRates(
+        rows=_sorted_table(records),
+        baseline=baseline,
+        n_difficulty_instructions=n_instr,
+        n_dropped=n_dropped,
+        notes=tuple(notes),
+        coefficients=pd.DataFrame.from_records(coefficients, columns=list(COEFFICIENT_COLUMNS)),
+        difficulty_source="fixed",
     )

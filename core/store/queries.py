@@ -760,6 +760,7 @@ class Queries(StoreBase):
         """One row per battle of a model against ``baseline``, in the model's terms.
 
         Columns ``battle_id, instruction`` (the prompt id; the battle id when the battle has no prompt),
+        ``instruction_text`` (the prompt's text; NULL without one),
         ``model``, ``p`` (the probability that the model beats the baseline: the mean over the judge's judgments
         of ``p_a`` when it has one, else of its verdict by ``core.domain.OUTCOME_Y``; with ``judge`` None the
         mean over the human votes by the same rule; NULL when nothing parsed), ``length`` and ``baseline_length``
@@ -777,7 +778,7 @@ class Queries(StoreBase):
         query = f"""
             WITH o AS ({outcomes}),
             per_battle AS (SELECT battle_id, avg(y) AS y_a, count(*) AS n FROM o GROUP BY battle_id)
-            SELECT b.battle_id, coalesce(b.prompt_id, b.battle_id) AS instruction,
+            SELECT b.battle_id, coalesce(b.prompt_id, b.battle_id) AS instruction, pr.text AS instruction_text,
                    CASE WHEN b.model_a = $baseline THEN b.model_b ELSE b.model_a END AS model,
                    CASE WHEN b.model_a = $baseline THEN 1 - pb.y_a ELSE pb.y_a END AS p,
                    CASE WHEN b.model_a = $baseline THEN cb.length ELSE ca.length END AS length,
@@ -785,6 +786,7 @@ class Queries(StoreBase):
                    pb.n
             FROM battles b
             JOIN per_battle pb USING (battle_id)
+            LEFT JOIN prompts pr ON pr.prompt_id = b.prompt_id
             LEFT JOIN completions ca ON ca.completion_id = b.completion_a
             LEFT JOIN completions cb ON cb.completion_id = b.completion_b
             WHERE b.dataset_id = $ds AND $baseline IN (b.model_a, b.model_b) AND b.model_a <> b.model_b

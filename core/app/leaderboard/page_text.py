@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from core.app.leaderboard.tables import ChartInput
 from core.app.leaderboard.view import LeaderboardView
 from core.app.safe_text import escape_markdown as esc
-from core.app.winrate import DIFFICULTY_NOTE
 from core.domain import Slice, slice_label
 from core.methods import TARGETS, method_label
 
@@ -132,15 +131,15 @@ def style_caption(n_battles: int, n_votes: int | None, note: str) -> str:
     )
 
 
-def baseline_caption(judge: str | None, n_battles: int, with_method: bool = True) -> str:
+def baseline_caption(judge: str | None, n_battles: int, method: str = "") -> str:
     """The caption under the win rates against the baseline: whose labels (``judge``, escaped, or the human
-    votes), over how many battles, how a win rate and its discrete variant are counted and (``with_method``)
-    how the length-controlled win rate is fitted."""
+    votes), over how many battles, how a win rate and its discrete variant are counted and ``method``, how
+    the length-controlled win rate was fitted (``WinRateView.method``)."""
     who = f"judge **{esc(judge)}**" if judge else "the human votes"
     return (
         f"By {who}, over {n_battles:,} battles with the baseline. Win rate: the mean probability of "
         "beating the baseline (a tie counts half), ± one standard error over instructions; discrete: each "
-        "comparison counted as a win, half or loss." + (" " + DIFFICULTY_NOTE if with_method else "")
+        "comparison counted as a win, half or loss." + (" " + method if method else "")
     )
 
 
