@@ -172,6 +172,16 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_winrate_stats.py::test_fixed_difficulty_se_is_alpaca_evals_and_the_slope_prior_holds_the_slope",),
     ),
     Mutant(
+        "script-interval-anchored",
+        "Arena-Hard's script interval computed as if its replicates anchored the baseline",
+        "core/stats/arena_hard.py",
+        "        baseline = np.asarray(baseline_coef, dtype=float)",
+        "        baseline = np.zeros(len(coef))",
+        (
+            "tests/test_arena_hard_score.py::test_the_script_interval_is_arena_hards_percentile_arithmetic_on_its_own_fit",
+        ),
+    ),
+    Mutant(
         "disconnected-silent",
         "a disconnected comparison graph is no longer reported",
         "core/stats/bt/diagnostics.py",

@@ -486,3 +486,100 @@ def test_the_report_leads_with_the_score_as_the_leaderboard_page_does(small_stor
     assert sentence.startswith("**strong** has the highest Arena-Hard score")
     order = [page.index(x) for x in (first, "Arena-Hard score against", "Against the baseline", "Elo leaderboards")]
     assert order == sorted(order)
+
+
+# ------------------------------------------------------------------ Arena-Hard's own script interval
+def _script_fit(games: pd.DataFrame, baseline: str, self_grades: np.ndarray, weight: int) -> pd.Series:
+    """Arena-Hard's compute_mle_elo on one table, written out plainly: every model and the baseline a column, a
+    row +ln 10 at model_a (the baseline) and −ln 10 at model_b, so a self-judgment row ends −ln 10 at the
+    baseline alone; the table doubled, a tie one win and one loss; an unpenalised logistic fit from 0 and Elo
+    400·coef + 1000, with no anchoring (its bootstrap never passes the baseline on)."""
+    ln10 = math.log(10)
+    models = sorted(set(games["model"])) + [baseline]
+    grade = np.concatenate([-games["grade"].to_numpy(float), self_grades])  # battle terms: + = model_a won
+    side_b = [*games["model"], *([baseline] * len(self_grades))]
+    copies = np.where(np.abs(grade) == 2, weight, 1)
+    x = np.zeros((len(grade), len(models)))
+    x[:, models.index(baseline)] = ln10
+    for i, name in enumerate(side_b):
+        x[i, models.index(name)] = -ln10
+    x, grade = np.repeat(x, copies, axis=0), np.repeat(grade, copies)
+    n = len(grade)
+    x = np.vstack([x, x])
+    y = np.concatenate([np.where(grade >= 0, 1.0, 0.0), np.where(grade > 0, 1.0, 0.0)])  # a tie: win, then loss
+
+    def nll(c):
+        z = x @ c
+        return float(np.sum(np.logaddexp(0, z) - y * z)), x.T @ (expit(z) - y)
+
+    coef = minimize(nll, np.zeros(len(models)), jac=True, method="BFGS", options={"gtol": 1e-10}).x
+    assert n > 0
+    return pd.Series(400 * coef + 1000, index=models)
+
+
+@pytest.mark.parametrize("with_self", [True, False])
+def test_the_script_interval_is_arena_hards_percentile_arithmetic_on_its_own_fit(with_self):
+    """Against a baseline other than gpt-4-0314: each replicate fitted as Arena-Hard's script fits it (its
+    self-judgment rows, or without them the solver's gauge: coefficients summing to 0), percentiles of each
+    model's Elo and of the baseline's taken apart, and the win rate of the two percentiles."""
+    from core.stats.arena_hard import _Design, _strengths, outcomes, script_interval, self_game_coefficient
+
+    games = _simulated({"a": 0.6, "b": -0.4, "c": -1.5}, 80, seed=5)
+    self_grades = np.array([0.0] * 30 + [1.0] * 9 + [-1.0] * 7 + [2.0]) if with_self else np.zeros(0)
+    rng = np.random.default_rng(9)
+    ours, theirs, coefs = [], [], []
+    models = ("a", "b", "c")
+    index = pd.Categorical(games["model"], categories=list(models)).codes.astype(np.int64)
+    y, mult = outcomes(games["grade"].to_numpy(), 3)
+    design = _Design(index, y, mult, np.zeros((len(games), 0)), models)
+    y_self, mult_self = outcomes(self_grades, 3)
+    for _ in range(12):  # replicates: the rows each kept a random number of times
+        counts = rng.integers(0, 3, len(games))
+        counts_self = rng.integers(0, 3, len(self_grades))
+        ours.append(_strengths(design, counts * mult, 0.0))
+        coefs.append(self_game_coefficient(y_self, counts_self * mult_self)[0] if with_self else np.nan)
+        resampled = games.loc[np.repeat(np.arange(len(games)), counts)]
+        fit = _script_fit(resampled, "base", np.repeat(self_grades, counts_self), 3)
+        if not with_self:
+            fit = fit - fit.mean() + 1000  # sklearn's L-BFGS from 0 stays where the coefficients sum to 0
+        theirs.append(fit)
+    theirs = pd.DataFrame(theirs)
+    lower, upper = script_interval(np.array(ours), models, np.array(coefs) if with_self else None)
+    q_base = np.percentile(theirs["base"], [2.5, 97.5])
+    for i, m in enumerate(models):
+        q = np.percentile(theirs[m], [2.5, 97.5])
+        expected = 100 * expit(math.log(10) * (q - q_base) / 400)  # Arena-Hard's predict_win_rate of the pair
+        assert [lower[i], upper[i]] == pytest.approx(list(expected), abs=1e-6), m
+
+
+def test_the_script_interval_is_ours_when_the_baseline_is_arena_hards_anchor_and_narrower_otherwise():
+    games = _simulated({f"m{i}": b for i, b in enumerate((-1.0, -0.5, 0.0, 0.4, 1.0, -2.0))}, 400, seed=2)
+    self_grades = np.array([0.0] * 300 + [1.0] * 60 + [-1.0] * 40)
+    anchored = arena_hard_score(games, "gpt-4-0314", n_rounds=300, seed=4, baseline_self_grades=self_grades)
+    rows = anchored.rows
+    assert not anchored.script_interval_differs
+    assert rows["script_lower"].tolist() == rows["lower"].tolist()
+    assert rows["script_upper"].tolist() == rows["upper"].tolist()
+    other = arena_hard_score(games, "claude", n_rounds=300, seed=4, baseline_self_grades=self_grades)
+    r = other.rows[other.rows["model"] != "claude"]
+    assert other.script_interval_differs
+    assert r["lower"].tolist() == rows.loc[rows["model"] != "gpt-4-0314", "lower"].tolist()  # ours: the same
+    # the baseline's own Elo wanders in the script's replicates: a difference of percentiles is narrower
+    assert ((r["script_upper"] - r["script_lower"]) < (r["upper"] - r["lower"])).all()
+
+
+@pytest.mark.shared
+def test_the_baseline_judged_against_itself_is_kept_for_the_script_interval(judged_store):
+    """The shared directory's gpt-4-0314.jsonl judges the baseline against itself: no battle, its grades kept."""
+    judge = "DeepSeek-R1-Distill-Llama-70B"
+    records = [json.loads(x) for x in (shared_path(JUDGED) / "model_judgment" / judge / "gpt-4-0314.jsonl").open()]
+    grades = {"A>>B": 2, "A>B": 1, "A=B": 0, "B>A": -1, "B>>A": -2}
+    expected: dict[str, int] = {}
+    for r in records:
+        for g, game in enumerate(r["games"]):
+            if game.get("score") in grades:
+                key = str(grades[game["score"]] * (1 if g == 0 else -1))
+                expected[key] = expected.get(key, 0) + 1
+    with Store.open(judged_store, read_only=True) as s:
+        kept = s.dataset_meta("ah")["baseline_self_grades"]
+    assert kept == {judge: expected} and sum(expected.values()) > 100

@@ -31,6 +31,13 @@ METHOD_NOTE = (
     "without a verdict dropped), with a 95% interval from {rounds} bootstrap resamples of the games, as "
     "Arena-Hard-Auto's show_result.py computes it."
 )
+SCRIPT_INTERVAL_NOTE = (
+    "Against a baseline other than gpt-4-0314, Arena-Hard's own script prints another interval (the "
+    '"Arena-Hard\'s script" column): its bootstrap anchors each replicate at gpt-4-0314, not at the baseline, '
+    "so the baseline's Elo wanders in the replicates (set by its games against itself), and it subtracts the "
+    "baseline's percentile from the model's, which is not the percentile of the score. That interval is "
+    "narrower and skewed; the 95% CI beside it is the percentile interval of the score itself."
+)
 STYLE_NOTE = (
     "Style-controlled: the same fit with answer length and markdown header, list and bold counts as covariates "
     "(Arena-Hard's --style-control); the score is the model's win rate at equal style. Length is in characters "
@@ -64,6 +71,8 @@ class ArenaHardView:
     @property
     def method(self) -> str:
         text = METHOD_NOTE.format(weight=self.result.weight, rounds=self.result.n_rounds)
+        if self.result.script_interval_differs:
+            text = f"{text} {SCRIPT_INTERVAL_NOTE}"
         if not self.result.style_control:
             return text
         return f"{text} {STYLE_NOTE} Features built as Arena-Hard {self.result.style_version} builds them."
@@ -130,6 +139,7 @@ def arena_hard_view(
     games = games_against(frame, baseline)
     if style_control and games[[c for f in STYLE_FEATURES for c in (f, f"baseline_{f}")]].isna().any().any():
         raise StoreError(f"some games of {dataset!r} lack an answer's text: style control needs both answers")
+    self_grades = store.dataset_meta(dataset).get("baseline_self_grades", {}).get(judge, {})
     result = arena_hard_score(
         games,
         baseline,
@@ -138,6 +148,7 @@ def arena_hard_view(
         style_version=style_version,
         n_rounds=n_rounds,
         seed=seed,
+        baseline_self_grades=np.repeat([float(g) for g in self_grades], [int(n) for n in self_grades.values()]),
     )
     return ArenaHardView(dataset, judge, result)
 
@@ -184,6 +195,10 @@ def table(scores: BaselineScores) -> pd.DataFrame:
             "95% CI": [interval_text(s, lo, hi) for s, lo, hi in zip(r["score"], r["lower"], r["upper"])],
         }
     )
+    if scores.plain.result.script_interval_differs:
+        out["95% CI (Arena-Hard's script)"] = [
+            interval_text(s, lo, hi) for s, lo, hi in zip(r["score"], r["script_lower"], r["script_upper"])
+        ]
     if scores.styled is not None:
         s = scores.styled.rows.set_index("model").reindex(r["model"])
         out["style-controlled (%)"] = s["score"].round(1).to_numpy()

@@ -50,7 +50,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_arena_hard(args: argparse.Namespace) -> int:
     from core.app import StoreError
-    from core.app.arena_hard import DEFAULT_ROUNDS, DEFAULT_WEIGHT, arena_hard_view, interval_text
+    from core.app.arena_hard import (
+        DEFAULT_ROUNDS,
+        DEFAULT_WEIGHT,
+        SCRIPT_INTERVAL_NOTE,
+        arena_hard_view,
+        interval_text,
+    )
 
     weight = DEFAULT_WEIGHT if args.weight is None else args.weight
     rounds = DEFAULT_ROUNDS if args.rounds is None else args.rounds
@@ -100,11 +106,19 @@ def run_arena_hard(args: argparse.Namespace) -> int:
         f"{view.dataset}: {kind} against {view.baseline} (judge {view.judge}; strong verdicts ×{res.weight}, "
         f"{res.n_rounds} bootstrap rounds, seed {res.seed})"
     )
-    print(f"{'model':32s} {'score':>6s} {'95% CI':>14s} {'Elo':>7s} {'games':>6s}")
+    script = res.script_interval_differs  # Arena-Hard's own script would print another interval: show both
+    print(
+        f"{'model':32s} {'score':>6s} {'95% CI':>14s}"
+        + (f" {'script CI':>14s}" if script else "")
+        + f" {'Elo':>7s} {'games':>6s}"
+    )
     for r in rows.to_dict("records"):
         ci = interval_text(r["score"], r["lower"], r["upper"])
+        script_ci = f" {interval_text(r['score'], r['script_lower'], r['script_upper']):>14s}" if script else ""
         elo = "—" if not math.isfinite(r["elo"]) else f"{r['elo']:.0f}"
-        print(f"{r['model'][:32]:32s} {r['score']:6.1f} {ci:>14s} {elo:>7s} {int(r['n']):6d}")
+        print(f"{r['model'][:32]:32s} {r['score']:6.1f} {ci:>14s}{script_ci} {elo:>7s} {int(r['n']):6d}")
+    if script:
+        print(f"note: {SCRIPT_INTERVAL_NOTE}")
     if res.coefficients is not None:
         coefs = ", ".join(f"{c['feature']} {c['coef']:+.3f}" for c in res.coefficients.to_dict("records"))
         print(f"style coefficients (logit per sd, in the model's favour): {coefs}")

@@ -136,7 +136,7 @@ def read(
     completions = _read_answers(adir, uid_key, prompts, notes)
     if jfiles:
         answered = set(zip(completions["prompt_key"].tolist(), completions["model"].tolist()))
-        battles_df, judgments, skipped, named = _judged(
+        battles_df, judgments, skipped, named, self_grades = _judged(
             jfiles, uid_key, answered, prompts, baseline, notes, questions_known=qfile.exists()
         )
         names = sorted(set(judgments["judge"]))
@@ -158,6 +158,7 @@ def read(
                 "dir": root.name,
                 "judgments": "games against the baseline; grade −2…2 kept, hard labels use its direction only",
                 "skipped_self_judgments": skipped,
+                "baseline_self_grades": self_grades,
                 "baseline": baselines[0] if len(baselines) == 1 else baselines,
                 "baseline_from": named,
                 "notes": notes,
@@ -319,9 +320,10 @@ def _judged(
     baseline: str | None,
     notes: list[str],
     questions_known: bool = True,
-) -> tuple[pd.DataFrame, pd.DataFrame, int, str]:
+) -> tuple[pd.DataFrame, pd.DataFrame, int, str, dict[str, dict[str, int]]]:
     """The judged battles (baseline as model_a), their judgments in battle terms, how many records judged the
-    baseline against itself (skipped) and where the baseline of records naming none came from.
+    baseline against itself (skipped), where the baseline of records naming none came from, and per judge the
+    grades of the baseline's games against itself (count per grade, battle terms).
 
     Arena-Hard's ``show_result`` reads the judgment files alone: a battle whose answers model_answer/ lacks keeps
     its games (counted in the notes)."""
@@ -355,6 +357,7 @@ def _judged(
         files[0].parent.parent, baseline, {m for (_, m) in answered}, {r[4] for r in records if r[5] is None}, notes
     )
     skipped = 0
+    self_grades: dict[str, dict[str, int]] = {}
     battle_of: dict[tuple[int, str, str], int] = {}
     battles: list[dict] = []
     rows: list[dict] = []
@@ -365,6 +368,12 @@ def _judged(
         against = named or implicit
         if model == against:  # the baseline against itself: no battle (Arena-Hard scores it 50% by fiat)
             skipped += 1
+            # ... but its games enter Arena-Hard's own bootstrap interval (core.stats.arena_hard.script_interval)
+            tally = self_grades.setdefault(judge, {})
+            for g, game in enumerate(games):
+                grade = _game(f, i, g, game, -1, judge)["grade"]
+                if grade is not None:
+                    tally[str(grade)] = tally.get(str(grade), 0) + 1
             continue
         key = (pk, against, model)
         if key not in battle_of:
@@ -406,7 +415,7 @@ def _judged(
     battles_df = pd.DataFrame(battles).astype({"battle_key": np.int64})
     judgments = pd.DataFrame(rows)
     judgments["grade"] = judgments["grade"].astype("Int64")
-    return battles_df, judgments, skipped, source
+    return battles_df, judgments, skipped, source, self_grades
 
 
 def _implicit_baseline(

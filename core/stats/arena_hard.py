@@ -25,7 +25,9 @@ verdict.  The procedure, written from the description of Arena-Hard v0.1's
    of the weighted rows — a strong verdict's ``weight`` copies are separate
    rows, as in Arena-Hard's resampling of its expanded battle table — refitted,
    the 2.5% and 97.5% percentiles of the score.  Seeded: the same seed gives
-   the same interval.
+   the same interval.  Arena-Hard's own script prints another interval against
+   a baseline other than gpt-4-0314 (its replicates are not anchored at the
+   baseline); :func:`script_interval` reproduces it from the same replicates.
 
 Style control (Arena-Hard's ``--style-control``): four features per game — answer
 length and the counts of markdown headers, list items and bold spans — each as
@@ -67,6 +69,8 @@ ROW_COLUMNS: tuple[str, ...] = (
     "score",
     "lower",
     "upper",
+    "script_lower",
+    "script_upper",
     "elo",
     "n_games",
     "n_rows",
@@ -75,6 +79,8 @@ ROW_COLUMNS: tuple[str, ...] = (
     "losses",
 )
 _MAX_ITER, _TOL = 100, 1e-10  # Newton iterations and step tolerance
+# The model Arena-Hard's compute_mle_elo anchors at 1000 unless told otherwise: its bootstrap never tells it
+SCRIPT_ANCHOR = "gpt-4-0314"
 
 
 @dataclass(frozen=True)
@@ -84,8 +90,10 @@ class ArenaHardScore:
     ``rows`` has :data:`ROW_COLUMNS`, one row per model plus the baseline's (50 by definition),
     best score first: ``score`` the predicted win rate against the baseline in percent, ``lower`` and
     ``upper`` its 95% bootstrap interval (absolute percentages; Arena-Hard prints them as the offsets
-    ``score − lower`` and ``upper − score``), ``elo`` on Arena-Hard's scale, ``n_games`` the graded
-    games, ``n_rows`` the rows after weighting, ``wins``/``ties``/``losses`` the model's graded games.
+    ``score − lower`` and ``upper − score``), ``script_lower``/``script_upper`` the interval as Arena-Hard's
+    own script computes it from the same replicates (:func:`script_interval`), ``elo`` on Arena-Hard's scale,
+    ``n_games`` the graded games, ``n_rows`` the rows after weighting, ``wins``/``ties``/``losses`` the
+    model's graded games.
     ``coefficients`` (style control only): feature, coef (logit per standard deviation, in the model's
     favour).  ``n_dropped``: games without a grade.
     """
@@ -101,6 +109,8 @@ class ArenaHardScore:
     coefficients: pd.DataFrame | None
     notes: tuple[str, ...] = ()
     style_version: str | None = None  # whose style control (STYLE_VERSIONS); None without it
+    # whether Arena-Hard's own script would print another interval (script_lower/script_upper differ)
+    script_interval_differs: bool = False
 
     def score_of(self, model: str) -> float:
         return float(self.rows.set_index("model").loc[model, "score"])
@@ -231,6 +241,59 @@ def _strengths(design: _Design, counts: np.ndarray, ridge: float) -> np.ndarray:
     return np.concatenate([beta, coef[len(cols) + 1 :]])
 
 
+def script_interval(
+    boot_beta: np.ndarray, models: tuple[str, ...], baseline_coef: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The 95% interval of each model's score as Arena-Hard's ``show_result.py`` computes it from bootstrap
+    replicates ``boot_beta`` (rounds × models: the logit of beating the baseline), for a baseline other than
+    :data:`SCRIPT_ANCHOR`.
+
+    Its bootstrap refits every replicate without passing the baseline on (it tests whether the baseline's
+    *name* is a parameter of the fit), so each replicate's Elo is anchored at gpt-4-0314 when that model is
+    in the table and otherwise set by the fit alone.  There the baseline's own file (the baseline judged
+    against itself) decides it: its rows put +ln 10 and then −ln 10 in the same column of the design matrix,
+    so they act on the baseline's coefficient alone, as games of the baseline against a fixed opponent, and
+    ``baseline_coef`` is that coefficient in each replicate (:func:`self_game_coefficient`).  Without such
+    rows scikit-learn's L-BFGS started at 0 keeps the coefficients summing to 0 over every model and the
+    baseline, the Elos averaging 1000.  It then takes the
+    2.5% and 97.5% percentiles of each model's Elo and of the baseline's separately and converts the pair of
+    percentiles to a win rate: ``σ(ln 10·(q_model − q_baseline)/400)``.  A percentile of a difference is not
+    the difference of percentiles, so the interval narrows (and skews) by as much as the baseline's own Elo
+    wanders in the replicates; with the baseline anchored (its Elo 1000 in every replicate) it is the plain
+    percentile interval.  Returns (lower, upper) in percent; NaN where a replicate's fit is infinite.
+    """
+    ln10 = math.log(ELO_BASE)
+    coef = np.asarray(boot_beta, dtype=float) / ln10  # log10 odds against the baseline, per replicate
+    if SCRIPT_ANCHOR in models:
+        baseline = -coef[:, models.index(SCRIPT_ANCHOR)]  # the anchor's coefficient is 0
+    elif baseline_coef is not None:
+        baseline = np.asarray(baseline_coef, dtype=float)
+    else:  # Σ over the models and the baseline of (coef_m − coef_b) + K·coef_b = 0
+        baseline = -coef.sum(axis=1) / (len(models) + 1)
+    with np.errstate(invalid="ignore"):
+        own = ELO_ANCHOR + ELO_SCALE * (coef + baseline[:, None])
+        base = ELO_ANCHOR + ELO_SCALE * baseline
+    if not len(own):
+        nan = np.full(len(models), np.nan)
+        return nan, nan
+    q_own = np.percentile(own, QUANTILES, axis=0)
+    q_base = np.percentile(base, QUANTILES)
+    lower = 100.0 * expit(ln10 * (q_own[0] - q_base[0]) / ELO_SCALE)
+    upper = 100.0 * expit(ln10 * (q_own[1] - q_base[1]) / ELO_SCALE)
+    return lower, upper
+
+
+def self_game_coefficient(y: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The baseline's coefficient (log10 units) that its self-judgment rows alone give in Arena-Hard's fit, per
+    replicate: rows of outcome ``y`` (1 the first-listed side won, ½ a tie, 0 lost) weighted by ``counts``
+    (replicates × rows), each row read as ``P(y = 1) = σ(−ln 10·c)``.  ±inf where every row went one way."""
+    counts = np.atleast_2d(np.asarray(counts, dtype=float))
+    total = counts.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = (counts @ np.asarray(y, dtype=float)) / total
+        return -np.log(share / (1.0 - share)) / math.log(ELO_BASE)
+
+
 def score(beta: np.ndarray) -> np.ndarray:
     """The predicted win rate against the baseline, in percent."""
     return 100.0 * expit(beta)
@@ -250,6 +313,7 @@ def arena_hard_score(
     style_version: str = "v0.1",
     n_rounds: int = DEFAULT_ROUNDS,
     seed: int = 0,
+    baseline_self_grades: np.ndarray | None = None,
 ) -> ArenaHardScore:
     """Arena-Hard scores of every model in ``games`` against ``baseline``.
 
@@ -257,6 +321,8 @@ def arena_hard_score(
     terms, NaN when the game has no verdict); with ``style_control`` also, for each feature f of
     :data:`STYLE_FEATURES`, the model's count ``f`` and the baseline's ``baseline_f`` on that question.
     ``style_version`` (:data:`STYLE_VERSIONS`): whose style control, v0.1's (the default) or v2.0's.
+    ``baseline_self_grades``: the grades of the baseline's games against itself (−2…2, positive = the side
+    shown first in game 1 won), which make no score but enter Arena-Hard's own interval (``script_lower``).
     """
     if style_version not in STYLE_VERSIONS:
         raise ValueError(f"style control is {' or '.join(STYLE_VERSIONS)}, not {style_version!r}")
@@ -298,10 +364,11 @@ def arena_hard_score(
     # bootstrap over the weighted rows: each of a strong verdict's copies is a row of its own
     unit = np.repeat(np.arange(len(kept)), mult)
     rng = np.random.default_rng(seed)
-    boot = np.full((n_rounds, k), np.nan)
+    boot_beta = np.full((n_rounds, k), np.nan)
     for r in range(n_rounds):
         counts = np.bincount(unit[rng.integers(0, len(unit), len(unit))], minlength=len(kept))
-        boot[r] = score(_strengths(design, counts, ridge)[:k])
+        boot_beta[r] = _strengths(design, counts, ridge)[:k]
+    boot = score(boot_beta)
     point = score(beta)
     if n_rounds:
         with np.errstate(invalid="ignore"):
@@ -309,6 +376,29 @@ def arena_hard_score(
     else:
         lower = upper = np.full(k, np.nan)
         notes.append("no bootstrap rounds: no interval")
+    # The script's plain bootstrap anchors gpt-4-0314, not the baseline (script_interval); its style-controlled
+    # one anchors the baseline, as this one does, so there the two intervals are the same.
+    anchored = style_control or baseline == SCRIPT_ANCHOR
+    script_lower, script_upper = lower, upper
+    if not anchored:
+        script_lower = script_upper = np.full(k, np.nan)
+        baseline_coef = None
+        if baseline_self_grades is not None and len(baseline_self_grades):
+            # resampled after the rounds above (their draws, and so the interval beside, stay as they were)
+            y_self, mult_self = outcomes(np.asarray(baseline_self_grades, dtype=float), weight)
+            self_unit = np.repeat(np.arange(len(y_self)), mult_self)
+            draws = [
+                np.bincount(self_unit[rng.integers(0, len(self_unit), len(self_unit))], minlength=len(y_self))
+                for _ in range(n_rounds)
+            ]
+            baseline_coef = self_game_coefficient(y_self, np.array(draws))
+        finite = np.isfinite(boot_beta).all(axis=1)  # a replicate with a perfect record has no finite gauge
+        if baseline_coef is not None:
+            finite &= np.isfinite(baseline_coef)
+        if finite.any():
+            script_lower, script_upper = script_interval(
+                boot_beta[finite], models, None if baseline_coef is None else baseline_coef[finite]
+            )
     total = np.bincount(model_index, minlength=k)
     rows = pd.DataFrame(
         {
@@ -316,6 +406,8 @@ def arena_hard_score(
             "score": point,
             "lower": lower,
             "upper": upper,
+            "script_lower": script_lower,
+            "script_upper": script_upper,
             "elo": elo(beta),
             "n_games": total,
             "n_rows": np.bincount(model_index, weights=mult, minlength=k).astype(np.int64),
@@ -331,6 +423,8 @@ def arena_hard_score(
                 "score": 50.0,
                 "lower": 50.0,
                 "upper": 50.0,
+                "script_lower": 50.0,
+                "script_upper": 50.0,
                 "elo": ELO_ANCHOR,
                 "n_games": int(total.sum()),
                 "n_rows": int(mult.sum()),
@@ -362,6 +456,7 @@ def arena_hard_score(
         n_dropped=n_dropped,
         coefficients=coefficients,
         notes=tuple(notes),
+        script_interval_differs=not anchored,
     )
 
 
