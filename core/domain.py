@@ -519,6 +519,7 @@ TABLE_SPEC: dict[str, dict[str, tuple[str, ...]]] = {
             "echo",
             "direct_label",
             "turns",
+            "n_tokens",
         ),
     },
     "battles": {

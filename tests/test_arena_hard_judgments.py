@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import duckdb
+import numpy as np
 import pytest
 
 from core.app.data import import_path
@@ -355,3 +356,76 @@ def test_a_directory_of_judgments_alone_scores_as_with_its_answers(tmp_path):
     ]
     rows = [{r["model"]: round(r["score"], 9) for r in json.loads(x)["rows"]} for x in scores]
     assert rows[0] == rows[1] and len(rows[0]) >= 2
+
+
+def _with_tokens(root, tokens, layout="conv_metadata"):
+    """Rewrite the answers of :func:`_v01_dir` with a token count per answer (``tokens[model][question]``)."""
+    for m in (DEFAULT_BASELINE, "strong", "weak"):
+        records = []
+        for q in QUESTIONS:
+            text = f"{m} on {q}" + " word" * tokens[m][q]
+            rec = {"question_id": q, "model_id": m, "choices": [{"index": 0, "turns": [text]}]}
+            if layout == "conv_metadata":
+                rec["conv_metadata"] = {"token_len": tokens[m][q], "header_count": {"h1": 0}}
+            else:  # v0.1 as published from April 2024
+                rec["choices"][0]["turns"] = [{"content": text, "token_len": tokens[m][q]}]
+            records.append(rec)
+        _jsonl(root / "model_answer" / f"{m}.jsonl", records)
+    return root
+
+
+@pytest.mark.parametrize("layout", ["conv_metadata", "turns"])
+def test_style_control_counts_length_in_the_files_tokens_as_arena_hard_does(tmp_path, layout):
+    """token_len (conv_metadata's, or the turns' of the 2024 layout) is kept per answer, and style control uses
+    it as the length feature when every answer has one; the score is the same fit with tokens for length."""
+    from core.app.arena_hard import arena_hard_view, games_against
+    from core.stats.arena_hard import arena_hard_score
+    from core.store import Store
+
+    rng = np.random.default_rng(3)
+    tokens = {m: {q: int(rng.integers(5, 400)) for q in QUESTIONS} for m in (DEFAULT_BASELINE, "strong", "weak")}
+    root = _with_tokens(_v01_dir(tmp_path / "ah"), tokens, layout)
+    t = load(root, "arena-hard")
+    kept = {
+        (m, p): n for m, p, n in zip(t.completions["model"], t.completions["prompt_key"], t.completions["n_tokens"])
+    }
+    ids = dict(zip(t.prompts["prompt_key"], t.prompts["external_id"]))
+    assert {(m, ids[p]): int(n) for (m, p), n in kept.items()} == {
+        (m, q): tokens[m][q] for m in tokens for q in QUESTIONS
+    }
+    db = tmp_path / "s.duckdb"
+    with Store.open(db) as s:
+        import_path(s, root, "arena-hard", dataset="ah")
+        view = arena_hard_view(s, "ah", style_control=True, n_rounds=20)
+        games = games_against(s.graded_games("ah", JUDGE), DEFAULT_BASELINE)
+    assert view.length_unit == "tokens" and "Length is in tokens" in view.method
+    expected = arena_hard_score(
+        games.assign(length=games["tokens"], baseline_length=games["baseline_tokens"]),
+        DEFAULT_BASELINE,
+        style_control=True,
+        n_rounds=20,
+    )
+    assert view.rows["score"].tolist() == pytest.approx(expected.rows["score"].tolist(), abs=1e-12)
+    in_chars = arena_hard_score(games, DEFAULT_BASELINE, style_control=True, n_rounds=20)
+    assert view.rows["score"].tolist() != pytest.approx(in_chars.rows["score"].tolist(), abs=1e-6)
+
+
+def test_style_control_falls_back_to_characters_and_a_bad_token_count_is_refused(tmp_path):
+    from core.app.arena_hard import arena_hard_view
+    from core.store import Store
+
+    db = tmp_path / "s.duckdb"
+    with Store.open(db) as s:
+        import_path(s, _v01_dir(tmp_path / "plain"), "arena-hard", dataset="plain")  # no token_len anywhere
+        view = arena_hard_view(s, "plain", style_control=True, n_rounds=5)
+    assert view.length_unit == "characters" and "not every answer file gives its token_len" in view.method
+    root = _with_tokens(
+        _v01_dir(tmp_path / "bad"), {m: dict.fromkeys(QUESTIONS, 7) for m in ("gpt-4-0314", "strong", "weak")}
+    )
+    path = root / "model_answer" / "weak.jsonl"
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    rows[1]["conv_metadata"]["token_len"] = "many"
+    _jsonl(path, rows)
+    with pytest.raises(IngestError) as err:
+        load(root, "arena-hard")
+    assert err.value.row == 2 and err.value.field == "conv_metadata.token_len" and "weak.jsonl" in str(err.value)

@@ -31,7 +31,7 @@ def baseline_section(
     if scores is not None and not isinstance(scores, Unavailable):
         st.subheader(f"Arena-Hard score against {esc(scores.plain.baseline)}")
         show_table(app_arena_hard.table(scores), hide_index=True, width="stretch")
-        st.caption(scores.plain.method + (" " + app_arena_hard.STYLE_NOTE if scores.styled else ""))
+        st.caption(scores.plain.method + (" " + scores.styled.style_note if scores.styled else ""))
     st.subheader(f"Against the baseline, {esc(rates.baseline)}")
     show_table(winrate.table(rates), hide_index=True, width="stretch")
     st.caption(lb.baseline_caption(judge, rates.n_battles, rates.method))

@@ -7,7 +7,7 @@ the model's terms, into :func:`core.stats.arena_hard.arena_hard_score`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -40,9 +40,12 @@ SCRIPT_INTERVAL_NOTE = (
 )
 STYLE_NOTE = (
     "Style-controlled: the same fit with answer length and markdown header, list and bold counts as covariates "
-    "(Arena-Hard's --style-control); the score is the model's win rate at equal style. Length is in characters "
-    "here, in tokens in Arena-Hard."
+    "(Arena-Hard's --style-control); the score is the model's win rate at equal style. Length is in {unit}."
 )
+LENGTH_UNITS = {
+    "tokens": "tokens, the answer files' own token_len, as Arena-Hard counts it",
+    "characters": "characters: not every answer file gives its token_len, which Arena-Hard counts in",
+}
 # the columns of the style counts in Store.graded_games, per side, in STYLE_FEATURES order
 __all__ = ["DEFAULT_ROUNDS", "DEFAULT_WEIGHT", "STYLE_VERSIONS", "interval_text"]  # for the CLI, re-exported
 _STYLE_COLUMNS = dict(zip(STYLE_FEATURES, ("length", "headers", "lists", "bold")))
@@ -55,6 +58,7 @@ class ArenaHardView:
     dataset: str
     judge: str
     result: ArenaHardScore
+    length_unit: str = "characters"  # of style control's length feature: LENGTH_UNITS
 
     @property
     def baseline(self) -> str:
@@ -75,12 +79,21 @@ class ArenaHardView:
             text = f"{text} {SCRIPT_INTERVAL_NOTE}"
         if not self.result.style_control:
             return text
-        return f"{text} {STYLE_NOTE} Features built as Arena-Hard {self.result.style_version} builds them."
+        return f"{text} {self.style_note}"
+
+    @property
+    def style_note(self) -> str:
+        """What style control controlled for, in which length unit ('' without style control)."""
+        if not self.result.style_control:
+            return ""
+        style = STYLE_NOTE.format(unit=LENGTH_UNITS[self.length_unit])
+        return f"{style} Features built as Arena-Hard {self.result.style_version} builds them."
 
 
 def games_against(frame: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """``Store.graded_games`` rows in the model's terms: ``model``, ``grade`` (2 = the model much better), and per
-    style feature the model's count and the baseline's (``baseline_<feature>``)."""
+    style feature (and ``tokens``, where the frame has them) the model's count and the baseline's
+    (``baseline_<feature>``)."""
     base_a = (frame["model_a"] == baseline).to_numpy()
     grade = frame["grade"].astype("float64").to_numpy()
     out = pd.DataFrame(
@@ -90,7 +103,9 @@ def games_against(frame: pd.DataFrame, baseline: str) -> pd.DataFrame:
             "grade": np.where(base_a, -grade, grade),
         }
     )
-    for feature, column in _STYLE_COLUMNS.items():
+    for feature, column in {**_STYLE_COLUMNS, "tokens": "tokens"}.items():
+        if f"{column}_a" not in frame:
+            continue
         a = frame[f"{column}_a"].astype("float64").to_numpy()
         b = frame[f"{column}_b"].astype("float64").to_numpy()
         out[feature] = np.where(base_a, b, a)
@@ -137,8 +152,23 @@ def arena_hard_view(
             "`winrate` without --arena-hard gives the win rates of plain verdicts"
         )
     games = games_against(frame, baseline)
-    if style_control and games[[c for f in STYLE_FEATURES for c in (f, f"baseline_{f}")]].isna().any().any():
-        raise StoreError(f"some games of {dataset!r} lack an answer's text: style control needs both answers")
+    notes: tuple[str, ...] = ()
+    if style_control:
+        textless = games[[c for f in STYLE_FEATURES for c in (f, f"baseline_{f}")]].isna().any(axis=1)
+        if textless.all():
+            raise StoreError(f"no game of {dataset!r} has both answers' texts: style control needs them")
+        if textless.any():
+            # Arena-Hard's script needs every answer for style control; here the games with both are fitted
+            notes = (
+                f"{int(textless.sum()):,} of {len(games):,} games lack an answer's text and are left out of style "
+                "control (Arena-Hard's script needs every answer's metadata; its plain score reads none)",
+            )
+            games = games[~textless.to_numpy()]
+    unit = "characters"
+    if style_control and games[["tokens", "baseline_tokens"]].notna().all().all():
+        # Arena-Hard's length is the answer files' token_len: used where every answer gives one
+        games = games.assign(length=games["tokens"], baseline_length=games["baseline_tokens"])
+        unit = "tokens"
     self_grades = store.dataset_meta(dataset).get("baseline_self_grades", {}).get(judge, {})
     result = arena_hard_score(
         games,
@@ -150,7 +180,9 @@ def arena_hard_view(
         seed=seed,
         baseline_self_grades=np.repeat([float(g) for g in self_grades], [int(n) for n in self_grades.values()]),
     )
-    return ArenaHardView(dataset, judge, result)
+    if notes:
+        result = replace(result, notes=(*notes, *result.notes))
+    return ArenaHardView(dataset, judge, result, unit)
 
 
 def has_grades(store: Store, dataset: str, judge: str | None) -> bool:

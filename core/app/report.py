@@ -328,7 +328,6 @@ class Report:
 def _arena_hard_section(scores: Any) -> list[str]:
     """The section "Arena-Hard score" when the judge graded its verdicts against a baseline (an Arena-Hard import;
     ``scores``: :func:`core.app.arena_hard.baseline_scores`)."""
-    from core.app.arena_hard import STYLE_NOTE
     from core.app.arena_hard import table as score_table
 
     if scores is None or isinstance(scores, Unavailable):
@@ -337,7 +336,7 @@ def _arena_hard_section(scores: Any) -> list[str]:
         f"<h2>Arena-Hard score against {html.escape(scores.plain.baseline)}</h2>",
         _html_table(score_table(scores), "arena-hard"),
         f'<p class="sub">{_md(scores.plain.method)}'
-        + (f" {_md(STYLE_NOTE)}" if scores.styled is not None else "")
+        + (f" {_md(scores.styled.style_note)}" if scores.styled is not None else "")
         + "</p>",
     ]
     for note in (*scores.plain.notes, *((scores.style_reason,) if scores.style_reason else ())):

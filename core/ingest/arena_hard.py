@@ -221,7 +221,7 @@ def _read_answers(adir: Path, uid_key: dict[str, int], prompts: list[dict], note
                 clipped.append(f"{where} ({full_length:,} characters)")
             key = (uid_key[uid], model)
             repeated += key in comps
-            comps[key] = {"prompt_key": uid_key[uid], "model": model, "text": answer}
+            comps[key] = {"prompt_key": uid_key[uid], "model": model, "text": answer, "n_tokens": _tokens(f, rec, i)}
     if empty:
         notes.append(
             f"{len(empty)} empty answer(s) kept as empty texts (their judgments count): {', '.join(empty[:5])}"
@@ -234,7 +234,32 @@ def _read_answers(adir: Path, uid_key: dict[str, int], prompts: list[dict], note
         )
     if repeated:
         notes.append(f"{repeated} question(s) answered twice by the same model: the last answer is kept")
-    return with_style(pd.DataFrame(list(comps.values()), columns=["prompt_key", "model", "text"]))
+    frame = pd.DataFrame(list(comps.values()), columns=["prompt_key", "model", "text", "n_tokens"])
+    return with_style(frame.astype({"n_tokens": "Int64"}))
+
+
+def _tokens(path: Path, rec: dict, row: int) -> int | None:
+    """The answer's length in tokens as Arena-Hard recorded it, which its style control reads: ``conv_metadata``'s
+    ``token_len`` (the layout gen_answer writes since style control), else the sum of the turns' ``token_len``
+    (v0.1 as published from April 2024); None when the record has neither.  A count that is not a
+    non-negative integer is an error naming the field."""
+    meta = rec.get("conv_metadata")
+    if isinstance(meta, dict) and not is_missing(meta.get("token_len")):
+        return _count(path, meta["token_len"], row, "conv_metadata.token_len")
+    choices = rec.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        turns = choices[0].get("turns")
+        if isinstance(turns, list) and turns and all(isinstance(t, dict) and "token_len" in t for t in turns):
+            return sum(_count(path, t["token_len"], row, "choices[0].turns.token_len") for t in turns)
+    return None
+
+
+def _count(path: Path, value: object, row: int, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**31:
+        raise IngestError(
+            path, f"expected a token count (a non-negative integer), got {quote(value)}", row=row, field=field
+        )
+    return value
 
 
 def _clip(content: object) -> tuple[object, int]:

@@ -149,7 +149,7 @@ def _member(path: Path, zf: zipfile.ZipFile, member: str, entry: dict) -> bytes:
 # Each non-text column's kind and range, as the store's schema holds it (INTEGER is 32-bit, grade −2…2).
 _INT32 = (-(2**31), 2**31 - 1)
 _KINDS: dict[str, tuple[str, tuple[float, float]]] = {
-    **dict.fromkeys(("length", "n_headers", "n_bold", "n_list_items"), ("int", (0, _INT32[1]))),
+    **dict.fromkeys(("length", "n_headers", "n_bold", "n_list_items", "n_tokens"), ("int", (0, _INT32[1]))),
     **dict.fromkeys(("prompt_tokens", "completion_tokens"), ("int", (0, _INT32[1]))),
     "turn": ("int", (1, _INT32[1])),
     "run": ("int", (1, _INT32[1])),

@@ -128,7 +128,7 @@ class DatasetWrites(StoreBase):
             ),
             completions=frame(
                 """SELECT prompt_id AS prompt_key, model, text, length, n_headers, n_bold, n_list_items, correct, echo,
-                          direct_label, turns
+                          direct_label, turns, n_tokens
                    FROM completions WHERE dataset_id = ? ORDER BY completion_id"""
             ),
             votes=frame(

@@ -802,14 +802,16 @@ class Queries(StoreBase):
 
         Columns ``battle_id, prompt_id, model_a, model_b, order, grade`` (−2…2 in battle terms, 2 = model_a
         much better; NULL when the judgment has no grade, e.g. no verdict was parsed), and the style counts of
-        both answers: ``length_a, headers_a, lists_a, bold_a`` and the same with ``_b`` (NULL without text).
+        both answers: ``length_a, headers_a, lists_a, bold_a`` and the same with ``_b`` (NULL without text),
+        and ``tokens_a, tokens_b``, the answers' token counts where their file gave one.
         """
         ds = self.dataset(dataset).dataset_id
         judge_id, version = self._judge_filter(judge, ds)
         query = """
             SELECT g.battle_id, b.prompt_id, b.model_a, b.model_b, g."order", g.grade,
                    ca.length AS length_a, ca.n_headers AS headers_a, ca.n_list_items AS lists_a, ca.n_bold AS bold_a,
-                   cb.length AS length_b, cb.n_headers AS headers_b, cb.n_list_items AS lists_b, cb.n_bold AS bold_b
+                   cb.length AS length_b, cb.n_headers AS headers_b, cb.n_list_items AS lists_b, cb.n_bold AS bold_b,
+                   ca.n_tokens AS tokens_a, cb.n_tokens AS tokens_b
             FROM judgments g JOIN battles b USING (battle_id)
             LEFT JOIN completions ca ON ca.completion_id = b.completion_a
             LEFT JOIN completions cb ON cb.completion_id = b.completion_b

@@ -337,6 +337,11 @@ CREATE TABLE grades (
     UNIQUE (prompt_id, model, judge, run)
 );
 """,
+    # v15: an answer's length in tokens as its source counted it (Arena-Hard's token_len), NULL when the file does
+    # not say: Arena-Hard's style control measures length in tokens
+    """
+ALTER TABLE completions ADD COLUMN n_tokens INTEGER;
+""",
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
