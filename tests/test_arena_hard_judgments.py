@@ -429,3 +429,13 @@ def test_style_control_falls_back_to_characters_and_a_bad_token_count_is_refused
     with pytest.raises(IngestError) as err:
         load(root, "arena-hard")
     assert err.value.row == 2 and err.value.field == "conv_metadata.token_len" and "weak.jsonl" in str(err.value)
+
+
+def test_a_record_with_one_game_counts_it_once_and_says_so(tmp_path):
+    root = tmp_path / "ah"
+    _answers(root)
+    _v01(root, "strong", [("B>A",), *STRONG[1:]])
+    t = load(root, "arena-hard")
+    assert len(t.judgments) == 7  # 1 + three records of two games
+    note = next(n for n in t.meta["notes"] if "one game" in n)
+    assert "strong.jsonl row 1" in note and "counted once" in note

@@ -431,6 +431,14 @@ def _judged(
         raise IngestError(
             files[0].parent.parent, "no judgment of a model against its baseline in model_judgment/*/*.jsonl"
         )
+    single = [f"{f.name} row {i}" for f, i, *_, games in records if len(games) == 1]
+    if single:
+        notes.append(
+            f"{len(single)} record(s) hold one game, counted once: {', '.join(single[:5])}"
+            + (f" and {len(single) - 5} more" if len(single) > 5 else "")
+            + " (Arena-Hard's show_result expects two; some forks' scripts read the one game again as the "
+            "second, with the answers' sides swapped, which turns its verdict into a win and a loss)"
+        )
     if unanswered:
         notes.append(
             f"{unanswered} of {len(battles)} judged battles lack an answer in model_answer/: their games count "
