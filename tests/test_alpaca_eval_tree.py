@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -225,3 +226,23 @@ def test_the_report_leads_with_the_length_controlled_win_rate(ae_store):
     first = re.search(r'<p class="headline">(.*?)</p>', page, re.S).group(1)
     assert "length-controlled win rate" in first and "% ±" in first and "(win rate " in first
     assert page.index("Against the baseline") < page.index("Elo leaderboards")
+
+
+def test_the_bundle_leads_with_the_win_rates_and_they_survive_the_round_trip(ae_store, tmp_path):
+    from core.app.bundle import export_bundle
+    from core.app.winrate import peer_headline
+    from core.app.winrate import table as rate_table
+    from core.ingest import load
+
+    db = ae_store[0]
+    with Store.open(db, read_only=True) as s:
+        written = export_bundle(s, "ae", tmp_path / "ae.zip")
+        view = win_rate_view(s, "ae", judge=AE2)
+    with zipfile.ZipFile(written.path) as zf:
+        manifest = json.loads(zf.read("manifest.json"))
+        printed = pd.read_csv(zf.open(f"leaderboards/win_rates-{AE2}.csv"), dtype=str, keep_default_na=False)
+    assert manifest["lead"] == {"headline": peer_headline(view), "files": [f"leaderboards/win_rates-{AE2}.csv"]}
+    expected = rate_table(view).astype(str)
+    assert printed["model"].tolist() == expected["model"].tolist()
+    assert printed["LC win rate (%)"].tolist() == expected["LC win rate (%)"].tolist()
+    assert load(written.path, "bundle").name == "ae"  # its import recomputes the win rates digit for digit

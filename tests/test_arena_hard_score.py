@@ -412,6 +412,19 @@ def test_the_bundle_and_the_report_carry_the_score(small_store, tmp_path):
     assert row["judge"] == JUDGE and row["baseline"] == DEFAULT_BASELINE and row["weight"] == 3
     assert row["score"] == pytest.approx(100 * 12 / 14) and row["lower"] <= row["score"] <= row["upper"]
     assert "Arena-Hard score against" in page and "85.7" in page
+    # the bundle leads as the page and the report do: the score's sentence, then the score and win-rate files
+    import re
+
+    first = re.search(r'<p class="headline">(.*?)</p>', page, re.S).group(1)
+    lead = manifest["lead"]
+    assert lead["files"][0] == "leaderboards/arena_hard_score.csv"
+    assert f"leaderboards/win_rates-{JUDGE}.csv" in lead["files"]
+    assert lead["headline"].startswith("**strong** has the highest Arena-Hard score 85.7")
+    assert "strong" in first and "85.7" in first and DEFAULT_BASELINE not in lead["headline"].split("against")[0]
+    from core.ingest import load
+
+    again = load(written.path, "bundle")  # the import recomputes every printed file, the win rates too
+    assert again.name == "ah"
 
 
 def test_a_dataset_without_grades_has_no_score_file(tmp_path):

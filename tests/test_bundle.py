@@ -55,6 +55,7 @@ def test_round_trip_reproduces_every_printed_digit(demo_bundle, tmp_path):
         record = json.loads(zf.read(f"leaderboards/{safe_name(judge)}.json"))
     assert manifest["judges"] == [judge] and manifest["parameters"]["alpha"] == 0.1
     assert "sandwich" in manifest["parameters"]["judge_ci"]  # how the intervals were drawn (analytic: no seed)
+    assert manifest["lead"] is None  # human votes: the Elo leaderboard leads, as on the page
     with Store.open(fresh, read_only=True) as s:
         again, again_record = leaderboard_files(s, "demo", judge, manifest["parameters"]["alpha"])
     # the CSV as the app prints it, and the full-precision table, both identical

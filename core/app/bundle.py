@@ -2,8 +2,10 @@
 
 Layout (``BUNDLE_FORMAT`` version ``BUNDLE_VERSION``)::
 
-    manifest.json                 what is inside: dataset, judges, parameters, code version, and the
-                                  SHA-256 and row count of every other file
+    manifest.json                 what is inside: dataset, judges, parameters, code version, the
+                                  SHA-256 and row count of every other file, and ``lead``: the peer's
+                                  own metric first (the sentence the Leaderboard page and the report
+                                  open with, and the files that hold it), where the dataset has one
     tables/<table>.parquet        the dataset as it is stored (models, prompts, completions, battles,
                                   votes, annotators, judges, judgments, grades), keys as stored
     leaderboards/<name>.csv       the leaderboard as printed (rank, Elo and intervals, rounded as the
@@ -12,6 +14,9 @@ Layout (``BUNDLE_FORMAT`` version ``BUNDLE_VERSION``)::
     leaderboards/arena_hard_score.csv   when a judge graded its verdicts (an Arena-Hard import): the
                                   Arena-Hard score per judge and model, plain and style-controlled, with
                                   their 95% bootstrap bounds (METHODS §10)
+    leaderboards/win_rates-<name>.csv  on a star design (every battle against one baseline: AlpacaEval,
+                                  Arena-Hard): the win rates against the baseline as the Leaderboard page
+                                  prints them, LC and win rate with their standard errors
     leaderboards/mtbench-<judge>.csv   the MT-Bench score table of a dataset with single-answer grades
     judges/<judge>.json           the judge's configuration (as stored: never a key)
 
@@ -132,15 +137,41 @@ def arena_hard_files(store: Store, dataset: str, judges: list[str]) -> pd.DataFr
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
+def peer_files(store: Store, dataset: str, judges: list[str]) -> tuple[dict[str, pd.DataFrame], str | None]:
+    """The win rates against the baseline per judge (or the human votes), as the page prints them, and the
+    sentence the Leaderboard page and the report lead with (None: not a star design, or human votes to rate
+    against, where the Elo leaderboard leads)."""
+    from core.app import Unavailable
+    from core.app.arena_hard import baseline_scores
+    from core.app.leaderboard.page_plan import usable_baseline
+    from core.app.winrate import baseline_view, peer_headline
+    from core.app.winrate import table as rate_table
+
+    tables: dict[str, pd.DataFrame] = {}
+    headline: str | None = None
+    names: list[str | None] = [*judges] if judges else [None]
+    for name in names:
+        rates = usable_baseline(baseline_view(store, dataset, name))
+        if rates is None:
+            continue
+        tables[f"leaderboards/win_rates-{safe_name(name) if name else 'human'}.csv"] = rate_table(rates)
+        if headline is None and name is not None:
+            scores = baseline_scores(store, dataset, name)
+            headline = peer_headline(rates, None if isinstance(scores, Unavailable) else scores.plain)
+    return tables, headline
+
+
 @dataclass(frozen=True)
 class Printed:
     """Every leaderboard a bundle prints: ``tables`` (member → the CSV's frame), ``records`` (member →
-    the full-precision JSON), the board names for the manifest and each judge's τ."""
+    the full-precision JSON), the board names for the manifest, each judge's τ and ``lead``, the peer's
+    headline and its files (None when the Elo leaderboard leads)."""
 
     tables: dict[str, pd.DataFrame]
     records: dict[str, dict]
     boards: list[str]
     taus: dict[str, float | None]
+    lead: dict[str, Any] | None = None
 
 
 def printed_leaderboards(
@@ -167,15 +198,27 @@ def printed_leaderboards(
         boards.append(board or "human")
         if board:
             taus[board] = record["tau"]
+    led: list[str] = []
     scores = arena_hard_files(store, dataset, judges)
     if scores is not None:
         tables["leaderboards/arena_hard_score.csv"] = scores
+        led.append("leaderboards/arena_hard_score.csv")
+    rates, headline = peer_files(store, dataset, judges) if has_battles else ({}, None)
+    tables.update(rates)
+    led += list(rates)
     for grader in grade_judges(store, dataset):
         view = mtbench_view(store, dataset, grader)
         if isinstance(view, MTBenchView):
             tables[f"leaderboards/mtbench-{safe_name(grader)}.csv"] = display_table(view)
             boards.append(f"mtbench-{grader}")
-    return Printed(tables, records, boards, taus)
+            led.append(f"leaderboards/mtbench-{safe_name(grader)}.csv")
+    from core.app.leaderboard.page_plan import lead as page_lead
+
+    # the peer's metric leads where the Leaderboard page leads with it (core.app.leaderboard.page_plan.lead): a
+    # star design judged without human votes to rate against, or a dataset of MT-Bench grades alone
+    order = page_lead(bool(rates), store.dataset_counts(dataset)["votes"] > 0, on_slice=False)
+    leads = order.peer_first or (order.grades_may_lead and not has_battles)
+    return Printed(tables, records, boards, taus, {"headline": headline, "files": led} if led and leads else None)
 
 
 def export_bundle(
@@ -228,6 +271,7 @@ def export_bundle(
         "dataset": {"name": tables.name, "source": tables.source, "meta": _json_ready(tables.meta)},
         "judges": judges,
         "leaderboards": boards,
+        "lead": printed.lead,
         "parameters": {
             "alpha": alpha,
             "methods": list(methods),  # registered rating methods printed beside human, Hard- and Soft-Elo
