@@ -4,8 +4,9 @@ kept result is not delayed): the leave-one-model-out table and the bias diagnost
 For tests of what a visitor sees while a page waits on a long computation: how long the real ones take depends
 on the machine (a fast one finishes the demo's in about a second), so the test starts this launcher to know
 which computations are long, and when.  ``ARENA_SLOW_RESULT_S`` sets the delay (default 3 s);
-``ARENA_SLOW_LOG``, when set, is a file each delayed computation appends ``name start end`` to (wall-clock
-seconds), once it has finished.
+``ARENA_SLOW_LOG``, when set, is a file each delayed computation appends ``name start end thread`` to
+(wall-clock seconds, and the thread it ran on: a page's script thread, or the background refresh whose page
+did not wait for it), once it has finished.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import functools
 import os
 import runpy
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,7 +35,7 @@ def _slowed(fn: Callable[..., Any], name: str, delay_s: float, log: str | None) 
         finally:
             if log:
                 with open(log, "a") as f:
-                    f.write(f"{name} {start} {time.time()}\n")
+                    f.write(f"{name} {start} {time.time()} {threading.current_thread().name}\n")
 
     return slow
 

@@ -110,6 +110,10 @@ async def _annotator(
             # the run this press starts (so that an earlier run's refusal is not read as this one's)
             with contextlib.suppress(Exception):
                 await pg.wait_for_function(f"() => !{_SETTLED}", timeout=10_000, polling="raf")
+            # the run the press started may take long on a busy machine: wait for the page to settle (a state),
+            # then for its answer; pressing again before it settles would vote on the next battle
+            with contextlib.suppress(Exception):
+                await pg.wait_for_function(f"() => {_SETTLED}", timeout=NAVIGATION_MS, polling=250)
             try:
                 answer = await (await pg.wait_for_function(_ANSWERED_JS, arg=battle, timeout=45_000)).json_value()
             except Exception:
