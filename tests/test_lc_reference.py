@@ -56,7 +56,15 @@ def test_the_file_is_what_the_script_makes(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(script, "OUTPUT", out)
     script.main(shared_path("alpaca_eval_2").parent)
     made, shipped = json.loads(out.read_text()), json.loads(OUTPUT.read_text())
-    assert made == shipped
+    # the same numbers to the file's rounding (another machine's last bits may round the 6th decimal the other way)
+    assert made["difficulty"].keys() == shipped["difficulty"].keys()
+    for key, value in shipped["difficulty"].items():
+        assert made["difficulty"][key] == pytest.approx(value, abs=2e-6), key
+    for part in ("difficulty_prior", "slope_prior", "validation"):
+        assert made[part] == pytest.approx(shipped[part], abs=2e-4), part
+    assert {k: made[k] for k in ("about", "judge", "baseline")} == {
+        k: shipped[k] for k in ("about", "judge", "baseline")
+    }
     assert "held-out LC mean |Δ|" in capsys.readouterr().out
 
 
